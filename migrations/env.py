@@ -1,0 +1,50 @@
+"""Alembic environment: migrates DATABASE_URL, or the URL the caller configured."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from alembic import context
+from sqlalchemy import create_engine
+
+import models
+from config import load_settings
+
+config = context.config
+target_metadata = models.Base.metadata
+
+
+def _url() -> str:
+    url = config.get_main_option("sqlalchemy.url")
+    if url:
+        return url
+    instance = Path(__file__).resolve().parent.parent / "instance"
+    return os.environ.get("DATABASE_URL") or load_settings(str(instance))["DATABASE_URL"]
+
+
+def run_migrations_offline() -> None:
+    """Emit SQL without a connection."""
+    context.configure(url=_url(), target_metadata=target_metadata, literal_binds=True)
+    with context.begin_transaction():
+        context.run_migrations()
+
+
+def run_migrations_online() -> None:
+    """Migrate over a live connection."""
+    engine = create_engine(_url())
+    with engine.connect() as connection:
+        context.configure(
+            connection=connection,
+            target_metadata=target_metadata,
+            render_as_batch=connection.dialect.name == "sqlite",
+        )
+        with context.begin_transaction():
+            context.run_migrations()
+    engine.dispose()
+
+
+if context.is_offline_mode():
+    run_migrations_offline()
+else:
+    run_migrations_online()

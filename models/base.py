@@ -1,0 +1,39 @@
+"""Declarative base, id and time helpers shared by every model."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import JSON, DateTime, MetaData
+from sqlalchemy.orm import DeclarativeBase
+
+NAMING = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+class Base(DeclarativeBase):
+    """Base class of every table."""
+
+    metadata = MetaData(naming_convention=NAMING)
+    type_annotation_map = {
+        dict[str, Any]: JSON,
+        list[dict[str, Any]]: JSON,
+        datetime: DateTime(timezone=True),
+    }
+
+
+def utcnow() -> datetime:
+    """Return the current time, timezone-aware in UTC."""
+    return datetime.now(UTC)
+
+
+def new_id(prefix: str) -> str:
+    """Return a new random public id such as ``msg_3f9c...``."""
+    return f"{prefix}_{uuid.uuid4().hex[:24]}"

@@ -1,0 +1,114 @@
+"""Chat sessions, turns, messages, tool runs and archived turn events."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import ForeignKey, Index, Integer, LargeBinary, String, Text, UniqueConstraint, text
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+from models.base import Base, new_id, utcnow
+
+TURN_RUNNING = "running"
+TURN_FINAL_STATUSES = ("completed", "failed", "cancelled", "max_rounds", "interrupted")
+
+
+class ChatSession(Base):
+    """A conversation owned by one user."""
+
+    __tablename__ = "chat_sessions"
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=lambda: new_id("ses"))
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    title: Mapped[str | None] = mapped_column(String(200))
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
+
+    messages: Mapped[list[Message]] = relationship(
+        order_by="Message.position", cascade="all, delete-orphan", passive_deletes=True
+    )
+    turns: Mapped[list[Turn]] = relationship(cascade="all, delete-orphan", passive_deletes=True)
+
+
+class Turn(Base):
+    """One user question and every model round that answered it."""
+
+    __tablename__ = "turns"
+    __table_args__ = (
+        # At most one running turn per session, enforced by the database for every worker.
+        Index(
+            "uq_turns_one_running",
+            "session_id",
+            unique=True,
+            sqlite_where=text("status = 'running'"),
+            postgresql_where=text("status = 'running'"),
+        ),
+    )
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=lambda: new_id("turn"))
+    session_id: Mapped[str] = mapped_column(
+        ForeignKey("chat_sessions.id", ondelete="CASCADE"), index=True
+    )
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    status: Mapped[str] = mapped_column(String(16), default=TURN_RUNNING)
+    rounds: Mapped[int] = mapped_column(Integer, default=0)
+    # Set by whichever worker receives the cancel; the worker running the turn polls it.
+    cancel_requested: Mapped[bool] = mapped_column(default=False)
+    error_code: Mapped[str | None] = mapped_column(String(64))
+    error_message: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    finished_at: Mapped[datetime | None]
+    heartbeat_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class Message(Base):
+    """One API message; `content` holds only complete Anthropic-format blocks."""
+
+    __tablename__ = "messages"
+    __table_args__ = (UniqueConstraint("session_id", "position"),)
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=lambda: new_id("msg"))
+    session_id: Mapped[str] = mapped_column(ForeignKey("chat_sessions.id", ondelete="CASCADE"))
+    turn_id: Mapped[str | None] = mapped_column(
+        ForeignKey("turns.id", ondelete="CASCADE"), index=True
+    )
+    position: Mapped[int] = mapped_column(Integer)
+    role: Mapped[str] = mapped_column(String(16))
+    content: Mapped[list[dict[str, Any]]] = mapped_column(default=list)
+    # Blocks cut off before content_block_stop: shown to people, never sent to the API.
+    partial_content: Mapped[list[dict[str, Any]] | None]
+    status: Mapped[str] = mapped_column(String(16), default="complete")
+    stop_reason: Mapped[str | None] = mapped_column(String(40))
+    usage: Mapped[dict[str, Any] | None]
+    model: Mapped[str | None] = mapped_column(String(100))
+    upstream_id: Mapped[str | None] = mapped_column(String(100))
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
+
+
+class ToolRun(Base):
+    """The stored result of one tool_use id, so a tool never runs twice for it."""
+
+    __tablename__ = "tool_runs"
+
+    tool_use_id: Mapped[str] = mapped_column(String(100), primary_key=True)
+    turn_id: Mapped[str] = mapped_column(ForeignKey("turns.id", ondelete="CASCADE"), index=True)
+    name: Mapped[str] = mapped_column(String(100))
+    input: Mapped[dict[str, Any]]
+    result: Mapped[list[dict[str, Any]]]
+    is_error: Mapped[bool] = mapped_column(default=False)
+    duration_ms: Mapped[int] = mapped_column(Integer, default=0)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class TurnEvents(Base):
+    """A finished turn's encoded client events, for replay after the live log is gone."""
+
+    __tablename__ = "turn_events"
+
+    turn_id: Mapped[str] = mapped_column(
+        ForeignKey("turns.id", ondelete="CASCADE"), primary_key=True
+    )
+    last_seq: Mapped[int] = mapped_column(Integer)
+    frames: Mapped[bytes] = mapped_column(LargeBinary)

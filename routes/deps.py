@@ -1,0 +1,21 @@
+"""Accessors for the app-wide services that routes call."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from flask import current_app
+
+if TYPE_CHECKING:
+    from engine.service import TurnService
+    from models.db import Database
+
+
+def get_db() -> Database:
+    """Return the app's database."""
+    return current_app.extensions["db"]
+
+
+def get_turns() -> TurnService:
+    """Return the app's turn service."""
+    return current_app.extensions["turns"]

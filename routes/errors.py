@@ -1,0 +1,53 @@
+"""One JSON error shape for every failure: {"error": {"code", "message", "details"}}."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from flask import Flask, Response, jsonify
+from marshmallow import ValidationError
+from werkzeug.exceptions import HTTPException
+
+log = logging.getLogger(__name__)
+
+
+class APIError(Exception):
+    """An error a client can act on, rendered with the shared error shape."""
+
+    def __init__(
+        self, status: int, code: str, message: str, details: dict[str, Any] | None = None
+    ) -> None:
+        super().__init__(message)
+        self.status, self.code, self.message, self.details = status, code, message, details or {}
+
+
+def error_response(
+    status: int, code: str, message: str, details: dict[str, Any] | None = None
+) -> tuple[Response, int]:
+    """Build the JSON error response."""
+    body = {"error": {"code": code, "message": message, "details": details or {}}}
+    return jsonify(body), status
+
+
+def register_error_handlers(app: Flask) -> None:
+    """Render every error, expected or not, as the shared JSON shape."""
+
+    @app.errorhandler(APIError)
+    def _api_error(err: APIError) -> tuple[Response, int]:
+        return error_response(err.status, err.code, err.message, err.details)
+
+    @app.errorhandler(ValidationError)
+    def _validation(err: ValidationError) -> tuple[Response, int]:
+        fields = err.messages if isinstance(err.messages, dict) else {"_schema": err.messages}
+        return error_response(422, "validation_error", "The request body is invalid.", fields)
+
+    @app.errorhandler(HTTPException)
+    def _http(err: HTTPException) -> tuple[Response, int]:
+        code = (err.name or "error").lower().replace(" ", "_")
+        return error_response(err.code or 500, code, err.description or err.name)
+
+    @app.errorhandler(Exception)
+    def _unexpected(err: Exception) -> tuple[Response, int]:
+        log.exception("unhandled error")
+        return error_response(500, "internal_error", "Something went wrong on our side.")

@@ -1,0 +1,87 @@
+"""Shared fixtures: a migrated database per test, the app, a client and a user token."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from models.db import Database
+from models.migrate import upgrade
+
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+TRANSCRIPTS = SHARED / "transcripts"
+
+
+@pytest.fixture(scope="session")
+def migrated_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Build the schema once with `alembic upgrade head`; tests copy the file."""
+    path = tmp_path_factory.mktemp("template") / "template.db"
+    upgrade(f"sqlite:///{path}")
+    return path
+
+
+@pytest.fixture
+def db_url(migrated_template: Path, tmp_path: Path) -> str:
+    """A fresh migrated SQLite database for one test."""
+    path = tmp_path / "test.db"
+    shutil.copy(migrated_template, path)
+    return f"sqlite:///{path}"
+
+
+@pytest.fixture
+def db(db_url: str) -> Iterator[Database]:
+    """The test's database, disposed afterwards."""
+    database = Database(db_url)
+    yield database
+    database.dispose()
+
+
+@pytest.fixture
+def app_config(db_url: str, tmp_path: Path) -> dict[str, Any]:
+    """Settings for a test app: offline demo model, fresh database."""
+    return {
+        "TESTING": True,
+        "DATABASE_URL": db_url,
+        "ANTHROPIC_API_KEY": None,
+        "SECRET_KEY": "test-secret",
+        "DEMO_EVENT_DELAY": 0.0,
+    }
+
+
+@pytest.fixture
+def app(app_config: dict[str, Any]) -> Iterator[Any]:
+    """The app under test."""
+    from app import create_app
+
+    application = create_app(app_config)
+    yield application
+    application.extensions["turns"].shutdown()
+    application.extensions["db"].dispose()
+
+
+@pytest.fixture
+def client(app: Any) -> Any:
+    """Flask's test client."""
+    return app.test_client()
+
+
+def make_user(db: Database, name: str) -> tuple[int, str]:
+    """Create a user with a token; return (user_id, token)."""
+    from models import ApiToken, User
+
+    with db.transaction() as s:
+        user = User(name=name)
+        row, token = ApiToken.issue(user)
+        s.add_all([user, row])
+        s.flush()
+        return user.id, token
+
+
+@pytest.fixture
+def user(db: Database) -> tuple[int, str]:
+    """A user (id, token) in the test database."""
+    return make_user(db, "alice")

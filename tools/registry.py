@@ -1,0 +1,115 @@
+"""Tool declarations and the registry that validates input and runs handlers."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from marshmallow import Schema, ValidationError
+
+from tools.jsonschema import schema_to_json
+
+if TYPE_CHECKING:
+    from models.db import Database
+
+log = logging.getLogger(__name__)
+
+MAX_RESULT_CHARS = 60_000
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    """What a handler may use: the authenticated user's id and the database."""
+
+    user_id: int
+    db: Database
+
+
+@dataclass(frozen=True)
+class ToolOutcome:
+    """A tool result as the model will read it."""
+
+    content: str
+    is_error: bool = False
+
+
+class ToolInputError(Exception):
+    """Raised by a handler when valid-looking input cannot be served (e.g. unknown category)."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field, self.message = field, message
+
+
+@dataclass(frozen=True)
+class Tool:
+    """One tool: declared once, its JSON Schema derived from its marshmallow schema."""
+
+    name: str
+    description: str
+    schema: type[Schema]
+    handler: Callable[[ToolContext, dict[str, Any]], Any]
+    side_effects: bool = False
+
+    def definition(self) -> dict[str, Any]:
+        """Return the Anthropic tool parameter for this tool."""
+        return {
+            "name": self.name,
+            "description": self.description,
+            "input_schema": schema_to_json(self.schema()),
+        }
+
+
+class ToolRegistry:
+    """Looks tools up by name and turns every failure into an `is_error` outcome."""
+
+    def __init__(self, tools: Iterable[Tool]) -> None:
+        self._tools = {t.name: t for t in tools}
+        self._definitions = [t.definition() for t in self._tools.values()]
+
+    def definitions(self) -> list[dict[str, Any]]:
+        """Return the tool parameters to send with every model call."""
+        return self._definitions
+
+    def get(self, name: str) -> Tool | None:
+        """Return the tool called `name`, if any."""
+        return self._tools.get(name)
+
+    def execute(self, name: str, raw_input: Any, ctx: ToolContext) -> ToolOutcome:
+        """Validate `raw_input`, run the handler and return what the model should read."""
+        tool = self._tools.get(name)
+        if tool is None:
+            known = ", ".join(sorted(self._tools))
+            return ToolOutcome(f"Unknown tool '{name}'. Available tools: {known}.", True)
+        if not isinstance(raw_input, dict):
+            return ToolOutcome("Tool input must be a JSON object.", True)
+        try:
+            data = tool.schema().load(raw_input)
+        except ValidationError as err:
+            return ToolOutcome(_invalid_input_message(err), True)
+        try:
+            result = tool.handler(ctx, data)
+        except ToolInputError as err:
+            return ToolOutcome(f"Invalid input for field '{err.field}': {err.message}", True)
+        except Exception as err:
+            log.exception("tool %s failed", name)
+            return ToolOutcome(f"The tool '{name}' failed: {type(err).__name__}. Try again.", True)
+        return ToolOutcome(_encode_result(result))
+
+
+def _invalid_input_message(err: ValidationError) -> str:
+    messages = err.messages if isinstance(err.messages, dict) else {"_schema": err.messages}
+    parts = [f"'{field}': {' '.join(map(str, msgs))}" for field, msgs in messages.items()]
+    return "Invalid tool input. Fix these fields and call the tool again: " + "; ".join(parts)
+
+
+def _encode_result(result: Any) -> str:
+    text = result if isinstance(result, str) else json.dumps(result, separators=(",", ":"))
+    if len(text) <= MAX_RESULT_CHARS:
+        return text
+    # Cut at a fixed size and say so, so the model knows to narrow its query.
+    note = f"\n[truncated: result was {len(text)} characters; narrow the filters or lower limit]"
+    return text[:MAX_RESULT_CHARS] + note
