@@ -9,6 +9,8 @@ from flask import Flask, Response, jsonify
 from marshmallow import ValidationError
 from werkzeug.exceptions import HTTPException
 
+from engine.errors import NotFoundError, TurnConflict
+
 log = logging.getLogger(__name__)
 
 
@@ -36,6 +38,16 @@ def register_error_handlers(app: Flask) -> None:
     @app.errorhandler(APIError)
     def _api_error(err: APIError) -> tuple[Response, int]:
         return error_response(err.status, err.code, err.message, err.details)
+
+    @app.errorhandler(NotFoundError)
+    def _not_found(err: NotFoundError) -> tuple[Response, int]:
+        return error_response(404, "not_found", f"No such {err.kind}.")
+
+    @app.errorhandler(TurnConflict)
+    def _conflict(err: TurnConflict) -> tuple[Response, int]:
+        return error_response(
+            409, "turn_in_progress", "A turn is already running on this session; wait or cancel it."
+        )
 
     @app.errorhandler(ValidationError)
     def _validation(err: ValidationError) -> tuple[Response, int]:

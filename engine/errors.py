@@ -1,0 +1,31 @@
+"""Why a turn stops early, as exceptions the turn loop maps to a status and an event."""
+
+from __future__ import annotations
+
+
+class NotFoundError(Exception):
+    """The session or turn does not exist for this user (others' rows look absent too)."""
+
+    def __init__(self, kind: str, ident: str | None = None) -> None:
+        super().__init__(f"{kind} not found")
+        self.kind, self.ident = kind, ident
+
+
+class TurnConflict(Exception):
+    """The session already has a running turn."""
+
+
+class TurnCancelled(Exception):
+    """The client asked to cancel the turn."""
+
+
+class TurnFailed(Exception):
+    """The turn cannot go on; `code` and `message` are shown to the client."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code, self.message = code, message
+
+
+class UpstreamInterrupted(TurnFailed):
+    """The model stream broke after it started (error event, reset, stall, early end)."""

@@ -1,0 +1,229 @@
+"""Stream one model message: accumulate it, emit client events, persist at block ends."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from engine.errors import TurnCancelled, UpstreamInterrupted
+from engine.store import TurnStore
+from models import new_id
+from streaming import protocol as P
+from streaming.accumulator import MessageAccumulator
+from streaming.changes import (
+    BlockDelta,
+    BlockStarted,
+    BlockStopped,
+    MessageStarted,
+    StreamError,
+)
+
+Emit = Callable[[str, dict[str, Any]], int]
+
+
+@dataclass
+class RoundResult:
+    """The stored assistant message of one round."""
+
+    message_id: str
+    content: list[dict[str, Any]]
+    stop_reason: str | None
+    tool_errors: dict[str, str] = field(default_factory=dict)
+
+
+class MessageRound:
+    """Turns one upstream event stream into client events and stored message rows."""
+
+    def __init__(
+        self,
+        store: TurnStore,
+        emit: Emit,
+        turn_id: str,
+        session_id: str,
+        cancelled: threading.Event,
+    ) -> None:
+        self.store, self.emit, self.cancelled = store, emit, cancelled
+        self.turn_id, self.session_id = turn_id, session_id
+        self.acc = MessageAccumulator()
+        self.message_id: str | None = None
+        self.block_ids: dict[int, str] = {}
+        self.open_blocks: dict[int, str] = {}
+        self.tool_errors: dict[str, str] = {}
+
+    def consume(self, events: Iterable[dict[str, Any]]) -> RoundResult:
+        """Read the whole stream; raise on cancel or on an interrupted stream."""
+        acc, emit, cancelled = self.acc, self.emit, self.cancelled
+        for event in events:
+            if cancelled.is_set():
+                raise TurnCancelled()
+            for change in acc.feed(event):
+                # The delta branch runs per token: keep it first and allocation-light.
+                if type(change) is BlockDelta:
+                    emit(
+                        P.BLOCK_DELTA,
+                        {
+                            "message_id": self.message_id,
+                            "block_id": self.block_ids[change.index],
+                            "delta": change.delta,
+                        },
+                    )
+                elif type(change) is BlockStarted:
+                    self._block_started(change)
+                elif type(change) is BlockStopped:
+                    self._block_stopped(change)
+                elif type(change) is MessageStarted:
+                    self._message_started(change)
+                elif type(change) is StreamError:
+                    err = change.error or {}
+                    raise UpstreamInterrupted(
+                        str(err.get("type") or "upstream_error"),
+                        str(err.get("message") or "The model service reported an error."),
+                    )
+        if cancelled.is_set():
+            raise TurnCancelled()
+        if self.message_id is None or acc.stop_reason is None:
+            raise UpstreamInterrupted("stream_ended", "The model stream ended before the reply.")
+        return self._finish()
+
+    def _message_started(self, change: MessageStarted) -> None:
+        if self.message_id is not None:
+            # A repeated message_start restarts the message: drop what the first one showed.
+            self.discard("restarted")
+        msg = change.message
+        self.message_id = new_id("msg")
+        self.block_ids, self.open_blocks = {}, {}
+        self.store.add_message(
+            self.turn_id,
+            self.session_id,
+            self.message_id,
+            "assistant",
+            [],
+            "streaming",
+            model=msg.get("model"),
+            upstream_id=msg.get("id"),
+        )
+        self.emit(
+            P.MESSAGE_START,
+            {"message_id": self.message_id, "role": "assistant", "model": msg.get("model")},
+        )
+
+    def _block_started(self, change: BlockStarted) -> None:
+        block_id = f"{self.message_id}.{change.index}"
+        self.block_ids[change.index] = self.open_blocks[change.index] = block_id
+        block = change.block
+        data: dict[str, Any] = {
+            "message_id": self.message_id,
+            "block_id": block_id,
+            "index": change.index,
+            "type": block.get("type"),
+            "block": block,
+        }
+        if "id" in block and "name" in block:
+            data["tool_use_id"], data["name"] = block["id"], block["name"]
+        self.emit(P.BLOCK_START, data)
+
+    def _block_stopped(self, change: BlockStopped) -> None:
+        block = change.block
+        self.open_blocks.pop(change.index, None)
+        if change.error and block.get("type") == "tool_use":
+            self.tool_errors[block["id"]] = change.error
+        self.store.update_message(self.message_id, content=self.acc.message()["content"])
+        data: dict[str, Any] = {
+            "message_id": self.message_id,
+            "block_id": self.block_ids[change.index],
+            "index": change.index,
+            "type": block.get("type"),
+        }
+        for key in ("input", "signature", "citations"):
+            if key in block:
+                data[key] = block[key]
+        if change.error:
+            data["error"] = change.error
+        self.emit(P.BLOCK_END, data)
+
+    def _finish(self) -> RoundResult:
+        message = self.acc.message()
+        content = _drop_duplicate_tool_ids(message["content"])
+        partial = self._end_open_blocks()
+        self.store.update_message(
+            self.message_id,
+            content=content,
+            partial_content=partial or None,
+            status="incomplete" if partial else "complete",
+            stop_reason=message.get("stop_reason"),
+            usage=message.get("usage"),
+        )
+        self.emit(
+            P.MESSAGE_END,
+            {
+                "message_id": self.message_id,
+                "stop_reason": message.get("stop_reason"),
+                "usage": message.get("usage"),
+            },
+        )
+        return RoundResult(self.message_id, content, message.get("stop_reason"), self.tool_errors)
+
+    def _end_open_blocks(self) -> list[dict[str, Any]]:
+        partial = []
+        for index, snapshot in self.acc.incomplete_blocks():
+            partial.append({"index": index, **snapshot})
+            self.emit(
+                P.BLOCK_END,
+                {
+                    "message_id": self.message_id,
+                    "block_id": self.block_ids[index],
+                    "index": index,
+                    "type": snapshot.get("type"),
+                    "incomplete": True,
+                },
+            )
+        return partial
+
+    def abort(self, reason: str) -> None:
+        """End a message cut short (cancel, failure): keep complete blocks, mark the rest."""
+        if self.message_id is None:
+            return
+        partial = self._end_open_blocks()
+        message = self.acc.message()
+        self.store.update_message(
+            self.message_id,
+            content=message["content"],
+            partial_content=partial or None,
+            status="incomplete",
+            stop_reason=reason,
+            usage=message.get("usage"),
+        )
+        self.emit(
+            P.MESSAGE_END,
+            {
+                "message_id": self.message_id,
+                "stop_reason": reason,
+                "usage": message.get("usage"),
+                "incomplete": True,
+            },
+        )
+        self.message_id = None
+
+    def discard(self, reason: str) -> None:
+        """Drop the message in flight entirely: the client removes it, history skips it."""
+        if self.message_id is None:
+            return
+        self._end_open_blocks()
+        self.store.update_message(self.message_id, status="discarded")
+        self.emit(P.MESSAGE_DISCARDED, {"message_id": self.message_id, "reason": reason})
+        self.message_id = None
+
+
+def _drop_duplicate_tool_ids(content: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    seen: set[str] = set()
+    out = []
+    for block in content:
+        ident = block.get("id") if block.get("type") in ("tool_use", "server_tool_use") else None
+        if ident is not None:
+            if ident in seen:
+                continue
+            seen.add(ident)
+        out.append(block)
+    return out

@@ -1,0 +1,134 @@
+"""The turn service: starts turns in the background, cancels them, serves their events."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from engine.eventlog import Chunk, EventLog, MemoryEventLog, frames_after
+from engine.model_client import build_model_client
+from engine.store import NewTurn, TurnStore
+from engine.tool_exec import ToolExecutor
+from engine.turn import TurnDeps, TurnRunner
+from models import Turn, TurnEvents
+from models.db import Database
+from tools import default_registry
+
+log = logging.getLogger(__name__)
+
+
+class TurnService:
+    """Owns the running turns of this process and the heartbeat that marks them alive."""
+
+    def __init__(self, deps: TurnDeps, heartbeat_seconds: float = 5.0) -> None:
+        self.deps = deps
+        self.store: TurnStore = deps.store
+        self.events: EventLog = deps.events
+        self._runners: dict[str, TurnRunner] = {}
+        self._threads: dict[str, threading.Thread] = {}
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._beat = threading.Thread(
+            target=self._heartbeat, args=(heartbeat_seconds,), name="turn-heartbeat", daemon=True
+        )
+        self._beat.start()
+
+    def start(self, user_id: int, session_id: str, text: str) -> NewTurn:
+        """Store the user message and start the turn; raise TurnConflict or NotFound."""
+        new = self.store.start_turn(user_id, session_id, text)
+        self.events.open(new.turn_id)
+        runner = TurnRunner(self.deps, new, user_id)
+        thread = threading.Thread(
+            target=self._run, args=(runner,), daemon=True, name=f"turn-{new.turn_id}"
+        )
+        with self._lock:
+            self._runners[new.turn_id] = runner
+            self._threads[new.turn_id] = thread
+        thread.start()
+        return new
+
+    def _run(self, runner: TurnRunner) -> None:
+        try:
+            runner.run()
+        finally:
+            with self._lock:
+                self._runners.pop(runner.turn.turn_id, None)
+                self._threads.pop(runner.turn.turn_id, None)
+
+    def cancel(self, turn_id: str) -> None:
+        """Stop a running turn, here or (through the database flag) in another worker."""
+        with self._lock:
+            runner = self._runners.get(turn_id)
+        if runner is not None:
+            runner.cancel()
+        else:
+            self.store.request_cancel(turn_id)
+
+    def read(self, turn_id: str, after: int, timeout: float) -> Chunk:
+        """Return events after `after` from the live log, or from the archive once finished."""
+        chunk = self.events.read(turn_id, after, timeout)
+        if chunk is not None:
+            return chunk
+        with self.store.db.transaction() as s:
+            archived = s.get(TurnEvents, turn_id)
+            status = s.scalar(
+                Turn.__table__.select().with_only_columns(Turn.status).where(Turn.id == turn_id)
+            )
+        if archived is not None:
+            frames, last = frames_after(archived.frames, after)
+            return Chunk(frames, last, True)
+        from engine.replay import replay_turn
+
+        return replay_turn(self.store.db, turn_id, after, finished=status != "running")
+
+    def wait(self, turn_id: str, timeout: float = 30.0) -> bool:
+        """Block until the turn's thread ends (for tests and shutdown); True if it did."""
+        with self._lock:
+            thread = self._threads.get(turn_id)
+        if thread is not None:
+            thread.join(timeout)
+            return not thread.is_alive()
+        return True
+
+    def running(self) -> list[str]:
+        """Return the ids of turns running in this process."""
+        with self._lock:
+            return list(self._runners)
+
+    def _heartbeat(self, interval: float) -> None:
+        while not self._stop.wait(interval):
+            with self._lock:
+                runners = list(self._runners.values())
+            for runner in runners:
+                try:
+                    if self.store.beat(runner.turn.turn_id, runner.rounds):
+                        runner.cancel()
+                except Exception:
+                    log.exception("heartbeat failed for %s", runner.turn.turn_id)
+
+    def shutdown(self, timeout: float = 10.0) -> None:
+        """Cancel running turns and wait for them to end."""
+        self._stop.set()
+        for turn_id in self.running():
+            self.cancel(turn_id)
+        for turn_id in list(self._threads):
+            self.wait(turn_id, timeout)
+
+
+def build_turn_service(config: dict[str, Any], db: Database) -> TurnService:
+    """Wire the model client, tools, store and event log from the app config."""
+    store = TurnStore(db, stale_after=config.get("STALE_TURN_SECONDS", 30.0))
+    store.interrupt_stale()
+    registry = default_registry()
+    pool = ThreadPoolExecutor(max_workers=config.get("TOOL_WORKERS", 8), thread_name_prefix="tool")
+    deps = TurnDeps(
+        store=store,
+        events=MemoryEventLog(),
+        model=build_model_client(config),
+        tools=ToolExecutor(registry, store, db, pool, config["TOOL_TIMEOUT"]),
+        tool_definitions=registry.definitions(),
+        max_rounds=config["MAX_TOOL_ROUNDS"],
+    )
+    return TurnService(deps, heartbeat_seconds=config.get("HEARTBEAT_SECONDS", 5.0))

@@ -1,0 +1,174 @@
+"""Short transactions the turn engine uses to persist sessions, turns and messages."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from sqlalchemy import func, select, update
+from sqlalchemy.exc import IntegrityError
+
+from engine.errors import NotFoundError, TurnConflict
+from models import ChatSession, Message, ToolRun, Turn, TurnEvents, utcnow
+from models.chat import TURN_RUNNING
+from models.db import Database
+from streaming.history import repair_history
+
+
+@dataclass(frozen=True)
+class NewTurn:
+    """Ids of a turn just created."""
+
+    turn_id: str
+    session_id: str
+    user_message_id: str
+
+
+class TurnStore:
+    """Every database write of a turn, each in its own short transaction."""
+
+    def __init__(self, db: Database, stale_after: float = 30.0) -> None:
+        self.db = db
+        self.stale_after = timedelta(seconds=stale_after)
+
+    def start_turn(self, user_id: int, session_id: str, text: str) -> NewTurn:
+        """Create a running turn and its user message, or raise TurnConflict / NotFound."""
+        self.interrupt_stale(session_id)
+        try:
+            with self.db.transaction() as s:
+                session = s.get(ChatSession, session_id)
+                if session is None or session.user_id != user_id:
+                    raise NotFoundError("session", session_id)
+                turn = Turn(session_id=session_id, user_id=user_id)
+                s.add(turn)
+                s.flush()
+                msg = Message(
+                    session_id=session_id,
+                    turn_id=turn.id,
+                    position=_next_position(s, session_id),
+                    role="user",
+                    content=[{"type": "text", "text": text}],
+                )
+                s.add(msg)
+                if session.title is None:
+                    session.title = text[:80]
+                s.flush()
+                return NewTurn(turn.id, session_id, msg.id)
+        except IntegrityError as err:
+            raise TurnConflict(session_id) from err
+
+    def interrupt_stale(self, session_id: str | None = None) -> int:
+        """Mark running turns whose worker stopped beating as interrupted; return how many."""
+        cutoff = utcnow() - self.stale_after
+        stmt = update(Turn).where(Turn.status == TURN_RUNNING, Turn.heartbeat_at < cutoff)
+        if session_id is not None:
+            stmt = stmt.where(Turn.session_id == session_id)
+        values = {
+            "status": "interrupted",
+            "finished_at": utcnow(),
+            "error_code": "interrupted",
+            "error_message": "The server stopped while this turn was running.",
+        }
+        with self.db.transaction() as s:
+            count = s.execute(stmt.values(**values)).rowcount or 0
+            if count:
+                s.execute(
+                    update(Message)
+                    .where(Message.status == "streaming")
+                    .where(Message.turn_id.in_(select(Turn.id).where(Turn.status == "interrupted")))
+                    .values(status="incomplete")
+                )
+        return count
+
+    def history(self, session_id: str) -> list[dict[str, Any]]:
+        """Return the session's API history, repaired so the API accepts it."""
+        with self.db.transaction() as s:
+            rows = s.execute(
+                select(Message.role, Message.content)
+                .where(Message.session_id == session_id, Message.status != "discarded")
+                .order_by(Message.position)
+            ).all()
+        return repair_history([{"role": r, "content": c} for r, c in rows])
+
+    def add_message(
+        self,
+        turn_id: str,
+        session_id: str,
+        message_id: str,
+        role: str,
+        content: list[dict[str, Any]],
+        status: str,
+        **fields: Any,
+    ) -> None:
+        """Insert a message at the end of the session."""
+        with self.db.transaction() as s:
+            s.add(
+                Message(
+                    id=message_id,
+                    session_id=session_id,
+                    turn_id=turn_id,
+                    position=_next_position(s, session_id),
+                    role=role,
+                    content=content,
+                    status=status,
+                    **fields,
+                )
+            )
+
+    def update_message(self, message_id: str, **fields: Any) -> None:
+        """Overwrite some columns of a message."""
+        with self.db.transaction() as s:
+            s.execute(update(Message).where(Message.id == message_id).values(**fields))
+
+    def tool_run(self, tool_use_id: str) -> ToolRun | None:
+        """Return the stored result of a tool_use id, if it ran before."""
+        with self.db.transaction() as s:
+            return s.get(ToolRun, tool_use_id)
+
+    def save_tool_run(self, run: ToolRun) -> None:
+        """Store a tool result before it is sent anywhere."""
+        with self.db.transaction() as s:
+            s.add(run)
+
+    def beat(self, turn_id: str, rounds: int) -> bool:
+        """Refresh the turn's heartbeat; return True if a cancel was requested."""
+        with self.db.transaction() as s:
+            s.execute(
+                update(Turn).where(Turn.id == turn_id).values(heartbeat_at=utcnow(), rounds=rounds)
+            )
+            return bool(s.scalar(select(Turn.cancel_requested).where(Turn.id == turn_id)))
+
+    def request_cancel(self, turn_id: str) -> None:
+        """Flag a running turn for cancellation by whichever worker runs it."""
+        with self.db.transaction() as s:
+            s.execute(
+                update(Turn)
+                .where(Turn.id == turn_id, Turn.status == TURN_RUNNING)
+                .values(cancel_requested=True)
+            )
+
+    def finish_turn(
+        self, turn_id: str, status: str, rounds: int, error: tuple[str, str] | None = None
+    ) -> None:
+        """Record the turn's outcome."""
+        code, message = error or (None, None)
+        values = {
+            "status": status,
+            "rounds": rounds,
+            "finished_at": utcnow(),
+            "error_code": code,
+            "error_message": message,
+        }
+        with self.db.transaction() as s:
+            s.execute(update(Turn).where(Turn.id == turn_id).values(**values))
+
+    def archive_events(self, turn_id: str, frames: bytes, last_seq: int) -> None:
+        """Keep a finished turn's encoded events for replay once the live log is gone."""
+        with self.db.transaction() as s:
+            s.merge(TurnEvents(turn_id=turn_id, last_seq=last_seq, frames=frames))
+
+
+def _next_position(s: Any, session_id: str) -> int:
+    current = s.scalar(select(func.max(Message.position)).where(Message.session_id == session_id))
+    return 0 if current is None else current + 1

@@ -1,0 +1,105 @@
+"""Run a round's tool calls once each, with a timeout, storing every result first."""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import Executor, TimeoutError
+from dataclasses import dataclass
+from typing import Any
+
+from engine.store import TurnStore
+from models import ToolRun
+from models.db import Database
+from tools.registry import ToolContext, ToolOutcome, ToolRegistry
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One closed tool_use block to answer."""
+
+    tool_use_id: str
+    name: str
+    input: dict[str, Any]
+    refusal: str | None = None
+
+
+class ToolExecutor:
+    """Executes tool calls in a pool; a tool_use id that already ran reuses its stored result."""
+
+    def __init__(
+        self, registry: ToolRegistry, store: TurnStore, db: Database, pool: Executor, timeout: float
+    ) -> None:
+        self.registry, self.store, self.db = registry, store, db
+        self.pool, self.timeout = pool, timeout
+
+    def run_all(self, turn_id: str, user_id: int, calls: list[ToolCall]) -> list[ToolRun]:
+        """Return one stored ToolRun per call, in order, running each id at most once."""
+        runs: dict[str, ToolRun] = {}
+        pending = []
+        for call in calls:
+            stored = self.store.tool_run(call.tool_use_id)
+            if stored is not None:
+                runs[call.tool_use_id] = stored
+            elif call.refusal:
+                outcome = ToolOutcome(call.refusal, True)
+                runs[call.tool_use_id] = self._save(turn_id, call, outcome, 0.0)
+            else:
+                ctx = ToolContext(user_id=user_id, db=self.db)
+                started = time.monotonic()
+                future = self.pool.submit(self.registry.execute, call.name, call.input, ctx)
+                pending.append((call, future, started))
+        for call, future, started in pending:
+            try:
+                outcome = future.result(timeout=max(0.0, started + self.timeout - time.monotonic()))
+            except TimeoutError:
+                outcome = ToolOutcome(
+                    f"The tool '{call.name}' timed out after "
+                    f"{self.timeout:g}s. Try a narrower query.",
+                    True,
+                )
+            runs[call.tool_use_id] = self._save(turn_id, call, outcome, time.monotonic() - started)
+        return [runs[c.tool_use_id] for c in calls]
+
+    def _save(self, turn_id: str, call: ToolCall, outcome: ToolOutcome, seconds: float) -> ToolRun:
+        run = ToolRun(
+            tool_use_id=call.tool_use_id,
+            turn_id=turn_id,
+            name=call.name,
+            input=call.input,
+            result=[{"type": "text", "text": outcome.content}],
+            is_error=outcome.is_error,
+            duration_ms=int(seconds * 1000),
+        )
+        self.store.save_tool_run(run)
+        return run
+
+
+def tool_calls(
+    content: list[dict[str, Any]], input_errors: dict[str, str], refuse_all: str | None = None
+) -> list[ToolCall]:
+    """Return the distinct tool_use blocks of a message; bad input or `refuse_all` -> not run."""
+    calls: dict[str, ToolCall] = {}
+    for block in content:
+        ident = block.get("id")
+        if block.get("type") != "tool_use" or ident in calls:
+            continue
+        refusal = refuse_all
+        if refusal is None and ident in input_errors:
+            refusal = (
+                f"The tool was not run because its {input_errors[ident]}. "
+                "Call it again with a valid JSON object as input."
+            )
+        calls[ident] = ToolCall(ident, block.get("name", ""), block.get("input") or {}, refusal)
+    return list(calls.values())
+
+
+def result_block(run: ToolRun) -> dict[str, Any]:
+    """Return the tool_result block that answers `run`."""
+    block: dict[str, Any] = {
+        "type": "tool_result",
+        "tool_use_id": run.tool_use_id,
+        "content": run.result,
+    }
+    if run.is_error:
+        block["is_error"] = True
+    return block

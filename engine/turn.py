@@ -1,0 +1,161 @@
+"""One turn: call the model, run its tools, and call it again until it stops."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from engine.errors import TurnCancelled, TurnFailed
+from engine.eventlog import EventLog
+from engine.model_client import ModelClient
+from engine.round import MessageRound, RoundResult
+from engine.store import NewTurn, TurnStore
+from engine.tool_exec import ToolExecutor, result_block, tool_calls
+from models import new_id
+from streaming import protocol as P
+from streaming.history import validate_history
+
+log = logging.getLogger(__name__)
+
+END_STOPS = ("end_turn", "stop_sequence")
+TRUNCATED = {
+    "max_tokens": "The reply was cut off at the output token limit; ask for a shorter answer.",
+    "model_context_window_exceeded": "The conversation no longer fits the model's context "
+    "window; start a new session.",
+}
+
+
+@dataclass
+class TurnDeps:
+    """What every turn needs, shared across turns."""
+
+    store: TurnStore
+    events: EventLog
+    model: ModelClient
+    tools: ToolExecutor
+    tool_definitions: list[dict[str, Any]]
+    max_rounds: int
+
+
+class TurnRunner:
+    """Runs one turn to an end state; every started block and message is ended."""
+
+    def __init__(self, deps: TurnDeps, turn: NewTurn, user_id: int) -> None:
+        self.deps, self.turn, self.user_id = deps, turn, user_id
+        self.cancelled = threading.Event()
+        self.rounds = 0
+        self._round: MessageRound | None = None
+
+    def emit(self, event_type: str, data: dict[str, Any]) -> int:
+        """Append one client event to this turn's log."""
+        return self.deps.events.append(self.turn.turn_id, event_type, data)
+
+    def cancel(self) -> None:
+        """Ask the turn to stop at its next event."""
+        self.cancelled.set()
+
+    def run(self) -> str:
+        """Run the turn and return its final status."""
+        turn = self.turn
+        self.emit(
+            P.TURN_START,
+            {
+                "turn_id": turn.turn_id,
+                "session_id": turn.session_id,
+                "user_message_id": turn.user_message_id,
+            },
+        )
+        error: tuple[str, str] | None = None
+        try:
+            status = self._loop()
+        except TurnCancelled:
+            status = "cancelled"
+            self._end_round("cancelled")
+        except TurnFailed as err:
+            status, error = "failed", (err.code, err.message)
+            self._end_round("error")
+        except Exception:
+            log.exception("turn %s crashed", turn.turn_id)
+            status, error = "failed", ("internal_error", "The turn failed on our side.")
+            self._end_round("error")
+        if error:
+            self.emit(P.ERROR, {"code": error[0], "message": error[1]})
+        self._finish(status, error)
+        return status
+
+    def _loop(self) -> str:
+        history = self.deps.store.history(self.turn.session_id)
+        continuing = False
+        while self.rounds < self.deps.max_rounds:
+            self.rounds += 1
+            problems = validate_history(history, expect_user_last=not continuing)
+            if problems:
+                raise TurnFailed("invalid_history", "; ".join(problems))
+            result = self._stream_round(history)
+            history.append({"role": "assistant", "content": result.content})
+            stop = result.stop_reason
+            continuing = stop == "pause_turn"
+            if stop == "tool_use":
+                answer = self._answer_tools(result, None)
+                if answer is None:
+                    return "completed"
+                history.append(answer)
+            elif stop in TRUNCATED:
+                self._answer_tools(result, f"The tool was not run: the reply stopped ({stop}).")
+                raise TurnFailed(stop, TRUNCATED[stop])
+            elif stop == "refusal":
+                self.emit(
+                    P.ERROR,
+                    {"code": "refusal", "message": "The model declined to answer this request."},
+                )
+                return "completed"
+            elif not continuing:
+                return "completed"
+        return "max_rounds"
+
+    def _stream_round(self, history: list[dict[str, Any]]) -> RoundResult:
+        self._round = MessageRound(
+            self.deps.store, self.emit, self.turn.turn_id, self.turn.session_id, self.cancelled
+        )
+        with self.deps.model.stream(history, self.deps.tool_definitions) as events:
+            result = self._round.consume(events)
+        self._round = None
+        return result
+
+    def _answer_tools(self, result: RoundResult, refuse: str | None) -> dict[str, Any] | None:
+        """Run (or refuse) every tool_use of `result`; store and emit one results message."""
+        calls = tool_calls(result.content, result.tool_errors, refuse)
+        if not calls:
+            return None
+        runs = self.deps.tools.run_all(self.turn.turn_id, self.user_id, calls)
+        blocks = [result_block(run) for run in runs]
+        message_id = new_id("msg")
+        self.deps.store.add_message(
+            self.turn.turn_id, self.turn.session_id, message_id, "user", blocks, "complete"
+        )
+        for run, block in zip(runs, blocks, strict=True):
+            self.emit(
+                P.TOOL_RESULT,
+                {
+                    "message_id": message_id,
+                    "tool_use_id": run.tool_use_id,
+                    "name": run.name,
+                    "is_error": run.is_error,
+                    "content": block["content"],
+                },
+            )
+        return {"role": "user", "content": blocks}
+
+    def _end_round(self, reason: str) -> None:
+        if self._round is not None:
+            self._round.abort(reason)
+            self._round = None
+
+    def _finish(self, status: str, error: tuple[str, str] | None) -> None:
+        turn_id = self.turn.turn_id
+        store, events = self.deps.store, self.deps.events
+        store.finish_turn(turn_id, status, self.rounds, error)
+        seq = self.emit(P.TURN_END, {"turn_id": turn_id, "status": status})
+        store.archive_events(turn_id, events.finish(turn_id), seq)

@@ -1,0 +1,62 @@
+"""Marshmallow schemas for request bodies, and the one place that parses JSON bodies."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import current_app, request
+from marshmallow import Schema, ValidationError, fields, validate, validates
+
+from routes.errors import APIError
+
+
+class TurnRequest(Schema):
+    """Body of POST /api/sessions/<id>/turns."""
+
+    message = fields.String(required=True)
+
+    @validates("message")
+    def _not_blank(self, value: str, **_: Any) -> None:
+        if not value.strip():
+            raise ValidationError("The message must not be empty.")
+
+
+class ChatStreamRequest(TurnRequest):
+    """Body of POST /api/chat/stream."""
+
+    session_id = fields.String(load_default=None, validate=validate.Length(min=1, max=64))
+
+
+class SessionRequest(Schema):
+    """Body of POST /api/sessions (optional)."""
+
+    title = fields.String(load_default=None, validate=validate.Length(max=200))
+
+
+def parse_body(schema: Schema, optional: bool = False) -> dict[str, Any]:
+    """Load the JSON body with `schema`; raise a 4xx APIError for any bad input."""
+    raw = request.get_data(cache=True)
+    if not raw.strip() and optional:
+        return schema.load({})
+    if request.mimetype != "application/json":
+        raise APIError(415, "unsupported_media_type", "Send the body as application/json.")
+    body = request.get_json(silent=True)
+    if body is None:
+        raise APIError(400, "invalid_json", "The request body is not valid JSON.")
+    if not isinstance(body, dict):
+        raise APIError(
+            422,
+            "validation_error",
+            "The request body must be a JSON object.",
+            {"_schema": ["Expected a JSON object."]},
+        )
+    data = schema.load(body)
+    limit = current_app.config["MAX_MESSAGE_CHARS"]
+    if len(data.get("message") or "") > limit:
+        raise APIError(
+            413,
+            "message_too_large",
+            f"The message is over {limit} characters.",
+            {"message": [f"Longer than the limit of {limit} characters."]},
+        )
+    return data

@@ -1,0 +1,91 @@
+"""Chat sessions and turns as the API shows them, scoped to their owner."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import delete, select
+
+from engine.errors import NotFoundError
+from models import ChatSession, Message, Turn
+from models.db import Database
+
+
+def create_session(db: Database, user_id: int, title: str | None = None) -> dict[str, Any]:
+    """Create an empty session."""
+    with db.transaction() as s:
+        session = ChatSession(user_id=user_id, title=title)
+        s.add(session)
+        s.flush()
+        return session_dict(session)
+
+
+def list_sessions(db: Database, user_id: int, limit: int = 100) -> list[dict[str, Any]]:
+    """Return the user's sessions, newest first."""
+    with db.transaction() as s:
+        rows = s.scalars(
+            select(ChatSession)
+            .where(ChatSession.user_id == user_id)
+            .order_by(ChatSession.created_at.desc())
+            .limit(limit)
+        ).all()
+        return [session_dict(r) for r in rows]
+
+
+def get_session(db: Database, user_id: int, session_id: str) -> dict[str, Any]:
+    """Return one session with its messages, or raise NotFound."""
+    with db.transaction() as s:
+        session = _owned(s.get(ChatSession, session_id), user_id, "session")
+        out = session_dict(session)
+        out["messages"] = [message_dict(m) for m in session.messages]
+        return out
+
+
+def delete_session(db: Database, user_id: int, session_id: str) -> None:
+    """Delete a session and everything in it."""
+    with db.transaction() as s:
+        _owned(s.get(ChatSession, session_id), user_id, "session")
+        s.execute(delete(ChatSession).where(ChatSession.id == session_id))
+
+
+def get_turn(db: Database, user_id: int, turn_id: str) -> dict[str, Any]:
+    """Return a turn's status, or raise NotFound."""
+    with db.transaction() as s:
+        turn = _owned(s.get(Turn, turn_id), user_id, "turn")
+        return {
+            "id": turn.id,
+            "session_id": turn.session_id,
+            "status": turn.status,
+            "rounds": turn.rounds,
+            "created_at": turn.created_at.isoformat(),
+            "finished_at": turn.finished_at.isoformat() if turn.finished_at else None,
+            "error": {"code": turn.error_code, "message": turn.error_message}
+            if turn.error_code
+            else None,
+        }
+
+
+def session_dict(session: ChatSession) -> dict[str, Any]:
+    """Return the API form of a session."""
+    return {"id": session.id, "title": session.title, "created_at": session.created_at.isoformat()}
+
+
+def message_dict(msg: Message) -> dict[str, Any]:
+    """Return the API form of a message."""
+    return {
+        "id": msg.id,
+        "role": msg.role,
+        "content": msg.content,
+        "partial_content": msg.partial_content,
+        "status": msg.status,
+        "stop_reason": msg.stop_reason,
+        "usage": msg.usage,
+        "model": msg.model,
+        "turn_id": msg.turn_id,
+    }
+
+
+def _owned(row: Any, user_id: int, kind: str) -> Any:
+    if row is None or row.user_id != user_id:
+        raise NotFoundError(kind)
+    return row
