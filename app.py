@@ -24,6 +24,7 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     app.config.from_mapping(load_settings(app.instance_path))
     app.config.update(config or {})
     logging.basicConfig(level=os.environ.get("LOG_LEVEL", "INFO"))
+    logging.getLogger("httpx2").setLevel(logging.WARNING)
 
     db = Database(app.config["DATABASE_URL"])
     app.extensions["db"] = db

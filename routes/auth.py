@@ -70,7 +70,7 @@ def events_auth(view: F) -> F:
     @wraps(view)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         token = request.args.get("token")
-        if token and "Authorization" not in request.headers:
+        if token and not request.headers.get("Authorization", "").strip():
             g.user_id = _user_from_events_token(token, kwargs["turn_id"])
         else:
             g.user_id = _user_from_bearer()

@@ -1,0 +1,170 @@
+"""The HTTP API over a real loopback server: turns, events, reconnects, cancel, isolation."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from tests.conftest import make_user
+from tests.helpers import assert_well_formed, text_of
+from tests.http.conftest import LiveServer, decode, events_only
+
+QUESTION = "What did I spend on groceries last month?"
+
+
+def finished_turn(live: LiveServer, question: str = QUESTION) -> tuple[dict[str, Any], bytes]:
+    """Run a turn to its end; return the 202 body and its full event stream."""
+    turn = live.start_turn(question)
+    raw = live.read_events(f"/api/turns/{turn['turn_id']}/events")
+    return turn, raw
+
+
+def test_a_turn_streams_explicit_events_and_is_stored(live: LiveServer) -> None:
+    turn, raw = finished_turn(live)
+    events = decode(raw)
+    assert_well_formed(events)
+    assert events[-1][2] == {"turn_id": turn["turn_id"], "status": "completed"}
+    kinds = {t for _, t, _ in events}
+    assert {
+        "message_start",
+        "block_start",
+        "block_delta",
+        "block_end",
+        "tool_result",
+        "message_end",
+    } <= kinds
+    assert "offline demo model" in text_of(events)
+    session = live.get(f"/api/sessions/{turn['session_id']}").json()
+    roles = [m["role"] for m in session["messages"]]
+    assert roles[0] == "user" and roles[-1] == "assistant" and len(roles) >= 4
+    assert live.get(f"/api/turns/{turn['turn_id']}").json()["status"] == "completed"
+
+
+def test_reconnect_at_every_event_index_replays_exactly_the_rest(live: LiveServer) -> None:
+    turn, raw = finished_turn(live)
+    full = events_only(raw)
+    frames = decode(full)
+    path = f"/api/turns/{turn['turn_id']}/events"
+    for n in range(len(frames) + 1):
+        rest = events_only(live.read_events(path, last_event_id=n))
+        assert full.endswith(rest) and len(decode(rest)) == len(frames) - n, n
+        assert events_only(live.read_events(f"{path}?last_event_id={n}")) == rest
+
+
+def test_dropping_the_connection_after_every_event_of_a_live_turn_loses_nothing(
+    live: LiveServer,
+) -> None:
+    live.app.extensions["turns"].deps.model.client._client._transport.event_delay = 0.002
+    turn = live.start_turn(QUESTION)
+    path = f"/api/turns/{turn['turn_id']}/events"
+    stitched, last = b"", 0
+    while True:
+        piece = live.read_events(path, last_event_id=last, max_events=1)
+        if not piece:
+            break
+        stitched += piece
+        last = decode(piece)[-1][0]
+        if decode(piece)[-1][1] == "turn_end":
+            break
+    assert stitched == events_only(live.read_events(path))
+    assert_well_formed(decode(stitched))
+
+
+def test_events_url_works_for_an_eventsource_without_headers(live: LiveServer) -> None:
+    turn = live.start_turn(QUESTION)
+    raw = live.read_events(turn["events_url"], auth=False)
+    assert decode(raw)[-1][1] == "turn_end"
+    other = live.start_turn("How are my budgets?")
+    forged = other["events_url"].split("?")[0] + "?" + turn["events_url"].split("?")[1]
+    response = live.get(forged, headers={"Authorization": ""})
+    assert response.status_code == 401
+    assert response.json()["error"]["code"] == "invalid_token"
+
+
+def test_second_turn_while_one_runs_is_409(live: LiveServer) -> None:
+    live.app.extensions["turns"].deps.model.client._client._transport.event_delay = 0.01
+    turn = live.start_turn(QUESTION)
+    again = live.post(f"/api/sessions/{turn['session_id']}/turns", json={"message": "hi"})
+    assert again.status_code == 409
+    assert again.json()["error"]["code"] == "turn_in_progress"
+    live.read_events(f"/api/turns/{turn['turn_id']}/events")
+    assert live.app.extensions["turns"].wait(turn["turn_id"])
+    live.start_turn("And restaurants?", session_id=turn["session_id"])
+
+
+def test_cancel_stops_the_turn_and_the_next_turn_works(live: LiveServer) -> None:
+    live.app.extensions["turns"].deps.model.client._client._transport.event_delay = 0.01
+    turn = live.start_turn(QUESTION)
+    live.read_events(f"/api/turns/{turn['turn_id']}/events", max_events=8)
+    started = time.monotonic()
+    assert live.post(f"/api/turns/{turn['turn_id']}/cancel").status_code == 202
+    assert live.app.extensions["turns"].wait(turn["turn_id"], timeout=5)
+    assert time.monotonic() - started < 1.5
+    events = decode(live.read_events(f"/api/turns/{turn['turn_id']}/events"))
+    assert_well_formed(events)
+    assert events[-1][2]["status"] == "cancelled"
+    live.app.extensions["turns"].deps.model.client._client._transport.event_delay = 0
+    nxt = live.start_turn("How are my budgets?", session_id=turn["session_id"])
+    assert (
+        decode(live.read_events(f"/api/turns/{nxt['turn_id']}/events"))[-1][2]["status"]
+        == "completed"
+    )
+
+
+def test_chat_stream_answers_in_one_request(live: LiveServer) -> None:
+    with live.http.stream("POST", "/api/chat/stream", json={"message": QUESTION}) as response:
+        assert response.status_code == 200
+        assert response.headers["cache-control"] == "no-store"
+        assert response.headers["x-accel-buffering"] == "no"
+        raw = response.read()
+        session_id = response.headers["x-session-id"]
+    events = decode(raw)
+    assert_well_formed(events)
+    assert events[0][2]["session_id"] == session_id
+    again = live.post(
+        "/api/chat/stream", json={"message": "And last year?", "session_id": session_id}
+    )
+    assert decode(again.content)[-1][2]["status"] == "completed"
+    messages = live.get(f"/api/sessions/{session_id}").json()["messages"]
+    assert (
+        sum(
+            1
+            for m in messages
+            if m["role"] == "user"
+            and m["content"][0]["type"] == "text"
+            and "tool_result" not in str(m["content"])
+        )
+        == 2
+    )
+
+
+def test_users_only_see_their_own_sessions_and_turns(live: LiveServer) -> None:
+    turn, _ = finished_turn(live)
+    _, bob_token = make_user(live.app.extensions["db"], "bob")
+    bob = {"Authorization": f"Bearer {bob_token}"}
+    for method, path in [
+        ("GET", f"/api/sessions/{turn['session_id']}"),
+        ("DELETE", f"/api/sessions/{turn['session_id']}"),
+        ("GET", f"/api/turns/{turn['turn_id']}"),
+        ("GET", f"/api/turns/{turn['turn_id']}/events"),
+        ("POST", f"/api/turns/{turn['turn_id']}/cancel"),
+    ]:
+        response = live.http.request(method, path, headers=bob)
+        assert response.status_code == 404, (method, path)
+        assert response.json()["error"]["code"] == "not_found"
+    assert live.get("/api/sessions", headers=bob).json() == {"sessions": []}
+    response = live.post(
+        f"/api/sessions/{turn['session_id']}/turns", json={"message": "x"}, headers=bob
+    )
+    assert response.status_code == 404
+
+
+def test_delete_session_removes_it(live: LiveServer) -> None:
+    turn, _ = finished_turn(live)
+    assert live.http.delete(f"/api/sessions/{turn['session_id']}").status_code == 204
+    assert live.get(f"/api/sessions/{turn['session_id']}").status_code == 404
+
+
+def test_health(live: LiveServer) -> None:
+    response = live.get("/healthz")
+    assert response.status_code == 200 and response.json() == {"status": "ok"}
