@@ -6,6 +6,8 @@ import json
 from collections.abc import Iterable, Iterator
 from typing import Any, NamedTuple
 
+from jiter import from_json
+
 __all__ = ["SSEDecoder", "SSEEvent", "event_payload", "iter_json_events"]
 
 
@@ -13,24 +15,34 @@ class SSEEvent(NamedTuple):
     """One dispatched SSE event: `event:` name (None if absent), joined data, last event id."""
 
     event: str | None
-    data: str
+    data: str  # bytes from a decoder made with decode=False
     id: str | None
 
 
 class SSEDecoder:
     """Incremental SSE decoder: feed raw byte chunks, get complete events."""
 
-    __slots__ = ("_data", "_event", "_first_line", "_last_id", "_partial", "_skip_lf", "retry")
+    __slots__ = (
+        "_data",
+        "_decode",
+        "_event",
+        "_first_line",
+        "_last_id",
+        "_partial",
+        "_skip_lf",
+        "retry",
+    )
 
-    def __init__(self) -> None:
-        """Create a decoder with empty state."""
+    def __init__(self, decode: bool = True) -> None:
+        """Create a decoder; with `decode=False` event data stays UTF-8 bytes."""
+        self._decode = decode
         # Bytes of an unterminated line; kept as a list so a long line split over
         # many chunks is joined once rather than re-concatenated per chunk.
         self._partial: list[bytes] = []
         # A chunk ended in "\r": a "\n" opening the next chunk completes that CRLF.
         self._skip_lf = False
         self._event: str | None = None
-        self._data: list[str] = []
+        self._data: list[bytes] = []
         self._last_id: str | None = None
         self._first_line = True
         self.retry: int | None = None
@@ -78,9 +90,15 @@ class SSEDecoder:
         """Return the undispatched event being built (for diagnostics), or None."""
         if not self._data and self._event is None:
             return None
-        return SSEEvent(self._event, "\n".join(self._data), self._last_id)
+        return SSEEvent(
+            self._event, b"\n".join(self._data).decode("utf-8", "replace"), self._last_id
+        )
 
     def _line(self, raw: bytes) -> SSEEvent | None:
+        # Hot path: data lines stay bytes and are decoded once per event, at dispatch.
+        if raw[:5] == b"data:" and not self._first_line:
+            self._data.append(raw[6:] if raw[5:6] == b" " else raw[5:])
+            return None
         line = raw.decode("utf-8", "replace")
         if self._first_line:
             self._first_line = False
@@ -94,7 +112,7 @@ class SSEDecoder:
         if sep and value.startswith(" "):
             value = value[1:]
         if name == "data":
-            self._data.append(value)
+            self._data.append(value.encode())
         elif name == "event":
             self._event = value or None
         elif name == "id":
@@ -105,21 +123,32 @@ class SSEDecoder:
         return None
 
     def _dispatch(self) -> SSEEvent | None:
-        if not self._data:
+        data = self._data
+        if not data:
             self._event = None
             return None
-        event = SSEEvent(self._event, "\n".join(self._data), self._last_id)
+        raw = data[0] if len(data) == 1 else b"\n".join(data)
+        event = SSEEvent(
+            self._event, raw.decode("utf-8", "replace") if self._decode else raw, self._last_id
+        )
         self._data = []
         self._event = None
         return event
 
 
 def event_payload(event: SSEEvent) -> dict[str, Any] | None:
-    """Parse an event's JSON object, filling `type` from `event:` if absent; None if not an object."""
+    """Parse the event's JSON object, taking `type` from `event:` if absent; else None."""
+    data = event.data
     try:
-        payload = json.loads(event.data)
-    except (ValueError, RecursionError):
-        return None
+        # jiter (the SDK's own JSON parser) reads the bytes about 4x faster than json.loads.
+        payload = from_json(data if isinstance(data, bytes) else data.encode())
+    except ValueError:
+        try:
+            # jiter rejects invalid UTF-8 that json.loads takes after a lossy decode.
+            text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
+            payload = json.loads(text)
+        except (ValueError, RecursionError):
+            return None
     if not isinstance(payload, dict):
         return None
     if "type" not in payload and event.event is not None:
@@ -129,7 +158,7 @@ def event_payload(event: SSEEvent) -> dict[str, Any] | None:
 
 def iter_json_events(chunks: Iterable[bytes]) -> Iterator[dict[str, Any]]:
     """Decode SSE byte chunks and yield each event's JSON object payload, skipping non-objects."""
-    decoder = SSEDecoder()
+    decoder = SSEDecoder(decode=False)
     for chunk in chunks:
         for event in decoder.feed(chunk):
             payload = event_payload(event)

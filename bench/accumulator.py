@@ -1,0 +1,84 @@
+"""Our decoder + accumulator against the SDK's messages.stream() helper on the same bytes.
+
+Run: make bench (or python -m bench.accumulator). Prints ratios from one run.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from typing import Any
+
+import anthropic
+import httpx2
+
+from bench.streams import big_tool_input, chunked, tool_stream
+from streaming.accumulator import MessageAccumulator
+from streaming.sse import iter_json_events
+
+KIB = 1024
+
+
+def ours(raw: bytes) -> dict[str, Any]:
+    """Decode and accumulate the stream; return the final message."""
+    acc = MessageAccumulator()
+    for event in iter_json_events(chunked(raw)):
+        acc.feed(event)
+    return acc.message()
+
+
+def sdk_helper(raw: bytes) -> dict[str, Any]:
+    """Run the SDK's messages.stream() helper over the same bytes via a mock transport."""
+
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        return httpx2.Response(
+            200, headers={"content-type": "text/event-stream"}, stream=httpx2.ByteStream(raw)
+        )
+
+    client = anthropic.Anthropic(
+        api_key="bench",
+        base_url="http://bench.invalid",
+        http_client=httpx2.Client(transport=httpx2.MockTransport(handler)),
+    )
+    with client.messages.stream(
+        model="bench", max_tokens=10, messages=[{"role": "user", "content": "x"}]
+    ) as stream:
+        return stream.get_final_message().to_dict()
+
+
+def cpu(fn: Callable[[bytes], Any], raw: bytes, repeat: int = 1) -> tuple[float, Any]:
+    """Return the best CPU time of `repeat` runs and the last result."""
+    best, result = float("inf"), None
+    for _ in range(repeat):
+        start = time.process_time()
+        result = fn(raw)
+        best = min(best, time.process_time() - start)
+    return best, result
+
+
+def main() -> None:
+    """Print the speed-up over the SDK helper and how our time grows with input size."""
+    payload = big_tool_input(187 * KIB)
+    raw = tool_stream(payload, deltas=4783)
+    t_sdk, sdk_msg = cpu(sdk_helper, raw)
+    t_ours, our_msg = cpu(ours, raw, repeat=5)
+    assert our_msg["content"][0]["input"] == sdk_msg["content"][0]["input"] == payload
+    print(f"tool input: {len(json.dumps(payload)) // KIB} KiB in 4783 input_json_delta events")
+    print(f"SDK messages.stream() helper / ours (CPU): {t_sdk / t_ours:,.0f}x")
+    base = None
+    for scale in (1, 2, 4):
+        scaled = tool_stream(big_tool_input(47 * KIB * scale), deltas=1200 * scale)
+        t, _ = cpu(ours, scaled, repeat=5)
+        base = base or t
+        print(f"ours at {scale}x input: {t / base:.2f}x the 1x time")
+    for scale in (1, 2):
+        scaled = tool_stream(big_tool_input(47 * KIB * scale), deltas=1200 * scale)
+        t, _ = cpu(sdk_helper, scaled)
+        base_sdk = t if scale == 1 else base_sdk  # noqa: F821
+        if scale > 1:
+            print(f"SDK helper at {scale}x input: {t / base_sdk:.2f}x its 1x time (quadratic)")
+
+
+if __name__ == "__main__":
+    main()
