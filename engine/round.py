@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -51,6 +52,9 @@ class MessageRound:
         self.block_ids: dict[int, str] = {}
         self.open_blocks: dict[int, str] = {}
         self.tool_errors: dict[str, str] = {}
+        # Read by the watchdog thread: when the last non-ping event arrived.
+        self.last_activity = time.monotonic()
+        self.saw_content = False
 
     def consume(self, events: Iterable[dict[str, Any]]) -> RoundResult:
         """Read the whole stream; raise on cancel or on an interrupted stream."""
@@ -58,6 +62,8 @@ class MessageRound:
         for event in events:
             if cancelled.is_set():
                 raise TurnCancelled()
+            if event.get("type") != "ping":
+                self.last_activity = time.monotonic()
             for change in acc.feed(event):
                 # The delta branch runs per token: keep it first and allocation-light.
                 if type(change) is BlockDelta:
@@ -110,6 +116,7 @@ class MessageRound:
         )
 
     def _block_started(self, change: BlockStarted) -> None:
+        self.saw_content = True
         block_id = f"{self.message_id}.{change.index}"
         self.block_ids[change.index] = self.open_blocks[change.index] = block_id
         block = change.block
@@ -206,13 +213,16 @@ class MessageRound:
         )
         self.message_id = None
 
-    def discard(self, reason: str) -> None:
+    def discard(self, reason: str, attempt: int = 0) -> None:
         """Drop the message in flight entirely: the client removes it, history skips it."""
         if self.message_id is None:
             return
         self._end_open_blocks()
         self.store.update_message(self.message_id, status="discarded")
-        self.emit(P.MESSAGE_DISCARDED, {"message_id": self.message_id, "reason": reason})
+        self.emit(
+            P.MESSAGE_DISCARDED,
+            {"message_id": self.message_id, "reason": reason, "attempt": attempt},
+        )
         self.message_id = None
 
 

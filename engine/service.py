@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from engine.eventlog import Chunk, EventLog, MemoryEventLog, frames_after
 from engine.model_client import build_model_client
+from engine.retry import RetryPolicy
 from engine.store import NewTurn, TurnStore
 from engine.tool_exec import ToolExecutor
 from engine.turn import TurnDeps, TurnRunner
@@ -18,11 +20,19 @@ from tools import default_registry
 
 log = logging.getLogger(__name__)
 
+WATCH_INTERVAL = 0.2
+
 
 class TurnService:
     """Owns the running turns of this process and the heartbeat that marks them alive."""
 
-    def __init__(self, deps: TurnDeps, heartbeat_seconds: float = 5.0) -> None:
+    def __init__(
+        self,
+        deps: TurnDeps,
+        heartbeat_seconds: float = 5.0,
+        stall_timeout: float = 60.0,
+        first_token_timeout: float = 120.0,
+    ) -> None:
         self.deps = deps
         self.store: TurnStore = deps.store
         self.events: EventLog = deps.events
@@ -30,10 +40,11 @@ class TurnService:
         self._threads: dict[str, threading.Thread] = {}
         self._lock = threading.Lock()
         self._stop = threading.Event()
-        self._beat = threading.Thread(
-            target=self._heartbeat, args=(heartbeat_seconds,), name="turn-heartbeat", daemon=True
+        self._stall, self._first_token = stall_timeout, first_token_timeout
+        self._supervisor = threading.Thread(
+            target=self._supervise, args=(heartbeat_seconds,), name="turn-supervisor", daemon=True
         )
-        self._beat.start()
+        self._supervisor.start()
 
     def start(self, user_id: int, session_id: str, text: str) -> NewTurn:
         """Store the user message and start the turn; raise TurnConflict or NotFound."""
@@ -97,16 +108,26 @@ class TurnService:
         with self._lock:
             return list(self._runners)
 
-    def _heartbeat(self, interval: float) -> None:
-        while not self._stop.wait(interval):
+    def _supervise(self, heartbeat: float) -> None:
+        """Watch every running turn for stalls and cancels; beat their heartbeats."""
+        next_beat = time.monotonic() + heartbeat
+        while not self._stop.wait(WATCH_INTERVAL):
             with self._lock:
                 runners = list(self._runners.values())
+            now = time.monotonic()
             for runner in runners:
-                try:
-                    if self.store.beat(runner.turn.turn_id, runner.rounds):
-                        runner.cancel()
-                except Exception:
-                    log.exception("heartbeat failed for %s", runner.turn.turn_id)
+                runner.watch(now, self._stall, self._first_token)
+            if now >= next_beat:
+                next_beat = now + heartbeat
+                self._beat(runners)
+
+    def _beat(self, runners: list[TurnRunner]) -> None:
+        for runner in runners:
+            try:
+                if self.store.beat(runner.turn.turn_id, runner.rounds):
+                    runner.cancel()
+            except Exception:
+                log.exception("heartbeat failed for %s", runner.turn.turn_id)
 
     def shutdown(self, timeout: float = 10.0) -> None:
         """Cancel running turns and wait for them to end."""
@@ -119,7 +140,7 @@ class TurnService:
 
 def build_turn_service(config: dict[str, Any], db: Database) -> TurnService:
     """Wire the model client, tools, store and event log from the app config."""
-    store = TurnStore(db, stale_after=config.get("STALE_TURN_SECONDS", 30.0))
+    store = TurnStore(db, stale_after=config["STALE_TURN_SECONDS"])
     store.interrupt_stale()
     registry = default_registry()
     pool = ThreadPoolExecutor(max_workers=config.get("TOOL_WORKERS", 8), thread_name_prefix="tool")
@@ -130,5 +151,15 @@ def build_turn_service(config: dict[str, Any], db: Database) -> TurnService:
         tools=ToolExecutor(registry, store, db, pool, config["TOOL_TIMEOUT"]),
         tool_definitions=registry.definitions(),
         max_rounds=config["MAX_TOOL_ROUNDS"],
+        retry=RetryPolicy(
+            max_retries=config["UPSTREAM_MAX_RETRIES"],
+            budget=config["UPSTREAM_RETRY_BUDGET"],
+            base=config["UPSTREAM_BACKOFF_BASE"],
+        ),
     )
-    return TurnService(deps, heartbeat_seconds=config.get("HEARTBEAT_SECONDS", 5.0))
+    return TurnService(
+        deps,
+        heartbeat_seconds=config["HEARTBEAT_SECONDS"],
+        stall_timeout=config["STALL_TIMEOUT"],
+        first_token_timeout=config["FIRST_TOKEN_TIMEOUT"],
+    )

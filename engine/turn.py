@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import logging
+import random
 import threading
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 from typing import Any
 
 from engine.errors import TurnCancelled, TurnFailed
 from engine.eventlog import EventLog
-from engine.model_client import ModelClient
+from engine.model_client import ModelClient, UpstreamCall
+from engine.retry import Failure, RetryPolicy, classify
 from engine.round import MessageRound, RoundResult
 from engine.store import NewTurn, TurnStore
 from engine.tool_exec import ToolExecutor, result_block, tool_calls
@@ -37,6 +40,7 @@ class TurnDeps:
     tools: ToolExecutor
     tool_definitions: list[dict[str, Any]]
     max_rounds: int
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
 
 
 class TurnRunner:
@@ -47,14 +51,20 @@ class TurnRunner:
         self.cancelled = threading.Event()
         self.rounds = 0
         self._round: MessageRound | None = None
+        self._call: UpstreamCall | None = None
+        self._abort_reason: str | None = None
+        self._rng = random.Random()
 
     def emit(self, event_type: str, data: dict[str, Any]) -> int:
         """Append one client event to this turn's log."""
         return self.deps.events.append(self.turn.turn_id, event_type, data)
 
     def cancel(self) -> None:
-        """Ask the turn to stop at its next event."""
+        """Stop the turn: at its next event, or at once if it is waiting on the model."""
         self.cancelled.set()
+        call = self._call
+        if call is not None:
+            call.abort()
 
     def run(self) -> str:
         """Run the turn and return its final status."""
@@ -116,13 +126,58 @@ class TurnRunner:
         return "max_rounds"
 
     def _stream_round(self, history: list[dict[str, Any]]) -> RoundResult:
-        self._round = MessageRound(
-            self.deps.store, self.emit, self.turn.turn_id, self.turn.session_id, self.cancelled
-        )
-        with self.deps.model.stream(history, self.deps.tool_definitions) as events:
-            result = self._round.consume(events)
-        self._round = None
-        return result
+        """Call the model until one attempt yields a whole message, or retries run out."""
+        policy, started, attempt = self.deps.retry, time.monotonic(), 0
+        while True:
+            self._round = MessageRound(
+                self.deps.store, self.emit, self.turn.turn_id, self.turn.session_id, self.cancelled
+            )
+            self._abort_reason = None
+            try:
+                with self.deps.model.stream(history, self.deps.tool_definitions) as call:
+                    self._call = call
+                    result = self._round.consume(call.events())
+                self._round = None
+                return result
+            except TurnCancelled:
+                raise
+            except Exception as err:
+                if self.cancelled.is_set():
+                    raise TurnCancelled() from err
+                failure = classify(err, self._abort_reason)
+                self._round.discard(failure.code, attempt)
+                wait = policy.delay(attempt, failure.retry_after, self._rng)
+                if not failure.retryable or not policy.allows(attempt, started, wait):
+                    raise TurnFailed(failure.code, _final_message(failure, attempt)) from err
+                log.warning(
+                    "turn %s: model call failed (%s), retry %d in %.2fs",
+                    self.turn.turn_id,
+                    failure.code,
+                    attempt + 1,
+                    wait,
+                )
+                if self.cancelled.wait(wait):
+                    raise TurnCancelled() from err
+                attempt += 1
+            finally:
+                self._call = None
+
+    def watch(self, now: float, stall: float, first_token: float) -> None:
+        """Called by the watchdog thread: abort a cancelled or stalled model call."""
+        call, current = self._call, self._round
+        if call is None or current is None or call.aborted:
+            return
+        if self.cancelled.is_set():
+            call.abort()
+            return
+        limit = stall if current.saw_content else first_token
+        gap = now - current.last_activity
+        if gap > limit:
+            log.warning(
+                "turn %s: no model event for %.1fs, aborting the attempt", self.turn.turn_id, gap
+            )
+            self._abort_reason = "stall"
+            call.abort()
 
     def _answer_tools(self, result: RoundResult, refuse: str | None) -> dict[str, Any] | None:
         """Run (or refuse) every tool_use of `result`; store and emit one results message."""
@@ -159,3 +214,10 @@ class TurnRunner:
         store.finish_turn(turn_id, status, self.rounds, error)
         seq = self.emit(P.TURN_END, {"turn_id": turn_id, "status": status})
         store.archive_events(turn_id, events.finish(turn_id), seq)
+
+
+def _final_message(failure: Failure, attempt: int) -> str:
+    if not failure.retryable:
+        return failure.message
+    tries = f"{attempt + 1} attempt{'s' if attempt else ''}"
+    return f"{failure.message} Gave up after {tries}; what was completed is saved. Try again."

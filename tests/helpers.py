@@ -18,24 +18,47 @@ def transcript_events(name: str) -> list[dict[str, Any]]:
     return list(iter_json_events([(TRANSCRIPTS / name).read_bytes()]))
 
 
+class ScriptedCall:
+    """One scripted model call; an Exception among the events is raised at that point."""
+
+    def __init__(self, events: list[Any]) -> None:
+        self._events = events
+        self.aborted = False
+
+    def events(self) -> Iterator[dict[str, Any]]:
+        for event in self._events:
+            if isinstance(event, BaseException):
+                raise event
+            yield event
+
+    def abort(self) -> None:
+        self.aborted = True
+
+
 class ScriptedModel:
-    """A model client that plays one scripted event list per call and records requests."""
+    """A model client that plays one scripted event list per call and records requests.
+
+    A script may be an Exception, raised when the call opens (like an HTTP error status).
+    """
 
     is_demo = False
 
-    def __init__(self, scripts: list[list[dict[str, Any]]]) -> None:
+    def __init__(self, scripts: list[Any]) -> None:
         self.scripts = list(scripts)
         self.requests: list[list[dict[str, Any]]] = []
 
     @contextmanager
     def stream(
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
-    ) -> Iterator[Iterator[dict[str, Any]]]:
-        """Yield the next script's events."""
+    ) -> Iterator[ScriptedCall]:
+        """Yield the next script as a call."""
         self.requests.append(json.loads(json.dumps(messages)))
         if not self.scripts:
             raise AssertionError("the model was called more times than scripted")
-        yield iter(self.scripts.pop(0))
+        script = self.scripts.pop(0)
+        if isinstance(script, BaseException):
+            raise script
+        yield ScriptedCall(script)
 
 
 def assert_well_formed(events: list[tuple[int, str, dict[str, Any]]]) -> None:

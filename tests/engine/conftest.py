@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from engine.eventlog import MemoryEventLog
+from engine.retry import RetryPolicy
 from engine.store import TurnStore
 from engine.tool_exec import ToolExecutor
 from engine.turn import TurnDeps, TurnRunner
@@ -53,6 +54,7 @@ def run_turn(db: Database, user: tuple[int, str]) -> Iterator[Callable[..., Run]
         session_id: str | None = None,
         tool_timeout: float = 5.0,
         before: Callable[[TurnRunner], None] | None = None,
+        retries: int = 4,
     ) -> Run:
         store = TurnStore(db)
         log = MemoryEventLog()
@@ -64,6 +66,7 @@ def run_turn(db: Database, user: tuple[int, str]) -> Iterator[Callable[..., Run]
             tools=ToolExecutor(TOY_TOOLS, store, db, pool, tool_timeout),
             tool_definitions=TOY_TOOLS.definitions(),
             max_rounds=max_rounds,
+            retry=RetryPolicy(max_retries=retries, budget=10, base=0.001),
         )
         sid = session_id or create_session(db, user[0])["id"]
         new = store.start_turn(user[0], sid, question)
