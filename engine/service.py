@@ -94,6 +94,10 @@ class TurnService:
 
         return replay_turn(self.store.db, turn_id, after, finished=status != "running")
 
+    def expire_stale(self) -> None:
+        """Mark turns whose worker died (no heartbeat) as interrupted."""
+        self.store.interrupt_stale()
+
     def wait(self, turn_id: str, timeout: float = 30.0) -> bool:
         """Block until the turn's thread ends (for tests and shutdown); True if it did."""
         with self._lock:

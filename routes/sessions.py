@@ -7,7 +7,7 @@ from typing import Any
 from flask import Blueprint, g
 
 from routes.auth import login_required
-from routes.deps import get_db
+from routes.deps import get_db, get_turns
 from routes.schemas import SessionRequest, parse_body
 from services import sessions
 
@@ -33,6 +33,7 @@ def index() -> dict[str, Any]:
 @login_required
 def show(session_id: str) -> dict[str, Any]:
     """Show a session with its messages."""
+    get_turns().expire_stale()
     return sessions.get_session(get_db(), g.user_id, session_id)
 
 

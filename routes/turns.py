@@ -33,6 +33,7 @@ def create(session_id: str) -> tuple[dict[str, Any], int]:
 @login_required
 def show(turn_id: str) -> dict[str, Any]:
     """Return a turn's status."""
+    get_turns().expire_stale()
     return sessions.get_turn(get_db(), g.user_id, turn_id)
 
 
