@@ -121,10 +121,14 @@ class TurnStore:
         with self.db.transaction() as s:
             s.execute(update(Message).where(Message.id == message_id).values(**fields))
 
-    def tool_run(self, tool_use_id: str) -> ToolRun | None:
-        """Return the stored result of a tool_use id, if it ran before."""
+    def tool_run(self, session_id: str, tool_use_id: str) -> ToolRun | None:
+        """Return the stored result of a tool_use id in this session, if it ran before."""
         with self.db.transaction() as s:
-            return s.get(ToolRun, tool_use_id)
+            return s.scalar(
+                select(ToolRun).where(
+                    ToolRun.session_id == session_id, ToolRun.tool_use_id == tool_use_id
+                )
+            )
 
     def save_tool_run(self, run: ToolRun) -> None:
         """Store a tool result before it is sent anywhere."""

@@ -32,17 +32,19 @@ class ToolExecutor:
         self.registry, self.store, self.db = registry, store, db
         self.pool, self.timeout = pool, timeout
 
-    def run_all(self, turn_id: str, user_id: int, calls: list[ToolCall]) -> list[ToolRun]:
+    def run_all(
+        self, turn_id: str, session_id: str, user_id: int, calls: list[ToolCall]
+    ) -> list[ToolRun]:
         """Return one stored ToolRun per call, in order, running each id at most once."""
         runs: dict[str, ToolRun] = {}
         pending = []
         for call in calls:
-            stored = self.store.tool_run(call.tool_use_id)
+            stored = self.store.tool_run(session_id, call.tool_use_id)
             if stored is not None:
                 runs[call.tool_use_id] = stored
             elif call.refusal:
                 outcome = ToolOutcome(call.refusal, True)
-                runs[call.tool_use_id] = self._save(turn_id, call, outcome, 0.0)
+                runs[call.tool_use_id] = self._save(turn_id, session_id, call, outcome, 0.0)
             else:
                 ctx = ToolContext(user_id=user_id, db=self.db)
                 started = time.monotonic()
@@ -57,11 +59,16 @@ class ToolExecutor:
                     f"{self.timeout:g}s. Try a narrower query.",
                     True,
                 )
-            runs[call.tool_use_id] = self._save(turn_id, call, outcome, time.monotonic() - started)
+            runs[call.tool_use_id] = self._save(
+                turn_id, session_id, call, outcome, time.monotonic() - started
+            )
         return [runs[c.tool_use_id] for c in calls]
 
-    def _save(self, turn_id: str, call: ToolCall, outcome: ToolOutcome, seconds: float) -> ToolRun:
+    def _save(
+        self, turn_id: str, session_id: str, call: ToolCall, outcome: ToolOutcome, seconds: float
+    ) -> ToolRun:
         run = ToolRun(
+            session_id=session_id,
             tool_use_id=call.tool_use_id,
             turn_id=turn_id,
             name=call.name,

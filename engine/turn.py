@@ -184,7 +184,7 @@ class TurnRunner:
         calls = tool_calls(result.content, result.tool_errors, refuse)
         if not calls:
             return None
-        runs = self.deps.tools.run_all(self.turn.turn_id, self.user_id, calls)
+        runs = self.deps.tools.run_all(self.turn.turn_id, self.turn.session_id, self.user_id, calls)
         blocks = [result_block(run) for run in runs]
         message_id = new_id("msg")
         self.deps.store.add_message(

@@ -88,11 +88,15 @@ class Message(Base):
 
 
 class ToolRun(Base):
-    """The stored result of one tool_use id, so a tool never runs twice for it."""
+    """The stored result of one tool_use id in a session, so a tool never runs twice for it."""
 
     __tablename__ = "tool_runs"
+    # Ids come from upstream, so they are only trusted within the session that received them.
+    __table_args__ = (UniqueConstraint("session_id", "tool_use_id"),)
 
-    tool_use_id: Mapped[str] = mapped_column(String(100), primary_key=True)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    session_id: Mapped[str] = mapped_column(ForeignKey("chat_sessions.id", ondelete="CASCADE"))
+    tool_use_id: Mapped[str] = mapped_column(String(100))
     turn_id: Mapped[str] = mapped_column(ForeignKey("turns.id", ondelete="CASCADE"), index=True)
     name: Mapped[str] = mapped_column(String(100))
     input: Mapped[dict[str, Any]]

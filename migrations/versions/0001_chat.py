@@ -128,6 +128,8 @@ def upgrade() -> None:
 
     op.create_table(
         "tool_runs",
+        sa.Column("id", sa.Integer(), nullable=False),
+        sa.Column("session_id", sa.String(length=32), nullable=False),
         sa.Column("tool_use_id", sa.String(length=100), nullable=False),
         sa.Column("turn_id", sa.String(length=32), nullable=False),
         sa.Column("name", sa.String(length=100), nullable=False),
@@ -139,7 +141,14 @@ def upgrade() -> None:
         sa.ForeignKeyConstraint(
             ["turn_id"], ["turns.id"], name=op.f("fk_tool_runs_turn_id_turns"), ondelete="CASCADE"
         ),
-        sa.PrimaryKeyConstraint("tool_use_id", name=op.f("pk_tool_runs")),
+        sa.ForeignKeyConstraint(
+            ["session_id"],
+            ["chat_sessions.id"],
+            name=op.f("fk_tool_runs_session_id_chat_sessions"),
+            ondelete="CASCADE",
+        ),
+        sa.PrimaryKeyConstraint("id", name=op.f("pk_tool_runs")),
+        sa.UniqueConstraint("session_id", "tool_use_id", name=op.f("uq_tool_runs_session_id")),
     )
     with op.batch_alter_table("tool_runs", schema=None) as batch_op:
         batch_op.create_index(batch_op.f("ix_tool_runs_turn_id"), ["turn_id"], unique=False)

@@ -168,3 +168,24 @@ def test_delete_session_removes_it(live: LiveServer) -> None:
 def test_health(live: LiveServer) -> None:
     response = live.get("/healthz")
     assert response.status_code == 200 and response.json() == {"status": "ok"}
+
+
+def test_many_sessions_stream_at_once_independently(live: LiveServer) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    live.app.extensions["turns"].deps.model.client._client._transport.event_delay = 0.001
+    questions = ["What did I spend on groceries last month?", "Am I over budget anywhere?",
+                 "Which subscriptions am I paying for?", "What are my account balances?"] * 4
+
+    def one(question: str) -> list[Any]:
+        turn = live.start_turn(question)
+        return decode(live.read_events(f"/api/turns/{turn['turn_id']}/events"))
+
+    with ThreadPoolExecutor(max_workers=16) as pool:
+        results = list(pool.map(one, questions))
+    for question, events in zip(questions, results, strict=True):
+        assert_well_formed(events)
+        assert events[-1][2]["status"] == "completed"
+        assert "offline demo model" in text_of(events)
+    # Same question, same data: the same answer, whatever ran beside it.
+    assert len({text_of(e) for e in results[0::4]}) == 1
