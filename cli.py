@@ -6,6 +6,7 @@ import click
 from flask import Flask, current_app
 from sqlalchemy import select
 
+from demo_data.cli import seed_demo
 from models import ApiToken, User
 from models.migrate import upgrade
 
@@ -14,6 +15,7 @@ def register_cli(app: Flask) -> None:
     """Attach the project's commands to the Flask CLI."""
     app.cli.add_command(db_upgrade)
     app.cli.add_command(create_user)
+    app.cli.add_command(seed_demo)
 
 
 @click.command("db-upgrade")

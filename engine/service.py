@@ -144,8 +144,9 @@ class TurnService:
 
 def build_turn_service(config: dict[str, Any], db: Database) -> TurnService:
     """Wire the model client, tools, store and event log from the app config."""
+    # Stale turns are expired lazily (on reads and new turns): the schema may not exist yet
+    # when the app is built, e.g. for `flask db-upgrade` on a fresh database.
     store = TurnStore(db, stale_after=config["STALE_TURN_SECONDS"])
-    store.interrupt_stale()
     registry = default_registry()
     pool = ThreadPoolExecutor(max_workers=config.get("TOOL_WORKERS", 8), thread_name_prefix="tool")
     deps = TurnDeps(

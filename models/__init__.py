@@ -2,14 +2,19 @@
 
 from models.base import Base, new_id, utcnow
 from models.chat import ChatSession, Message, ToolRun, Turn, TurnEvents
+from models.finance import Account, Budget, Category, Transaction
 from models.user import ApiToken, User
 
 __all__ = [
+    "Account",
     "ApiToken",
     "Base",
+    "Budget",
+    "Category",
     "ChatSession",
     "Message",
     "ToolRun",
+    "Transaction",
     "Turn",
     "TurnEvents",
     "User",

@@ -46,6 +46,8 @@ def field_to_json(field: fields.Field) -> dict[str, Any]:
         out = {"type": "array", "items": field_to_json(field.inner)}
     else:
         out = next((dict(s) for cls, s in _FORMATS if isinstance(field, cls)), {})
+    # A custom field class may refine the derived schema (e.g. a stricter pattern).
+    out.update(getattr(field, "json_schema", {}))
     for validator in _validators(field):
         out.update(_validator_to_json(validator, out))
     if field.allow_none and "type" in out:

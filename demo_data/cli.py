@@ -1,0 +1,36 @@
+"""`flask --app app seed-demo USER`: load the finance demo data for a user."""
+
+from __future__ import annotations
+
+import click
+from flask import current_app
+from flask.cli import with_appcontext
+from sqlalchemy import select
+
+from demo_data.finance import seed_finance
+from models import User
+
+
+@click.command("seed-demo")
+@click.argument("user")
+@click.option("--months", default=12, show_default=True, type=click.IntRange(1, 120))
+@click.option("--seed", default=42, show_default=True, type=int)
+@with_appcontext
+def seed_demo(user: str, months: int, seed: int) -> None:
+    """Replace USER's finance data with generated demo data (creates USER if missing)."""
+    db = current_app.extensions["db"]
+    with db.transaction() as s:
+        row = s.scalar(select(User).where(User.name == user))
+        if row is None:
+            row = User(name=user)
+            s.add(row)
+            s.flush()
+        user_id = row.id
+    summary = seed_finance(db, user_id, months=months, seed=seed)
+    click.echo(
+        f"seeded {user} (id {user_id}): {summary['transactions']} transactions "
+        f"({summary['pending']} pending, {summary['refunds']} refunds) from "
+        f"{summary['start_date']} to {summary['end_date']} in {', '.join(summary['currencies'])}; "
+        f"{summary['accounts']} accounts, {summary['categories']} categories, "
+        f"{summary['budgets']} budgets; trip abroad in {summary['travel_month']}"
+    )

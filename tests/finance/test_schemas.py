@@ -1,0 +1,205 @@
+"""The JSON Schema sent to the model accepts exactly what the marshmallow schema accepts."""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from marshmallow import ValidationError
+
+from tools.finance import FINANCE_TOOLS
+from tools.registry import Tool
+
+TOOLS = {t.name: t for t in FINANCE_TOOLS}
+TYPES = {
+    "string": lambda v: isinstance(v, str),
+    "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "number": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
+    "boolean": lambda v: isinstance(v, bool),
+    "object": lambda v: isinstance(v, dict),
+    "array": lambda v: isinstance(v, list),
+    "null": lambda v: v is None,
+}
+KNOWN_KEYWORDS = {
+    "type", "properties", "required", "additionalProperties", "enum", "minimum", "maximum",
+    "minLength", "maxLength", "pattern", "format", "description", "default",
+}  # fmt: skip
+
+
+def json_schema_accepts(schema: dict[str, Any], value: Any) -> bool:
+    """A tiny JSON Schema checker for the keywords schema_to_json emits (ECMA regex semantics)."""
+    assert set(schema) <= KNOWN_KEYWORDS, set(schema) - KNOWN_KEYWORDS
+    types = schema.get("type")
+    if types is not None:
+        types = types if isinstance(types, list) else [types]
+        if not any(TYPES[t](value) for t in types):
+            return False
+    if "enum" in schema and value not in schema["enum"]:
+        return False
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        if "minimum" in schema and value < schema["minimum"]:
+            return False
+        if "maximum" in schema and value > schema["maximum"]:
+            return False
+    if isinstance(value, str):
+        if not schema.get("minLength", 0) <= len(value) <= schema.get("maxLength", len(value)):
+            return False
+        # ECMA-262: "$" never matches before a trailing newline and \d is ASCII only.
+        if "pattern" in schema and not re.search(
+            schema["pattern"].replace("$", r"\Z"), value, re.ASCII
+        ):
+            return False
+        if schema.get("format") == "date" and not _rfc3339_date(value):
+            return False
+    if isinstance(value, dict):
+        props = schema.get("properties", {})
+        if any(key not in value for key in schema.get("required", [])):
+            return False
+        if schema.get("additionalProperties") is False and set(value) - set(props):
+            return False
+        return all(json_schema_accepts(props[k], v) for k, v in value.items() if k in props)
+    return True
+
+
+def _rfc3339_date(value: str) -> bool:
+    if not re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", value):
+        return False
+    try:
+        date(int(value[:4]), int(value[5:7]), int(value[8:]))
+    except ValueError:
+        return False
+    return True
+
+
+def marshmallow_accepts(tool: Tool, value: dict[str, Any]) -> bool:
+    try:
+        tool.schema().load(value)
+    except ValidationError:
+        return False
+    return True
+
+
+def test_every_tool_has_a_described_closed_schema() -> None:
+    assert list(TOOLS) == [
+        "get_transactions",
+        "get_spending_summary",
+        "get_account_balances",
+        "get_budget_status",
+        "compare_spending",
+        "find_recurring_payments",
+    ]
+    for tool in FINANCE_TOOLS:
+        schema = tool.definition()["input_schema"]
+        assert schema["type"] == "object"
+        assert schema["additionalProperties"] is False
+        assert "user_id" not in schema["properties"]
+        assert not tool.side_effects
+        for name, prop in schema["properties"].items():
+            assert len(prop.get("description", "")) > 15, (tool.name, name)
+            assert "number" not in str(prop.get("type")), "money and counts are never floats"
+
+
+def test_key_structure_of_get_transactions() -> None:
+    props = TOOLS["get_transactions"].definition()["input_schema"]["properties"]
+    assert props["limit"] == {
+        "type": "integer",
+        "minimum": 1,
+        "maximum": 200,
+        "description": "Rows per page, 1 to 200.",
+        "default": 50,
+    }
+    assert props["sort"]["enum"] == ["date_desc", "date_asc", "amount_desc", "amount_asc"]
+    assert props["sort"]["default"] == "date_desc"
+    assert props["start_date"]["format"] == "date"
+    assert props["min_amount"]["type"] == "string"
+    assert props["pending"]["type"] == "boolean"
+    assert "required" not in TOOLS["get_transactions"].definition()["input_schema"]
+    summary = TOOLS["get_spending_summary"].definition()["input_schema"]
+    assert summary["required"] == ["start_date", "end_date"]
+    month = TOOLS["get_budget_status"].definition()["input_schema"]["properties"]["month"]
+    assert month["pattern"] == "^(19|20)[0-9]{2}-(0[1-9]|1[0-2])$"
+
+
+ARABIC_DATE = "\u0662\u0660\u0662\u0665-\u0660\u0661-\u0663\u0661"  # 2025-01-31
+ARABIC_TWELVE = "\u0661\u0662"
+TRICKY = [
+    None, True, False, 0, 1, -1, 3, 12, 50, 200, 201, 2.0, 5.5, "", " ", "x", "50", "true",
+    "2025-01-31", "2025-02-30", "2025-1-31", "20250131", "2025-W05-1", "2025-01-31T00:00",
+    "2025-01-31\n", ARABIC_DATE, "0000-01-01", "2025-03", "2025-13", "1899-12", "2025-03\n",
+    "12", "12.50", "0.0001", "1.23456", "-3", "+3", "1e3", "NaN", "Infinity", ARABIC_TWELVE,
+    " 12", "1234567890123", "date_desc", "amount_asc", "newest", "category", "week", "out",
+    "in", "groceries", "a" * 80, "a" * 81, [], {},
+]  # fmt: skip
+
+
+# Inputs every tool accepts; single fields are then varied on top of them.
+BASELINES: dict[str, dict[str, Any]] = {
+    "get_spending_summary": {"start_date": "2025-01-01", "end_date": "2025-01-31"},
+    "compare_spending": {
+        "period_a_start": "2025-01-01",
+        "period_a_end": "2025-01-31",
+        "period_b_start": "2025-02-01",
+        "period_b_end": "2025-02-28",
+    },
+}
+
+
+def _keys(tool: Tool) -> list[str]:
+    return [*tool.schema().load_fields, "user_id", "extra"]
+
+
+@pytest.mark.parametrize("name", list(TOOLS))
+def test_each_field_alone_agrees(name: str) -> None:
+    tool = TOOLS[name]
+    schema = tool.definition()["input_schema"]
+    base = BASELINES.get(name, {})
+    assert marshmallow_accepts(tool, base)
+    accepted = 0
+    for key in _keys(tool):
+        without = {k: v for k, v in base.items() if k != key}
+        assert json_schema_accepts(schema, without) == marshmallow_accepts(tool, without), key
+        for value in TRICKY:
+            candidate = {**base, key: value}
+            expected = marshmallow_accepts(tool, candidate)
+            assert json_schema_accepts(schema, candidate) == expected, candidate
+            accepted += expected
+    assert accepted > 0 or not tool.schema().load_fields
+
+
+@pytest.mark.parametrize("name", list(TOOLS))
+@settings(max_examples=300, deadline=None)
+@given(data=st.data())
+def test_random_combinations_agree(name: str, data: st.DataObject) -> None:
+    tool = TOOLS[name]
+    value = data.draw(st.dictionaries(st.sampled_from(_keys(tool)), st.sampled_from(TRICKY)))
+    if data.draw(st.booleans()):
+        value = {**BASELINES.get(name, {}), **value}
+    schema = tool.definition()["input_schema"]
+    assert json_schema_accepts(schema, value) == marshmallow_accepts(tool, value), value
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "accepted"),
+    [
+        ("get_transactions", {}, True),
+        ("get_transactions", {"start_date": "2025-01-31", "limit": 200}, True),
+        ("get_transactions", {"min_amount": "12.50", "max_amount": "0.0001"}, True),
+        ("get_transactions", {"min_amount": ARABIC_TWELVE}, False),
+        ("get_transactions", {"start_date": "2025-02-30"}, False),
+        ("get_transactions", {"start_date": "2025-W05-1"}, False),
+        ("get_transactions", {"limit": 2.0}, False),
+        ("get_transactions", {"pending": 1}, False),
+        ("get_spending_summary", {"start_date": "2025-01-01"}, False),
+        ("get_budget_status", {"month": "2025-03"}, True),
+        ("get_budget_status", {"month": "2025-03\n"}, False),
+        ("get_account_balances", {"user_id": 2}, False),
+    ],
+)
+def test_both_sides_on_known_cases(name: str, value: dict[str, Any], accepted: bool) -> None:
+    tool = TOOLS[name]
+    assert marshmallow_accepts(tool, value) is accepted
+    assert json_schema_accepts(tool.definition()["input_schema"], value) is accepted

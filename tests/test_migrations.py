@@ -1,0 +1,103 @@
+"""The Alembic chain builds exactly the schema the models declare, and unwinds cleanly."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from alembic import command
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import create_engine, inspect
+
+from models import Base
+from models.migrate import alembic_config, upgrade
+
+CHAT_TABLES = {
+    "users",
+    "api_tokens",
+    "chat_sessions",
+    "turns",
+    "messages",
+    "tool_runs",
+    "turn_events",
+}
+FINANCE_TABLES = {"accounts", "categories", "transactions", "budgets"}
+
+
+def _diff(url: str) -> list[object]:
+    engine = create_engine(url)
+    try:
+        with engine.connect() as conn:
+            return compare_metadata(MigrationContext.configure(conn), Base.metadata)
+    finally:
+        engine.dispose()
+
+
+def _tables(url: str) -> set[str]:
+    engine = create_engine(url)
+    try:
+        return set(inspect(engine).get_table_names()) - {"alembic_version"}
+    finally:
+        engine.dispose()
+
+
+def _revision(url: str) -> str | None:
+    engine = create_engine(url)
+    try:
+        with engine.connect() as conn:
+            return MigrationContext.configure(conn).get_current_revision()
+    finally:
+        engine.dispose()
+
+
+def test_chain_is_linear_0001_then_0002() -> None:
+    script = ScriptDirectory.from_config(alembic_config("sqlite://"))
+    assert script.get_heads() == ["0002"]
+    chain = [(r.revision, r.down_revision) for r in script.walk_revisions("base", "heads")]
+    assert chain == [("0002", "0001"), ("0001", None)]
+
+
+def test_head_matches_the_models(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'head.db'}"
+    upgrade(url)
+    assert _revision(url) == "0002"
+    assert _tables(url) == CHAT_TABLES | FINANCE_TABLES
+    assert _diff(url) == []
+
+
+def test_step_by_step_down_to_base_and_up_again(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'steps.db'}"
+    cfg = alembic_config(url)
+    upgrade(url, "0001")
+    assert _tables(url) == CHAT_TABLES
+    upgrade(url)
+    assert _tables(url) == CHAT_TABLES | FINANCE_TABLES
+    command.downgrade(cfg, "0001")
+    assert _revision(url) == "0001"
+    assert _tables(url) == CHAT_TABLES
+    command.downgrade(cfg, "base")
+    assert _revision(url) is None
+    assert _tables(url) == set()
+    upgrade(url)
+    assert _revision(url) == "0002"
+    assert _diff(url) == []
+
+
+def test_finance_indexes_exist(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'ix.db'}"
+    upgrade(url)
+    engine = create_engine(url)
+    try:
+        indexes = {
+            ix["name"]: ix["column_names"] for ix in inspect(engine).get_indexes("transactions")
+        }
+    finally:
+        engine.dispose()
+    assert indexes["ix_transactions_user_posted"] == ["user_id", "posted_on"]
+    assert indexes["ix_transactions_user_category_posted"] == [
+        "user_id",
+        "category_id",
+        "posted_on",
+    ]
+    assert indexes["ix_transactions_user_merchant"] == ["user_id", "merchant"]

@@ -1,0 +1,91 @@
+"""Read-only personal finance tools; each is declared once, scoped to the caller's user id."""
+
+from __future__ import annotations
+
+from tools.finance import schemas
+from tools.finance.recurring import find_recurring_payments
+from tools.finance.status import get_account_balances, get_budget_status
+from tools.finance.summary import compare_spending, get_spending_summary
+from tools.finance.transactions import get_transactions
+from tools.registry import Tool
+
+AMOUNTS = (
+    "Amounts are decimal strings in major units with their currency (e.g. '-42.50' EUR); "
+    "currencies are never converted or mixed."
+)
+SPEND = (
+    "Spend = money out minus refunds in expense categories, plus uncategorized money out; "
+    "income and transfers between the user's accounts are excluded; pending transactions count."
+)
+
+FINANCE_TOOLS: list[Tool] = [
+    Tool(
+        name="get_transactions",
+        description=(
+            "List the user's bank and card transactions, newest first by default. Filter by "
+            "date range, category, merchant text, account, direction, amount range and pending. "
+            "Amounts are signed: negative = money out, positive = money in (refunds, salary). "
+            "min_amount/max_amount compare the ABSOLUTE amount. Returns one page of rows plus "
+            "count and totals per currency over ALL matching rows; when has_more is true, call "
+            f"again with the same filters and cursor=next_cursor. {AMOUNTS}"
+        ),
+        schema=schemas.TransactionsInput,
+        handler=get_transactions,
+    ),
+    Tool(
+        name="get_spending_summary",
+        description=(
+            "Total spending over a period grouped by category, merchant, month or week, with "
+            "count and share of the total per group, per currency. Use it for 'how much did I "
+            f"spend on X' and 'where does my money go'. Spend is reported positive. {SPEND} "
+            f"{AMOUNTS}"
+        ),
+        schema=schemas.SpendingSummaryInput,
+        handler=get_spending_summary,
+    ),
+    Tool(
+        name="get_account_balances",
+        description=(
+            "All of the user's accounts (checking, savings, credit_card) with their current "
+            f"posted balance, and totals per currency. {AMOUNTS}"
+        ),
+        schema=schemas.AccountBalancesInput,
+        handler=get_account_balances,
+    ),
+    Tool(
+        name="get_budget_status",
+        description=(
+            "Budget status for one month: per budgeted category the limit, spent, remaining, "
+            "percent_used and status (under, at or over), plus days elapsed in the month. A "
+            "budget set for that specific month replaces the recurring monthly one. Only spend "
+            f"in the budget's currency counts against it. {SPEND} {AMOUNTS}"
+        ),
+        schema=schemas.BudgetStatusInput,
+        handler=get_budget_status,
+    ),
+    Tool(
+        name="compare_spending",
+        description=(
+            "Compare spending per category between a baseline period A and a period B "
+            "(e.g. last month vs the month before): totals of each, change = B - A, and "
+            "change_pct relative to A (null when A is zero or negative). Categories are sorted "
+            f"by the size of the change. {SPEND} {AMOUNTS}"
+        ),
+        schema=schemas.CompareSpendingInput,
+        handler=compare_spending,
+    ),
+    Tool(
+        name="find_recurring_payments",
+        description=(
+            "Detect recurring charges (subscriptions, rent, bills) in recent history: same "
+            "merchant, similar amount, regular weekly/biweekly/monthly/quarterly/yearly cadence, "
+            "at least min_occurrences charges. Gives typical amount (a positive charge), cadence, "
+            "last and next expected date, whether it still looks active, its monthly cost and the "
+            f"estimated monthly total of active ones. {AMOUNTS}"
+        ),
+        schema=schemas.RecurringInput,
+        handler=find_recurring_payments,
+    ),
+]
+
+__all__ = ["FINANCE_TOOLS"]

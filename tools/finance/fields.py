@@ -1,0 +1,74 @@
+"""Strict marshmallow fields whose accepted input matches their derived JSON Schema exactly."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from marshmallow import fields
+
+# [0-9], not \d: Python's \d also matches non-ASCII digits, JSON Schema's does not.
+DATE_PATTERN = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
+MONTH_PATTERN = r"^(19|20)[0-9]{2}-(0[1-9]|1[0-2])$"
+AMOUNT_PATTERN = r"^[0-9]{1,12}(\.[0-9]{1,4})?$"
+
+
+class StrictInteger(fields.Integer):
+    """A JSON integer: no booleans, strings or floats."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(strict=True, **kwargs)
+
+    def _validated(self, value: Any) -> int:
+        if isinstance(value, bool):
+            raise self.make_error("invalid")
+        return super()._validated(value)
+
+
+class StrictBoolean(fields.Boolean):
+    """A JSON boolean: only true or false."""
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> bool:
+        if not isinstance(value, bool):
+            raise self.make_error("invalid")
+        return value
+
+
+class IsoDate(fields.Date):
+    """A calendar date written exactly as YYYY-MM-DD."""
+
+    json_schema = {"pattern": DATE_PATTERN}
+    default_error_messages = {"invalid": "Not a valid date; use YYYY-MM-DD, e.g. 2025-03-31."}
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> Any:
+        if not isinstance(value, str) or not re.fullmatch(DATE_PATTERN, value):
+            raise self.make_error("invalid")
+        return super()._deserialize(value, attr, data, **kwargs)
+
+
+class MajorAmount(fields.Decimal):
+    """A non-negative amount in major units given as a decimal string, e.g. "42.50"."""
+
+    json_schema = {"pattern": AMOUNT_PATTERN}
+    default_error_messages = {
+        "invalid": 'Not a valid amount; use a non-negative decimal string such as "25" or "42.50".'
+    }
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> Any:
+        # Strings only: a JSON number may already have lost precision as a float.
+        if not isinstance(value, str) or not re.fullmatch(AMOUNT_PATTERN, value):
+            raise self.make_error("invalid")
+        return super()._deserialize(value, attr, data, **kwargs)
+
+
+class YearMonth(fields.String):
+    """A month written as YYYY-MM between 1900 and 2099."""
+
+    json_schema = {"pattern": MONTH_PATTERN}
+    default_error_messages = {"invalid": "Not a valid month; use YYYY-MM, e.g. 2025-03."}
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> Any:
+        # fullmatch: a regex "$" would also accept a trailing newline.
+        if not isinstance(value, str) or not re.fullmatch(MONTH_PATTERN, value):
+            raise self.make_error("invalid")
+        return value

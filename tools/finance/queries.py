@@ -1,0 +1,149 @@
+"""SQL shared by the finance tools; every statement is scoped to one user id."""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import date
+from decimal import Decimal
+from typing import Any
+
+from sqlalchemy import ColumnElement, Select, and_, func, or_, select
+from sqlalchemy.orm import Session
+
+from models.finance import Account, Category, Transaction
+from tools.finance.money import (
+    DEFAULT_MINOR_UNITS,
+    MINOR_UNITS,
+    lower_bound_minor,
+    upper_bound_minor,
+)
+from tools.registry import ToolInputError
+
+UNCATEGORIZED = "Uncategorized"
+
+
+@dataclass(frozen=True)
+class CategoryRef:
+    """A resolved category filter: one category id, or transactions without a category."""
+
+    id: int | None
+    name: str
+
+
+def check_range(start: date | None, end: date | None, start_field: str, end_field: str) -> None:
+    """Raise a ToolInputError on `end_field` when the period ends before it starts."""
+    if start is not None and end is not None and end < start:
+        raise ToolInputError(
+            end_field,
+            f"{end_field} {end.isoformat()} is before {start_field} {start.isoformat()}; "
+            f"pass an {end_field} on or after {start_field}.",
+        )
+
+
+def resolve_category(s: Session, user_id: int, name: str, field: str = "category") -> CategoryRef:
+    """Find the user's category called `name` (any case) or raise listing the valid names."""
+    row = s.execute(
+        select(Category.id, Category.name).where(
+            Category.user_id == user_id, func.lower(Category.name) == name.strip().lower()
+        )
+    ).first()
+    if row is not None:
+        return CategoryRef(row.id, row.name)
+    if name.strip().lower() == UNCATEGORIZED.lower():
+        return CategoryRef(None, UNCATEGORIZED)
+    known = s.scalars(
+        select(Category.name).where(Category.user_id == user_id).order_by(Category.name)
+    ).all()
+    raise ToolInputError(
+        field, f"unknown category {name!r}. Use one of: {', '.join([*known, UNCATEGORIZED])}."
+    )
+
+
+def resolve_account(s: Session, user_id: int, name: str, field: str = "account") -> int:
+    """Return the id of the user's account called `name` (any case) or raise listing names."""
+    account_id = s.scalar(
+        select(Account.id).where(
+            Account.user_id == user_id, func.lower(Account.name) == name.strip().lower()
+        )
+    )
+    if account_id is not None:
+        return account_id
+    known = s.scalars(
+        select(Account.name).where(Account.user_id == user_id).order_by(Account.name)
+    ).all()
+    listed = ", ".join(known) or "(the user has no accounts)"
+    raise ToolInputError(field, f"unknown account {name!r}. Use one of: {listed}.")
+
+
+def category_clause(ref: CategoryRef) -> ColumnElement[bool]:
+    """Return the WHERE clause selecting `ref`'s transactions."""
+    if ref.id is None:
+        return Transaction.category_id.is_(None)
+    return Transaction.category_id == ref.id
+
+
+def with_category(stmt: Select[Any], user_id: int) -> Select[Any]:
+    """Outer-join the transaction's category, only if it belongs to the same user."""
+    return stmt.outerjoin(
+        Category, and_(Category.id == Transaction.category_id, Category.user_id == user_id)
+    )
+
+
+def spend_clause() -> ColumnElement[bool]:
+    """Rows that count as spending: expense categories (with refunds), uncategorized money out."""
+    return or_(
+        Category.kind == "expense",
+        and_(Transaction.category_id.is_(None), Transaction.amount_minor < 0),
+    )
+
+
+def period_clause(start: date | None, end: date | None) -> list[ColumnElement[bool]]:
+    """Return the inclusive date bounds that are set."""
+    out: list[ColumnElement[bool]] = []
+    if start is not None:
+        out.append(Transaction.posted_on >= start)
+    if end is not None:
+        out.append(Transaction.posted_on <= end)
+    return out
+
+
+def amount_clause(amount: Decimal, *, minimum: bool) -> ColumnElement[bool]:
+    """Compare |amount_minor| with a major-unit bound, converted per currency's decimals."""
+    compare: Callable[[Any, int], ColumnElement[bool]] = operator.ge if minimum else operator.le
+    bound = lower_bound_minor if minimum else upper_bound_minor
+    magnitude = func.abs(Transaction.amount_minor)
+    by_units: dict[int, list[str]] = {}
+    for currency, units in MINOR_UNITS.items():
+        by_units.setdefault(units, []).append(currency)
+    clauses = [
+        and_(Transaction.currency.in_(codes), compare(magnitude, bound(amount, units)))
+        for units, codes in by_units.items()
+    ]
+    clauses.append(
+        and_(
+            Transaction.currency.not_in(list(MINOR_UNITS)),
+            compare(magnitude, bound(amount, DEFAULT_MINOR_UNITS)),
+        )
+    )
+    return or_(*clauses)
+
+
+def spending_totals(
+    s: Session,
+    user_id: int,
+    start: date | None,
+    end: date | None,
+    key: Any,
+    category: CategoryRef | None = None,
+) -> list[tuple[Any, str, int, int]]:
+    """Return (key, currency, spent_minor, count) per group; spent is money out minus refunds."""
+    stmt = with_category(
+        select(key, Transaction.currency, -func.sum(Transaction.amount_minor), func.count()),
+        user_id,
+    ).where(Transaction.user_id == user_id, spend_clause(), *period_clause(start, end))
+    if category is not None:
+        stmt = stmt.where(category_clause(category))
+    stmt = stmt.group_by(key, Transaction.currency)
+    return [(k, cur, int(spent), int(n)) for k, cur, spent, n in s.execute(stmt)]

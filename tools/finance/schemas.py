@@ -1,0 +1,143 @@
+"""Input schemas of the finance tools; descriptions are written for the model."""
+
+from __future__ import annotations
+
+from marshmallow import Schema, fields, validate
+
+from tools.finance.fields import (
+    IsoDate,
+    MajorAmount,
+    StrictBoolean,
+    StrictInteger,
+    YearMonth,
+)
+
+SORTS = ("date_desc", "date_asc", "amount_desc", "amount_asc")
+GROUPINGS = ("category", "merchant", "month", "week")
+MAX_LIMIT = 200
+
+
+def _date(what: str, *, required: bool = False) -> IsoDate:
+    return IsoDate(required=required, metadata={"description": f"{what} (YYYY-MM-DD, inclusive)."})
+
+
+def _name(description: str) -> fields.String:
+    return fields.String(validate=validate.Length(1, 80), metadata={"description": description})
+
+
+CATEGORY_HELP = (
+    "Category name, case-insensitive, e.g. 'Groceries'. 'Uncategorized' selects transactions "
+    "without a category."
+)
+
+
+class TransactionsInput(Schema):
+    """Filters, sort order and page of get_transactions."""
+
+    start_date = _date("First day to include; omit for no lower bound")
+    end_date = _date("Last day to include; omit for no upper bound")
+    category = _name(CATEGORY_HELP)
+    merchant = fields.String(
+        validate=validate.Length(1, 80),
+        metadata={"description": "Case-insensitive substring of the merchant, e.g. 'amazon'."},
+    )
+    account = _name("Account name, case-insensitive, as listed by get_account_balances.")
+    direction = fields.String(
+        validate=validate.OneOf(("out", "in")),
+        metadata={
+            "description": "'out' for money spent (negative amounts), 'in' for money received."
+        },
+    )
+    min_amount = MajorAmount(
+        metadata={
+            "description": "Minimum ABSOLUTE amount in major units as a decimal string, e.g. "
+            "'100' matches both -150.00 and +150.00. Combine with direction to pick a sign."
+        }
+    )
+    max_amount = MajorAmount(
+        metadata={"description": "Maximum ABSOLUTE amount in major units, e.g. '20.00'."}
+    )
+    pending = StrictBoolean(
+        metadata={"description": "true: only pending; false: only posted; omit for both."}
+    )
+    sort = fields.String(
+        load_default="date_desc",
+        validate=validate.OneOf(SORTS),
+        metadata={
+            "description": "Order of rows. amount_desc puts the largest ABSOLUTE amounts first."
+        },
+    )
+    limit = StrictInteger(
+        load_default=50,
+        validate=validate.Range(1, MAX_LIMIT),
+        metadata={"description": f"Rows per page, 1 to {MAX_LIMIT}."},
+    )
+    cursor = fields.String(
+        validate=validate.Length(1, 500),
+        metadata={
+            "description": "next_cursor from the previous call, to fetch the next page. Pass the "
+            "same filters and sort again with it."
+        },
+    )
+
+
+class SpendingSummaryInput(Schema):
+    """Period, grouping and filter of get_spending_summary."""
+
+    start_date = _date("First day of the period", required=True)
+    end_date = _date("Last day of the period", required=True)
+    group_by = fields.String(
+        load_default="category",
+        validate=validate.OneOf(GROUPINGS),
+        metadata={"description": "category, merchant, month (YYYY-MM) or week (ISO week)."},
+    )
+    top_n = StrictInteger(
+        load_default=10,
+        validate=validate.Range(1, 50),
+        metadata={
+            "description": "For category/merchant grouping: how many largest groups to list; "
+            "the rest are summed under 'other'."
+        },
+    )
+    category = _name("Only count this category (case-insensitive), e.g. 'Restaurants'.")
+
+
+class AccountBalancesInput(Schema):
+    """get_account_balances takes no input."""
+
+
+class BudgetStatusInput(Schema):
+    """Month of get_budget_status."""
+
+    month = YearMonth(
+        metadata={"description": "Month as YYYY-MM; omit for the current month."},
+    )
+
+
+class CompareSpendingInput(Schema):
+    """The two periods of compare_spending."""
+
+    period_a_start = _date("Baseline period, first day", required=True)
+    period_a_end = _date("Baseline period, last day", required=True)
+    period_b_start = _date("Compared period, first day", required=True)
+    period_b_end = _date("Compared period, last day", required=True)
+
+
+class RecurringInput(Schema):
+    """Detection settings of find_recurring_payments."""
+
+    lookback_months = StrictInteger(
+        load_default=12,
+        validate=validate.Range(1, 36),
+        metadata={"description": "How many months of history to scan, 1 to 36."},
+    )
+    min_occurrences = StrictInteger(
+        load_default=3,
+        validate=validate.Range(3, 24),
+        metadata={"description": "Minimum number of charges to call a payment recurring."},
+    )
+    amount_tolerance_pct = StrictInteger(
+        load_default=10,
+        validate=validate.Range(0, 50),
+        metadata={"description": "How far (in percent) a charge may differ from the typical one."},
+    )

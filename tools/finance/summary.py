@@ -1,0 +1,163 @@
+"""get_spending_summary and compare_spending: spend grouped and compared between periods."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from datetime import date
+from typing import Any
+
+from sqlalchemy import ColumnElement
+
+from models.finance import Category, Transaction
+from tools.finance.money import format_minor, percent
+from tools.finance.queries import UNCATEGORIZED, check_range, resolve_category, spending_totals
+from tools.registry import ToolContext
+
+MAX_PERIODS = 60
+MAX_COMPARED = 50
+
+# (key, spent_minor, count) per currency.
+Groups = dict[str, dict[str, list[int]]]
+
+
+def get_spending_summary(ctx: ToolContext, data: dict[str, Any]) -> dict[str, Any]:
+    """Return spend per group and currency over a period."""
+    start, end, group_by = data["start_date"], data["end_date"], data["group_by"]
+    check_range(start, end, "start_date", "end_date")
+    with ctx.db.transaction() as s:
+        ref = resolve_category(s, ctx.user_id, data["category"]) if data.get("category") else None
+        rows = spending_totals(s, ctx.user_id, start, end, _group_key(group_by), ref)
+    groups = _collect(rows, group_by)
+    by_time = group_by in ("month", "week")
+    cap = MAX_PERIODS if by_time else data["top_n"]
+    currencies = [
+        _currency_block(cur, items, cap, group_by) for cur, items in sorted(groups.items())
+    ]
+    out: dict[str, Any] = {
+        "start_date": start.isoformat(),
+        "end_date": end.isoformat(),
+        "group_by": group_by,
+        "category": ref.name if ref else None,
+        "currencies": currencies,
+    }
+    if any(c.get("truncated") for c in currencies):
+        out["truncated"] = True
+        out["note"] = (
+            f"Only the {MAX_PERIODS} earliest periods are listed; narrow the date range."
+            if by_time
+            else "Only the largest groups are listed; the rest are summed under 'other'."
+        )
+    return out
+
+
+def compare_spending(ctx: ToolContext, data: dict[str, Any]) -> dict[str, Any]:
+    """Return spend per category and currency for two periods with the change from A to B."""
+    a_start, a_end = data["period_a_start"], data["period_a_end"]
+    b_start, b_end = data["period_b_start"], data["period_b_end"]
+    check_range(a_start, a_end, "period_a_start", "period_a_end")
+    check_range(b_start, b_end, "period_b_start", "period_b_end")
+    with ctx.db.transaction() as s:
+        rows_a = spending_totals(s, ctx.user_id, a_start, a_end, Category.name)
+        rows_b = spending_totals(s, ctx.user_id, b_start, b_end, Category.name)
+    table: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(lambda: [0, 0]))
+    for index, rows in enumerate((rows_a, rows_b)):
+        for name, cur, spent, _count in rows:
+            table[cur][name or UNCATEGORIZED][index] += spent
+    currencies = []
+    truncated = False
+    for cur, cats in sorted(table.items()):
+        items = sorted(cats.items(), key=lambda kv: (-abs(kv[1][1] - kv[1][0]), kv[0]))
+        total_a, total_b = sum(v[0] for v in cats.values()), sum(v[1] for v in cats.values())
+        block = {"currency": cur, **_change(total_a, total_b, cur)}
+        block["categories"] = [
+            {"category": name, **_change(a, b, cur)} for name, (a, b) in items[:MAX_COMPARED]
+        ]
+        truncated |= len(items) > MAX_COMPARED
+        currencies.append(block)
+    out: dict[str, Any] = {
+        "period_a": {"start_date": a_start.isoformat(), "end_date": a_end.isoformat()},
+        "period_b": {"start_date": b_start.isoformat(), "end_date": b_end.isoformat()},
+        "currencies": currencies,
+    }
+    if truncated:
+        out["truncated"] = True
+        out["note"] = f"Only the {MAX_COMPARED} categories that changed most are listed."
+    return out
+
+
+def _group_key(group_by: str) -> ColumnElement[Any] | Any:
+    if group_by == "category":
+        return Category.name
+    if group_by == "merchant":
+        return Transaction.merchant
+    # Days are rolled up to months or weeks in Python: portable across SQLite and PostgreSQL.
+    return Transaction.posted_on
+
+
+def _collect(rows: list[tuple[Any, str, int, int]], group_by: str) -> Groups:
+    groups: Groups = defaultdict(lambda: defaultdict(lambda: [0, 0]))
+    for key, cur, spent, count in rows:
+        cell = groups[cur][_label(key, group_by)]
+        cell[0] += spent
+        cell[1] += count
+    return groups
+
+
+def _label(key: Any, group_by: str) -> str:
+    if group_by == "month":
+        return key.strftime("%Y-%m")
+    if group_by == "week":
+        year, week, _ = key.isocalendar()
+        return f"{year}-W{week:02d}"
+    return key if key is not None else UNCATEGORIZED
+
+
+def _currency_block(
+    currency: str, items: dict[str, list[int]], cap: int, group_by: str
+) -> dict[str, Any]:
+    total = sum(spent for spent, _ in items.values())
+    by_time = group_by in ("month", "week")
+    ordered = sorted(items.items()) if by_time else sorted(items.items(), key=_largest_first)
+    groups = [_group(key, spent, n, total, currency) for key, (spent, n) in ordered[:cap]]
+    if group_by == "week":
+        for group in groups:
+            year, week = group["key"].split("-W")
+            group["week_start"] = date.fromisocalendar(int(year), int(week), 1).isoformat()
+    block: dict[str, Any] = {
+        "currency": currency,
+        "total_spent": format_minor(total, currency),
+        "count": sum(n for _, n in items.values()),
+        "groups": groups,
+    }
+    rest = ordered[cap:]
+    if rest:
+        block["truncated"] = True
+    if rest and not by_time:
+        spent, n = sum(v[0] for _, v in rest), sum(v[1] for _, v in rest)
+        other = _group("other", spent, n, total, currency)
+        block["other"] = {
+            "groups": len(rest),
+            "spent": other["spent"],
+            "count": n,
+            "share_pct": other["share_pct"],
+        }
+    return block
+
+
+def _largest_first(item: tuple[str, list[int]]) -> tuple[int, str]:
+    return -item[1][0], item[0]
+
+
+def _group(key: str, spent: int, count: int, total: int, currency: str) -> dict[str, Any]:
+    share = percent(spent, total) if total > 0 else None
+    return {"key": key, "spent": format_minor(spent, currency), "count": count, "share_pct": share}
+
+
+def _change(a: int, b: int, currency: str) -> dict[str, Any]:
+    return {
+        "period_a": format_minor(a, currency),
+        "period_b": format_minor(b, currency),
+        "change": format_minor(b - a, currency),
+        # A refund-heavy baseline can be negative; a percentage of it would mislead.
+        "change_pct": percent(b - a, a) if a > 0 else None,
+    }
