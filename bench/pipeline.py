@@ -10,10 +10,7 @@ import threading
 import time
 from typing import Any
 
-import anthropic
-import httpx2
-
-from bench.streams import chunked, text_stream
+from bench.streams import chunked, sdk_client, text_stream
 from engine.eventlog import MemoryEventLog
 from engine.round import MessageRound
 from streaming.sse import iter_json_events
@@ -54,16 +51,7 @@ def ours(raw: bytes) -> int:
 def naive_relay(raw: bytes) -> int:
     """What a naive Flask + SDK helper relay does: messages.stream(), json per text event."""
 
-    def handler(request: httpx2.Request) -> httpx2.Response:
-        return httpx2.Response(
-            200, headers={"content-type": "text/event-stream"}, stream=httpx2.ByteStream(raw)
-        )
-
-    client = anthropic.Anthropic(
-        api_key="bench",
-        base_url="http://bench.invalid",
-        http_client=httpx2.Client(transport=httpx2.MockTransport(handler)),
-    )
+    client = sdk_client(raw)
     sent = 0
     with client.messages.stream(
         model="bench", max_tokens=10, messages=[{"role": "user", "content": "x"}]
