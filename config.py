@@ -24,7 +24,7 @@ def load_settings(instance_path: str) -> dict[str, Any]:
         or f"sqlite:///{Path(instance_path, 'chat.db')}",
         "ANTHROPIC_API_KEY": os.environ.get("ANTHROPIC_API_KEY") or None,
         "ANTHROPIC_BASE_URL": os.environ.get("ANTHROPIC_BASE_URL") or None,
-        "ANTHROPIC_MODEL": os.environ.get("ANTHROPIC_MODEL", "claude-sonnet-4-5"),
+        "ANTHROPIC_MODEL": os.environ.get("ANTHROPIC_MODEL", "claude-sonnet-5-5"),
         "MAX_TOKENS": _int("MAX_TOKENS", 4096),
         "MAX_TOOL_ROUNDS": _int("MAX_TOOL_ROUNDS", 10),
         "MAX_MESSAGE_CHARS": _int("MAX_MESSAGE_CHARS", 16_000),

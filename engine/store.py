@@ -81,15 +81,19 @@ class TurnStore:
                 )
         return count
 
-    def history(self, session_id: str) -> list[dict[str, Any]]:
-        """Return the session's API history, repaired so the API accepts it."""
+    def conversation(self, session_id: str) -> list[dict[str, Any]]:
+        """Return the stored messages the API sees: not discarded, not left empty by a cut."""
         with self.db.transaction() as s:
             rows = s.execute(
                 select(Message.role, Message.content)
                 .where(Message.session_id == session_id, Message.status != "discarded")
                 .order_by(Message.position)
             ).all()
-        return repair_history([{"role": r, "content": c} for r, c in rows])
+        return [{"role": r, "content": c} for r, c in rows if c]
+
+    def history(self, session_id: str) -> list[dict[str, Any]]:
+        """Return the conversation repaired so the API accepts it (e.g. after a crash)."""
+        return repair_history(self.conversation(session_id))
 
     def add_message(
         self,

@@ -1,0 +1,1 @@
+"""Fault-injection tests and their loopback Anthropic upstream."""

@@ -1,0 +1,65 @@
+"""The app pointed at the fault-injecting upstream, with seeded finance data."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from demo_data.finance import seed_finance
+from services.sessions import create_session
+from streaming.protocol import decode_stream
+from tests.conftest import make_user
+from tests.faults.upstream import FaultyUpstream
+from tools.registry import ToolRegistry
+
+
+class Rig:
+    """An app, its upstream, a seeded user, and a count of real tool executions."""
+
+    def __init__(self, app: Any, upstream: FaultyUpstream, user_id: int, token: str) -> None:
+        self.app, self.upstream, self.user_id, self.token = app, upstream, user_id, token
+        self.turns = app.extensions["turns"]
+        self.db = app.extensions["db"]
+        self.executions = 0
+        registry: ToolRegistry = self.turns.deps.tools.registry
+        original = registry.execute
+
+        def counting(*args: Any, **kwargs: Any) -> Any:
+            self.executions += 1
+            return original(*args, **kwargs)
+
+        registry.execute = counting  # type: ignore[method-assign]
+
+    def run(self, question: str, session_id: str | None = None) -> tuple[str, list[Any]]:
+        """Run one turn to its end; return (session_id, decoded events)."""
+        sid = session_id or create_session(self.db, self.user_id)["id"]
+        turn = self.turns.start(self.user_id, sid, question)
+        assert self.turns.wait(turn.turn_id, timeout=60)
+        chunk = self.turns.read(turn.turn_id, 0, 0)
+        return sid, decode_stream(chunk.frames)
+
+
+@pytest.fixture
+def rig(app_config: dict[str, Any], db: Any) -> Iterator[Rig]:
+    """The app against a FaultyUpstream with fast retries and short stall limits."""
+    from app import create_app
+
+    upstream = FaultyUpstream()
+    config = {
+        **app_config,
+        "ANTHROPIC_API_KEY": "sk-test",
+        "ANTHROPIC_BASE_URL": upstream.url,
+        "UPSTREAM_BACKOFF_BASE": 0.01,
+        "STALL_TIMEOUT": 0.6,
+        "FIRST_TOKEN_TIMEOUT": 1.0,
+        "UPSTREAM_RETRY_BUDGET": 30.0,
+    }
+    app = create_app(config)
+    user_id, token = make_user(db, "faulty")
+    seed_finance(db, user_id, months=3, seed=5)
+    yield Rig(app, upstream, user_id, token)
+    app.extensions["turns"].shutdown()
+    app.extensions["db"].dispose()
+    upstream.close()

@@ -1,0 +1,148 @@
+"""Upstream faults against the real SDK over loopback: each is a tested non-event."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from streaming.accumulator import MessageAccumulator
+from streaming.history import validate_history
+from streaming.sse import iter_json_events
+from tests.faults.conftest import Rig
+from tests.faults.upstream import (
+    CutToolAtMaxTokens,
+    ErrorAfter,
+    Normal,
+    ResetAfter,
+    StallAfter,
+    Status,
+    expected_reply,
+)
+from tests.helpers import assert_well_formed
+
+QUESTION = "What did I spend on groceries last month?"
+
+
+def stored(rig: Rig, sid: str) -> list[dict[str, Any]]:
+    """The session's stored conversation as the API sees it, before any repair."""
+    return rig.turns.store.conversation(sid)
+
+
+def upstream_answer(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """The content the upstream sends, fault-free, for this request body."""
+    acc = MessageAccumulator()
+    for event in iter_json_events(expected_reply(body)):
+        acc.feed(event)
+    return acc.message()["content"]
+
+
+def check_clean(rig: Rig, sid: str, events: list[Any], status: str = "completed") -> None:
+    """The turn ended as expected, its events are well formed, its history is valid."""
+    assert_well_formed(events)
+    assert events[-1][2]["status"] == status, [e for e in events if e[1] == "error"]
+    assert validate_history(stored(rig, sid), expect_user_last=False) == []
+
+
+def test_429_and_529_before_content_are_retried_honouring_retry_after(rig: Rig) -> None:
+    rig.upstream.script(Status(429, retry_after=0.4), Status(529), Status(500))
+    started = time.monotonic()
+    sid, events = rig.run(QUESTION)
+    check_clean(rig, sid, events)
+    assert time.monotonic() - started >= 0.4
+    assert rig.upstream.served[:4] == ["Status", "Status", "Status", "Normal"]
+    assert "message_discarded" not in [t for _, t, _ in events]
+
+
+def test_error_event_mid_stream_is_discarded_and_the_stored_answer_is_the_retry(rig: Rig) -> None:
+    rig.upstream.script(Normal(), ErrorAfter(12))
+    sid, events = rig.run(QUESTION)
+    check_clean(rig, sid, events)
+    discarded = [d for _, t, d in events if t == "message_discarded"]
+    assert discarded == [
+        {"message_id": discarded[0]["message_id"], "reason": "overloaded_error", "attempt": 0}
+    ]
+    final_body = rig.upstream.requests[-1]
+    assert stored(rig, sid)[-1]["content"] == upstream_answer(final_body)
+
+
+def test_connection_reset_mid_stream_is_retried(rig: Rig) -> None:
+    rig.upstream.script(ResetAfter(9))
+    sid, events = rig.run(QUESTION)
+    check_clean(rig, sid, events)
+    assert [d["reason"] for _, t, d in events if t == "message_discarded"] == ["connection_error"]
+
+
+def test_silent_stall_is_aborted_by_the_watchdog_and_retried(rig: Rig) -> None:
+    rig.upstream.script(StallAfter(6, seconds=20))
+    started = time.monotonic()
+    sid, events = rig.run(QUESTION)
+    check_clean(rig, sid, events)
+    assert time.monotonic() - started < 8
+    assert [d["reason"] for _, t, d in events if t == "message_discarded"] == ["stalled"]
+
+
+def test_a_stall_with_only_pings_is_still_a_stall(rig: Rig) -> None:
+    rig.upstream.script(StallAfter(6, seconds=20, pings=True))
+    started = time.monotonic()
+    sid, events = rig.run(QUESTION)
+    check_clean(rig, sid, events)
+    assert time.monotonic() - started < 8
+    assert [d["reason"] for _, t, d in events if t == "message_discarded"] == ["stalled"]
+
+
+def test_retries_run_out_the_turn_fails_and_completed_rounds_stay(rig: Rig) -> None:
+    rig.upstream.script(Normal(), *[ErrorAfter(3)] * 5)
+    sid, events = rig.run(QUESTION)
+    check_clean(rig, sid, events, status="failed")
+    error = [d for _, t, d in events if t == "error"][-1]
+    assert error["code"] == "overloaded_error" and "Gave up after 5 attempts" in error["message"]
+    history = stored(rig, sid)
+    assert [m["role"] for m in history] == ["user", "assistant", "user"]
+    assert history[2]["content"][0]["type"] == "tool_result"
+
+
+def test_tool_cut_at_max_tokens_is_not_run_and_the_next_turn_works(rig: Rig) -> None:
+    rig.upstream.script(CutToolAtMaxTokens())
+    sid, events = rig.run(QUESTION)
+    check_clean(rig, sid, events, status="failed")
+    assert rig.executions == 0
+    assert [d["code"] for _, t, d in events if t == "error"] == ["max_tokens"]
+    assert any(d.get("incomplete") for _, t, d in events if t == "block_end")
+    sid, events = rig.run("Am I over budget anywhere?", session_id=sid)
+    check_clean(rig, sid, events)
+
+
+def test_a_tool_runs_once_per_id_even_when_later_calls_fail(rig: Rig) -> None:
+    rig.upstream.script(Normal(), ErrorAfter(20), ResetAfter(4), Normal(), ErrorAfter(5))
+    sid, events = rig.run(QUESTION)
+    check_clean(rig, sid, events)
+    tool_ids = {d["tool_use_id"] for _, t, d in events if t == "tool_result"}
+    assert rig.executions == len(tool_ids) == 2
+
+
+def test_cancel_during_a_silent_stall_closes_the_upstream_within_a_second(rig: Rig) -> None:
+    from services.sessions import create_session
+
+    rig.app.config["STALL_TIMEOUT"] = 30
+    rig.turns._stall = 30  # a stall the watchdog would not catch before the cancel
+    rig.upstream.script(StallAfter(8, seconds=25))
+    sid = create_session(rig.db, rig.user_id)["id"]
+    turn = rig.turns.start(rig.user_id, sid, QUESTION)
+    time.sleep(0.5)
+    started = time.monotonic()
+    rig.turns.cancel(turn.turn_id)
+    assert rig.turns.wait(turn.turn_id, timeout=5)
+    assert time.monotonic() - started < 1.0
+    events = rig.turns.read(turn.turn_id, 0, 0)
+    from streaming.protocol import decode_stream
+
+    decoded = decode_stream(events.frames)
+    check_clean(rig, sid, decoded, status="cancelled")
+    assert not any(t == "message_discarded" for _, t, _ in decoded)
+
+
+def test_an_invalid_request_is_not_retried(rig: Rig) -> None:
+    rig.upstream.script(Status(400, error_type="invalid_request_error"))
+    sid, events = rig.run(QUESTION)
+    check_clean(rig, sid, events, status="failed")
+    assert len(rig.upstream.requests) == 1
