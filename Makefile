@@ -33,6 +33,10 @@ lint: $(VENV)/.installed
 
 bench: $(VENV)/.installed
 	$(BIN)/python -m bench.accumulator
+	$(BIN)/python -m bench.pipeline
+
+soak: $(VENV)/.installed
+	$(BIN)/python -m pytest -q -s tests/faults/test_soak.py
 
 clean:
 	rm -rf $(VENV) instance .pytest_cache .hypothesis
