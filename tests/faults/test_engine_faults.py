@@ -146,3 +146,13 @@ def test_an_invalid_request_is_not_retried(rig: Rig) -> None:
     sid, events = rig.run(QUESTION)
     check_clean(rig, sid, events, status="failed")
     assert len(rig.upstream.requests) == 1
+
+
+def test_a_slow_start_is_cut_by_the_first_token_timeout(rig: Rig) -> None:
+    rig.upstream.script(StallAfter(1, seconds=20))  # message_start, then nothing
+    started = time.monotonic()
+    sid, events = rig.run(QUESTION)
+    elapsed = time.monotonic() - started
+    check_clean(rig, sid, events)
+    assert 1.0 <= elapsed < 6, elapsed  # FIRST_TOKEN_TIMEOUT is 1.0 s in this rig
+    assert [d["reason"] for _, t, d in events if t == "message_discarded"] == ["stalled"]

@@ -1,0 +1,65 @@
+"""Retry policy and failure classification."""
+
+from __future__ import annotations
+
+import random
+import time
+
+import anthropic
+import httpx2
+
+from engine.errors import UpstreamInterrupted
+from engine.retry import RetryPolicy, classify, retry_after
+
+
+def test_backoff_is_jittered_exponential_and_capped() -> None:
+    policy, rng = RetryPolicy(base=0.5, cap=4.0), random.Random(1)
+    for attempt, ceiling in [(0, 0.5), (1, 1.0), (2, 2.0), (3, 4.0), (6, 4.0)]:
+        delays = [policy.delay(attempt, None, rng) for _ in range(200)]
+        assert min(delays) >= ceiling / 2 and max(delays) <= ceiling
+        assert len(set(delays)) > 100
+
+
+def test_retry_after_wins_over_backoff() -> None:
+    assert RetryPolicy().delay(3, 1.25, random.Random(0)) == 1.25
+
+
+def test_retries_are_bounded_by_count_and_by_total_time() -> None:
+    policy = RetryPolicy(max_retries=2, budget=1.0)
+    now = time.monotonic()
+    assert policy.allows(0, now, 0.1) and policy.allows(1, now, 0.1)
+    assert not policy.allows(2, now, 0.1)
+    assert not policy.allows(0, now, 1.5)
+    assert not policy.allows(0, now - 0.95, 0.1)
+
+
+def test_retry_after_headers_in_seconds_milliseconds_and_dates() -> None:
+    assert retry_after(httpx2.Headers({"retry-after": "3"})) == 3.0
+    assert retry_after(httpx2.Headers({"retry-after-ms": "250"})) == 0.25
+    future = time.strftime("%a, %d %b %Y %H:%M:%S GMT", time.gmtime(time.time() + 30))
+    assert 25 <= (retry_after(httpx2.Headers({"retry-after": future})) or 0) <= 31
+    assert retry_after(httpx2.Headers({})) is None
+
+
+def _status(code: int, kind: str) -> anthropic.APIStatusError:
+    response = httpx2.Response(
+        code, request=httpx2.Request("POST", "http://x/v1/messages"), headers={"retry-after": "2"}
+    )
+    return anthropic.APIStatusError(
+        kind, response=response, body={"type": "error", "error": {"type": kind}}
+    )
+
+
+def test_classification() -> None:
+    assert classify(_status(529, "overloaded_error")).retryable
+    assert classify(_status(529, "overloaded_error")).retry_after == 2.0
+    assert classify(_status(429, "rate_limit_error")).code == "rate_limit_error"
+    assert classify(_status(408, "timeout_error")).retryable
+    assert not classify(_status(400, "invalid_request_error")).retryable
+    assert not classify(_status(401, "authentication_error")).retryable
+    assert "API key" in classify(_status(401, "authentication_error")).message
+    assert classify(httpx2.ReadError("reset")).retryable
+    assert classify(UpstreamInterrupted("overloaded_error", "x")).retryable
+    assert not classify(UpstreamInterrupted("invalid_request_error", "x")).retryable
+    assert classify(httpx2.ReadError("x"), abort_reason="stall").code == "stalled"
+    assert not classify(KeyError("bug")).retryable
