@@ -16,6 +16,15 @@ SHARED = Path(__file__).resolve().parents[2] / "shared"
 TRANSCRIPTS = SHARED / "transcripts"
 
 
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Refuse to run without the shared transcripts instead of silently skipping tests."""
+    if not TRANSCRIPTS.is_dir():
+        raise pytest.UsageError(
+            f"{TRANSCRIPTS} is missing: run the tests from a clone that "
+            "has the project's shared/ folder beside it"
+        )
+
+
 @pytest.fixture(scope="session")
 def migrated_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Build the schema once with `alembic upgrade head`; tests copy the file."""

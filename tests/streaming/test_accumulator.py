@@ -8,8 +8,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from streaming.accumulator import MessageAccumulator
 from streaming.changes import (
     BlockDelta,
@@ -22,7 +20,6 @@ from streaming.changes import (
 )
 
 TRANSCRIPTS = Path(__file__).resolve().parents[2].parent / "shared" / "transcripts"
-pytestmark = pytest.mark.skipif(not TRANSCRIPTS.is_dir(), reason="shared transcripts missing")
 
 
 def start(message_id: str = "msg_1", **extra: Any) -> dict[str, Any]:

@@ -15,7 +15,6 @@ from streaming.accumulator import MessageAccumulator
 from streaming.sse import SSEDecoder, SSEEvent, iter_json_events
 
 TRANSCRIPTS = Path(__file__).resolve().parents[2].parent / "shared" / "transcripts"
-pytestmark = pytest.mark.skipif(not TRANSCRIPTS.is_dir(), reason="shared transcripts missing")
 
 # Parametrized per transcript, so each file gets this many examples.
 PER_FILE = settings(

@@ -43,7 +43,6 @@ def test_valid_history_accepted() -> None:
     assert validate_history([*VALID, asst(THINKING, txt("68F")), USER]) == []
 
 
-@pytest.mark.skipif(not REQUESTS.is_file(), reason="shared transcripts missing")
 def test_recorded_requests_accepted() -> None:
     requests = json.loads(REQUESTS.read_text())
     assert len(requests) == 2

@@ -16,7 +16,6 @@ DONE_FILE = "vercel-ai-inline__tool_use_input_in_content_block_start_no_deltas.s
 DATA_ONLY = "vercel-ai-inline__redacted_thinking_then_text.sse"
 
 TRANSCRIPTS = Path(__file__).resolve().parents[2].parent / "shared" / "transcripts"
-pytestmark = pytest.mark.skipif(not TRANSCRIPTS.is_dir(), reason="shared transcripts missing")
 
 
 def decode_all(chunks: list[bytes]) -> list[SSEEvent]:
