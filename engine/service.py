@@ -140,6 +140,9 @@ class TurnService:
             self.cancel(turn_id)
         for turn_id in list(self._threads):
             self.wait(turn_id, timeout)
+        close = getattr(self.events, "close", None)
+        if close is not None:
+            close()
 
 
 def build_turn_service(config: dict[str, Any], db: Database) -> TurnService:
@@ -151,7 +154,7 @@ def build_turn_service(config: dict[str, Any], db: Database) -> TurnService:
     pool = ThreadPoolExecutor(max_workers=config.get("TOOL_WORKERS", 8), thread_name_prefix="tool")
     deps = TurnDeps(
         store=store,
-        events=MemoryEventLog(),
+        events=make_event_log(config["EVENT_LOG_URL"]),
         model=build_model_client(config),
         tools=ToolExecutor(registry, store, db, pool, config["TOOL_TIMEOUT"]),
         tool_definitions=registry.definitions(),
@@ -168,3 +171,14 @@ def build_turn_service(config: dict[str, Any], db: Database) -> TurnService:
         stall_timeout=config["STALL_TIMEOUT"],
         first_token_timeout=config["FIRST_TOKEN_TIMEOUT"],
     )
+
+
+def make_event_log(url: str) -> EventLog:
+    """Return the in-process log for `memory://`, a Redis Streams log for `redis://...`."""
+    if url.startswith(("redis://", "rediss://", "unix://")):
+        from engine.redis_eventlog import RedisEventLog
+
+        return RedisEventLog(url)
+    if url != "memory://":
+        raise ValueError(f"EVENT_LOG_URL must be memory:// or redis://..., not {url!r}")
+    return MemoryEventLog()

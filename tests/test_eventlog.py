@@ -1,0 +1,76 @@
+"""Both event logs (in-process and Redis Streams) replay and follow alike."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import redis
+
+from engine.eventlog import MemoryEventLog, frames_after
+from engine.redis_eventlog import RedisEventLog
+from models import new_id
+from streaming.protocol import decode_stream
+
+REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
+
+
+def redis_or_skip() -> str:
+    """Return the Redis URL, or skip (fail under REQUIRE_REDIS=1) when Redis is not up."""
+    try:
+        redis.Redis.from_url(REDIS_URL).ping()
+    except redis.RedisError:
+        if os.environ.get("REQUIRE_REDIS") == "1":
+            pytest.fail(f"Redis is required but not reachable at {REDIS_URL}")
+        pytest.skip("Redis not reachable")
+    return REDIS_URL
+
+
+@pytest.fixture(params=["memory", "redis"])
+def log(request: pytest.FixtureRequest) -> Iterator[Any]:
+    if request.param == "memory":
+        yield MemoryEventLog()
+        return
+    redis_log = RedisEventLog(redis_or_skip())
+    yield redis_log
+    redis_log.close()
+
+
+def test_reads_replay_after_any_position_and_mark_the_end(log: Any) -> None:
+    turn = new_id("turn")
+    log.open(turn)
+    for i in range(5):
+        assert log.append(turn, "block_delta", {"i": i, "text": "é\u2028"}) == i + 1
+    whole = log.finish(turn)
+    assert [e[0] for e in decode_stream(whole)] == [1, 2, 3, 4, 5]
+    for after in range(6):
+        chunk = log.read(turn, after, 0.1)
+        assert chunk.finished and chunk.last_seq == 5
+        assert chunk.frames == frames_after(whole, after)[0]
+
+
+def test_a_blocked_reader_wakes_on_append(log: Any) -> None:
+    turn = new_id("turn")
+    log.open(turn)
+    log.append(turn, "turn_start", {})
+    threading.Timer(0.2, lambda: log.append(turn, "block_delta", {"x": 1})).start()
+    started = time.monotonic()
+    chunk = log.read(turn, 1, 5.0)
+    assert time.monotonic() - started < 2.0
+    assert chunk.last_seq == 2 and not chunk.finished
+    assert decode_stream(chunk.frames)[0][1] == "block_delta"
+    log.finish(turn)
+
+
+def test_an_idle_read_times_out_empty_and_unknown_turns_are_none(log: Any) -> None:
+    turn = new_id("turn")
+    log.open(turn)
+    log.append(turn, "turn_start", {})
+    chunk = log.read(turn, 1, 0.2)
+    assert chunk.frames == b"" and chunk.last_seq == 1 and not chunk.finished
+    assert log.read(new_id("turn"), 0, 0.1) is None
+    log.finish(turn)
