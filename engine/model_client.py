@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import logging
 import socket
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+import threading
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
 from datetime import date
 from typing import Any
 
@@ -22,23 +23,40 @@ SYSTEM_PROMPT = (
     "transactions and budgets using the tools; quote exact amounts with their currency and "
     "the dates they cover. Today is {today}."
 )
+POLL = 0.05
+
+
+class CallAborted(Exception):
+    """The call was aborted (cancel or stall) before the response arrived."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
 
 
 class UpstreamCall:
-    """One open model stream: its events, and an abort that works from any thread."""
+    """One model call: its events, and an abort that works from any thread at any time."""
 
-    def __init__(self, chunks: Iterable[bytes], response: httpx2.Response | None = None) -> None:
-        self._chunks, self._response = chunks, response
-        self.aborted = False
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._response: httpx2.Response | None = None
+        self._chunks: Iterator[bytes] | None = None
+        self._done = False
+        self.abort_reason: str | None = None
 
     def events(self) -> Iterator[dict[str, Any]]:
         """Yield the stream's decoded events."""
+        assert self._chunks is not None
         return iter_json_events(self._chunks)
 
-    def abort(self) -> None:
-        """Break the connection so a read blocked on it returns at once."""
-        self.aborted = True
-        stream = self._response.extensions.get("network_stream") if self._response else None
+    def abort(self, reason: str) -> None:
+        """Break the connection so a read blocked on it returns at once; first reason wins."""
+        with self._lock:
+            if self._done or self.abort_reason is not None:
+                return
+            self.abort_reason = reason
+            response = self._response
+        stream = response.extensions.get("network_stream") if response is not None else None
         sock = stream.get_extra_info("socket") if stream is not None else None
         if sock is not None:
             # shutdown(), unlike close(), wakes a recv() blocked in another thread.
@@ -46,6 +64,18 @@ class UpstreamCall:
                 sock.shutdown(socket.SHUT_RDWR)
             except OSError:
                 log.debug("upstream socket already closed")
+
+    def _attach(self, response: httpx2.Response, chunks: Iterator[bytes]) -> bool:
+        with self._lock:
+            if self.abort_reason is not None:
+                return False
+            self._response, self._chunks = response, chunks
+            return True
+
+    def _finish(self) -> None:
+        # After this, abort() never touches the socket: it may go back to the pool.
+        with self._lock:
+            self._done = True
 
 
 class ModelClient:
@@ -64,9 +94,9 @@ class ModelClient:
 
     @contextmanager
     def stream(
-        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], call: UpstreamCall
     ) -> Iterator[UpstreamCall]:
-        """Open one streamed call; the response is closed when the block exits."""
+        """Open one streamed call; raise CallAborted if `call` is aborted while it opens."""
         params: dict[str, Any] = {
             "model": self.model,
             "max_tokens": self.max_tokens,
@@ -79,8 +109,45 @@ class ModelClient:
             params["system"] = self.system.replace("{today}", date.today().isoformat())
         # with_streaming_response keeps the SDK's auth and headers but hands us the bytes:
         # we decode them once instead of building pydantic models per event.
-        with self.client.messages.with_streaming_response.create(**params) as response:
-            yield UpstreamCall(response.iter_bytes(), response.http_response)
+        opened = _open_in_background(
+            self.client.messages.with_streaming_response.create(**params), call
+        )
+        try:
+            yield call
+        finally:
+            call._finish()
+            opened.__exit__(None, None, None)
+
+
+def _open_in_background(
+    manager: AbstractContextManager[Any], call: UpstreamCall
+) -> AbstractContextManager[Any]:
+    """Wait for the response headers in a helper thread so an abort need not wait for them."""
+    box: dict[str, Any] = {}
+    ready = threading.Event()
+
+    def opener() -> None:
+        try:
+            response = manager.__enter__()
+        except BaseException as err:
+            box["error"] = err
+            ready.set()
+            return
+        if call._attach(response.http_response, response.iter_bytes()):
+            box["ok"] = True
+        else:
+            manager.__exit__(None, None, None)  # nobody waits for it any more
+        ready.set()
+
+    threading.Thread(target=opener, name="model-open", daemon=True).start()
+    while not ready.wait(POLL):
+        if call.abort_reason is not None:
+            raise CallAborted(call.abort_reason)
+    if "error" in box:
+        raise box["error"]
+    if "ok" not in box:
+        raise CallAborted(call.abort_reason or "aborted")
+    return manager
 
 
 def build_model_client(config: dict[str, Any]) -> ModelClient:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -22,6 +23,7 @@ from streaming.changes import (
 )
 
 Emit = Callable[[str, dict[str, Any]], int]
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -98,21 +100,23 @@ class MessageRound:
             # A repeated message_start restarts the message: drop what the first one showed.
             self.discard("restarted")
         msg = change.message
-        self.message_id = new_id("msg")
-        self.block_ids, self.open_blocks = {}, {}
+        message_id = new_id("msg")
         self.store.add_message(
             self.turn_id,
             self.session_id,
-            self.message_id,
+            message_id,
             "assistant",
             [],
             "streaming",
             model=msg.get("model"),
             upstream_id=msg.get("id"),
         )
+        # Only a stored message counts as started, so a failed insert is never "discarded".
+        self.message_id = message_id
+        self.block_ids, self.open_blocks = {}, {}
         self.emit(
             P.MESSAGE_START,
-            {"message_id": self.message_id, "role": "assistant", "model": msg.get("model")},
+            {"message_id": message_id, "role": "assistant", "model": msg.get("model")},
         )
 
     def _block_started(self, change: BlockStarted) -> None:
@@ -133,10 +137,12 @@ class MessageRound:
 
     def _block_stopped(self, change: BlockStopped) -> None:
         block = change.block
-        self.open_blocks.pop(change.index, None)
         if change.error and block.get("type") == "tool_use":
             self.tool_errors[block["id"]] = change.error
+        # Stored before block_end is sent; if the write fails the block stays open and is
+        # ended as incomplete by discard().
         self.store.update_message(self.message_id, content=self.acc.message()["content"])
+        self.open_blocks.pop(change.index, None)
         data: dict[str, Any] = {
             "message_id": self.message_id,
             "block_id": self.block_ids[change.index],
@@ -173,57 +179,69 @@ class MessageRound:
         return RoundResult(self.message_id, content, message.get("stop_reason"), self.tool_errors)
 
     def _end_open_blocks(self) -> list[dict[str, Any]]:
+        """Send block_end for every open block (marked incomplete); return their snapshots."""
+        snapshots = dict(self.acc.incomplete_blocks())
         partial = []
-        for index, snapshot in self.acc.incomplete_blocks():
+        for index, block_id in sorted(self.open_blocks.items()):
+            snapshot = snapshots.get(index, {})
             partial.append({"index": index, **snapshot})
             self.emit(
                 P.BLOCK_END,
                 {
                     "message_id": self.message_id,
-                    "block_id": self.block_ids[index],
+                    "block_id": block_id,
                     "index": index,
                     "type": snapshot.get("type"),
                     "incomplete": True,
                 },
             )
+        self.open_blocks = {}
         return partial
 
     def abort(self, reason: str) -> None:
         """End a message cut short (cancel, failure): keep complete blocks, mark the rest."""
-        if self.message_id is None:
+        message_id = self.message_id
+        if message_id is None:
             return
         partial = self._end_open_blocks()
         message = self.acc.message()
-        self.store.update_message(
-            self.message_id,
+        self.message_id = None
+        # Events first: the client's view must close even if the database is failing.
+        self.emit(
+            P.MESSAGE_END,
+            {
+                "message_id": message_id,
+                "stop_reason": reason,
+                "usage": message.get("usage"),
+                "incomplete": True,
+            },
+        )
+        self._write(
+            message_id,
             content=message["content"],
             partial_content=partial or None,
             status="incomplete",
             stop_reason=reason,
             usage=message.get("usage"),
         )
-        self.emit(
-            P.MESSAGE_END,
-            {
-                "message_id": self.message_id,
-                "stop_reason": reason,
-                "usage": message.get("usage"),
-                "incomplete": True,
-            },
-        )
-        self.message_id = None
 
     def discard(self, reason: str, attempt: int = 0) -> None:
         """Drop the message in flight entirely: the client removes it, history skips it."""
-        if self.message_id is None:
+        message_id = self.message_id
+        if message_id is None:
             return
         self._end_open_blocks()
-        self.store.update_message(self.message_id, status="discarded")
-        self.emit(
-            P.MESSAGE_DISCARDED,
-            {"message_id": self.message_id, "reason": reason, "attempt": attempt},
-        )
         self.message_id = None
+        self.emit(
+            P.MESSAGE_DISCARDED, {"message_id": message_id, "reason": reason, "attempt": attempt}
+        )
+        self._write(message_id, status="discarded")
+
+    def _write(self, message_id: str, **fields: Any) -> None:
+        try:
+            self.store.update_message(message_id, **fields)
+        except Exception:
+            log.exception("could not store the end of message %s", message_id)
 
 
 def _drop_duplicate_tool_ids(content: list[dict[str, Any]]) -> list[dict[str, Any]]:

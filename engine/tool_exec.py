@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import threading
 import time
-from concurrent.futures import Executor, TimeoutError
+from concurrent.futures import Executor, Future, TimeoutError
 from dataclasses import dataclass
 from typing import Any
 
@@ -11,6 +12,8 @@ from engine.store import TurnStore
 from models import ToolRun
 from models.db import Database
 from tools.registry import ToolContext, ToolOutcome, ToolRegistry
+
+WAIT_STEP = 0.1
 
 
 @dataclass(frozen=True)
@@ -33,7 +36,12 @@ class ToolExecutor:
         self.pool, self.timeout = pool, timeout
 
     def run_all(
-        self, turn_id: str, session_id: str, user_id: int, calls: list[ToolCall]
+        self,
+        turn_id: str,
+        session_id: str,
+        user_id: int,
+        calls: list[ToolCall],
+        cancelled: threading.Event | None = None,
     ) -> list[ToolRun]:
         """Return one stored ToolRun per call, in order, running each id at most once."""
         runs: dict[str, ToolRun] = {}
@@ -47,22 +55,41 @@ class ToolExecutor:
                 runs[call.tool_use_id] = self._save(turn_id, session_id, call, outcome, 0.0)
             else:
                 ctx = ToolContext(user_id=user_id, db=self.db)
-                started = time.monotonic()
                 future = self.pool.submit(self.registry.execute, call.name, call.input, ctx)
-                pending.append((call, future, started))
+                pending.append((call, future, time.monotonic()))
         for call, future, started in pending:
-            try:
-                outcome = future.result(timeout=max(0.0, started + self.timeout - time.monotonic()))
-            except TimeoutError:
-                outcome = ToolOutcome(
-                    f"The tool '{call.name}' timed out after "
-                    f"{self.timeout:g}s. Try a narrower query.",
-                    True,
-                )
+            outcome = self._outcome(call, future, started, cancelled or threading.Event())
             runs[call.tool_use_id] = self._save(
                 turn_id, session_id, call, outcome, time.monotonic() - started
             )
         return [runs[c.tool_use_id] for c in calls]
+
+    def _outcome(
+        self,
+        call: ToolCall,
+        future: Future[ToolOutcome],
+        started: float,
+        cancelled: threading.Event,
+    ) -> ToolOutcome:
+        """Wait for one tool, giving up at its timeout or when the turn is cancelled."""
+        while True:
+            if cancelled.is_set():
+                future.cancel()
+                return ToolOutcome(
+                    "The tool was not run to completion: the turn was cancelled.", True
+                )
+            remaining = started + self.timeout - time.monotonic()
+            try:
+                return future.result(timeout=min(WAIT_STEP, max(0.0, remaining)))
+            except TimeoutError:
+                if remaining <= 0:
+                    # A queued call must not run after its "timed out" result was sent.
+                    future.cancel()
+                    return ToolOutcome(
+                        f"The tool '{call.name}' timed out after "
+                        f"{self.timeout:g}s. Try a narrower query.",
+                        True,
+                    )
 
     def _save(
         self, turn_id: str, session_id: str, call: ToolCall, outcome: ToolOutcome, seconds: float

@@ -9,20 +9,19 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.errors import TurnCancelled, TurnFailed
+from engine.errors import TurnCancelled, TurnFailed, UpstreamInterrupted
 from engine.eventlog import EventLog
-from engine.model_client import ModelClient, UpstreamCall
+from engine.model_client import CallAborted, ModelClient, UpstreamCall
 from engine.retry import Failure, RetryPolicy, classify
 from engine.round import MessageRound, RoundResult
 from engine.store import NewTurn, TurnStore
 from engine.tool_exec import ToolExecutor, result_block, tool_calls
 from models import new_id
 from streaming import protocol as P
-from streaming.history import validate_history
+from streaming.history import repair_history, validate_history
 
 log = logging.getLogger(__name__)
 
-END_STOPS = ("end_turn", "stop_sequence")
 TRUNCATED = {
     "max_tokens": "The reply was cut off at the output token limit; ask for a shorter answer.",
     "model_context_window_exceeded": "The conversation no longer fits the model's context "
@@ -52,7 +51,6 @@ class TurnRunner:
         self.rounds = 0
         self._round: MessageRound | None = None
         self._call: UpstreamCall | None = None
-        self._abort_reason: str | None = None
         self._rng = random.Random()
 
     def emit(self, event_type: str, data: dict[str, Any]) -> int:
@@ -64,42 +62,41 @@ class TurnRunner:
         self.cancelled.set()
         call = self._call
         if call is not None:
-            call.abort()
+            call.abort("cancelled")
 
     def run(self) -> str:
-        """Run the turn and return its final status."""
+        """Run the turn and return its final status; the end events are always sent."""
         turn = self.turn
-        self.emit(
-            P.TURN_START,
-            {
-                "turn_id": turn.turn_id,
-                "session_id": turn.session_id,
-                "user_message_id": turn.user_message_id,
-            },
-        )
-        error: tuple[str, str] | None = None
+        status, error = "failed", ("internal_error", "The turn failed on our side.")
         try:
-            status = self._loop()
+            self.emit(
+                P.TURN_START,
+                {
+                    "turn_id": turn.turn_id,
+                    "session_id": turn.session_id,
+                    "user_message_id": turn.user_message_id,
+                },
+            )
+            status, error = self._loop(), None
         except TurnCancelled:
-            status = "cancelled"
-            self._end_round("cancelled")
+            status, error = "cancelled", None
         except TurnFailed as err:
-            status, error = "failed", (err.code, err.message)
-            self._end_round("error")
+            error = (err.code, err.message)
         except Exception:
             log.exception("turn %s crashed", turn.turn_id)
-            status, error = "failed", ("internal_error", "The turn failed on our side.")
-            self._end_round("error")
-        if error:
-            self.emit(P.ERROR, {"code": error[0], "message": error[1]})
-        self._finish(status, error)
+        finally:
+            self._close(status, error)
         return status
 
     def _loop(self) -> str:
         history = self.deps.store.history(self.turn.session_id)
         continuing = False
         while self.rounds < self.deps.max_rounds:
+            self._check_cancel()
             self.rounds += 1
+            # Repair drops what the API refuses (e.g. whitespace-only text before a tool call)
+            # and merges a pause_turn continuation into the message it continues.
+            history = repair_history(history)
             problems = validate_history(history, expect_user_last=not continuing)
             if problems:
                 raise TurnFailed("invalid_history", "; ".join(problems))
@@ -125,27 +122,34 @@ class TurnRunner:
                 return "completed"
         return "max_rounds"
 
+    def _check_cancel(self) -> None:
+        if self.cancelled.is_set():
+            raise TurnCancelled()
+
     def _stream_round(self, history: list[dict[str, Any]]) -> RoundResult:
         """Call the model until one attempt yields a whole message, or retries run out."""
         policy, started, attempt = self.deps.retry, time.monotonic(), 0
         while True:
-            self._round = MessageRound(
+            self._check_cancel()
+            self._round = current = MessageRound(
                 self.deps.store, self.emit, self.turn.turn_id, self.turn.session_id, self.cancelled
             )
-            self._abort_reason = None
+            self._call = call = UpstreamCall()
             try:
-                with self.deps.model.stream(history, self.deps.tool_definitions) as call:
-                    self._call = call
-                    result = self._round.consume(call.events())
+                with self.deps.model.stream(history, self.deps.tool_definitions, call):
+                    result = current.consume(call.events())
+                    self._call = None
                 self._round = None
                 return result
             except TurnCancelled:
                 raise
             except Exception as err:
+                self._call = None
                 if self.cancelled.is_set():
                     raise TurnCancelled() from err
-                failure = classify(err, self._abort_reason)
-                self._round.discard(failure.code, attempt)
+                failure = classify(_unwrap(err), call.abort_reason)
+                current.discard(failure.code, attempt)
+                self._round = None
                 wait = policy.delay(attempt, failure.retry_after, self._rng)
                 if not failure.retryable or not policy.allows(attempt, started, wait):
                     raise TurnFailed(failure.code, _final_message(failure, attempt)) from err
@@ -159,32 +163,30 @@ class TurnRunner:
                 if self.cancelled.wait(wait):
                     raise TurnCancelled() from err
                 attempt += 1
-            finally:
-                self._call = None
 
     def watch(self, now: float, stall: float, first_token: float) -> None:
         """Called by the watchdog thread: abort a cancelled or stalled model call."""
         call, current = self._call, self._round
-        if call is None or current is None or call.aborted:
+        if call is None or current is None:
             return
         if self.cancelled.is_set():
-            call.abort()
+            call.abort("cancelled")
             return
-        limit = stall if current.saw_content else first_token
         gap = now - current.last_activity
-        if gap > limit:
+        if gap > (stall if current.saw_content else first_token):
             log.warning(
                 "turn %s: no model event for %.1fs, aborting the attempt", self.turn.turn_id, gap
             )
-            self._abort_reason = "stall"
-            call.abort()
+            call.abort("stall")
 
     def _answer_tools(self, result: RoundResult, refuse: str | None) -> dict[str, Any] | None:
         """Run (or refuse) every tool_use of `result`; store and emit one results message."""
         calls = tool_calls(result.content, result.tool_errors, refuse)
         if not calls:
             return None
-        runs = self.deps.tools.run_all(self.turn.turn_id, self.turn.session_id, self.user_id, calls)
+        runs = self.deps.tools.run_all(
+            self.turn.turn_id, self.turn.session_id, self.user_id, calls, self.cancelled
+        )
         blocks = [result_block(run) for run in runs]
         message_id = new_id("msg")
         self.deps.store.add_message(
@@ -203,17 +205,32 @@ class TurnRunner:
             )
         return {"role": "user", "content": blocks}
 
-    def _end_round(self, reason: str) -> None:
+    def _close(self, status: str, error: tuple[str, str] | None) -> None:
+        """End what is open, record the outcome and end the event log, whatever fails."""
+        turn_id, store, events = self.turn.turn_id, self.deps.store, self.deps.events
         if self._round is not None:
-            self._round.abort(reason)
+            self._round.abort("cancelled" if status == "cancelled" else "error")
             self._round = None
-
-    def _finish(self, status: str, error: tuple[str, str] | None) -> None:
-        turn_id = self.turn.turn_id
-        store, events = self.deps.store, self.deps.events
-        store.finish_turn(turn_id, status, self.rounds, error)
+        if error:
+            self.emit(P.ERROR, {"code": error[0], "message": error[1]})
+        try:
+            store.finish_turn(turn_id, status, self.rounds, error)
+        except Exception:
+            log.exception("could not record the end of turn %s", turn_id)
         seq = self.emit(P.TURN_END, {"turn_id": turn_id, "status": status})
-        store.archive_events(turn_id, events.finish(turn_id), seq)
+        frames = events.finish(turn_id)
+        try:
+            store.archive_events(turn_id, frames, seq)
+        except Exception:
+            log.exception("could not archive the events of turn %s", turn_id)
+
+
+def _unwrap(err: Exception) -> Exception:
+    if isinstance(err, CallAborted):
+        if err.reason == "stall":
+            return UpstreamInterrupted("stalled", "The model did not start answering in time.")
+        return err
+    return err
 
 
 def _final_message(failure: Failure, attempt: int) -> str:

@@ -18,27 +18,18 @@ def transcript_events(name: str) -> list[dict[str, Any]]:
     return list(iter_json_events([(TRANSCRIPTS / name).read_bytes()]))
 
 
-class ScriptedCall:
-    """One scripted model call; an Exception among the events is raised at that point."""
-
-    def __init__(self, events: list[Any]) -> None:
-        self._events = events
-        self.aborted = False
-
-    def events(self) -> Iterator[dict[str, Any]]:
-        for event in self._events:
-            if isinstance(event, BaseException):
-                raise event
-            yield event
-
-    def abort(self) -> None:
-        self.aborted = True
+def _play(events: list[Any]) -> Iterator[dict[str, Any]]:
+    for event in events:
+        if isinstance(event, BaseException):
+            raise event
+        yield event
 
 
 class ScriptedModel:
     """A model client that plays one scripted event list per call and records requests.
 
-    A script may be an Exception, raised when the call opens (like an HTTP error status).
+    A script may be an Exception, raised when the call opens (like an HTTP error status);
+    an Exception among a script's events is raised at that point of the stream.
     """
 
     is_demo = False
@@ -49,16 +40,17 @@ class ScriptedModel:
 
     @contextmanager
     def stream(
-        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
-    ) -> Iterator[ScriptedCall]:
-        """Yield the next script as a call."""
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], call: Any
+    ) -> Iterator[Any]:
+        """Yield `call` playing the next script."""
         self.requests.append(json.loads(json.dumps(messages)))
         if not self.scripts:
             raise AssertionError("the model was called more times than scripted")
         script = self.scripts.pop(0)
         if isinstance(script, BaseException):
             raise script
-        yield ScriptedCall(script)
+        call.events = lambda: _play(script)
+        yield call
 
 
 def assert_well_formed(events: list[tuple[int, str, dict[str, Any]]]) -> None:

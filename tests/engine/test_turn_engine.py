@@ -376,3 +376,55 @@ def test_cancel_keeps_completed_blocks(run_turn: Any) -> None:
     assert_well_formed(run.events)
     history = run.store.history(run.session_id)
     assert history[-1]["content"] == [{"type": "text", "text": "kept"}]
+
+
+def test_whitespace_text_before_a_tool_call_is_not_sent_back(run_turn: Any) -> None:
+    run = run_turn(
+        [
+            tool_use("toolu_ws", "get_weather", ['{"location": "Oslo"}'], text="\n\n"),
+            answer("Cold."),
+        ]
+    )
+    assert run.status == "completed"
+    assert run.model.requests[1][1]["content"][0]["type"] == "tool_use"
+    assert validate_history(run.model.requests[1]) == []
+
+
+def test_two_pause_turns_in_a_row_resume_as_one_assistant_message(run_turn: Any) -> None:
+    run = run_turn(
+        [answer("One", stop="pause_turn"), answer("Two", stop="pause_turn"), answer("Three.")]
+    )
+    assert run.status == "completed"
+    assert [m["role"] for m in run.model.requests[2]] == ["user", "assistant"]
+    assert validate_history(run.model.requests[2], expect_user_last=False) == []
+
+
+def test_a_database_failure_mid_stream_still_ends_every_block_and_the_turn(
+    run_turn: Any, monkeypatch: Any
+) -> None:
+    from engine.store import TurnStore
+
+    def broken(self: Any, message_id: str, **fields: Any) -> None:
+        raise RuntimeError("database is locked")
+
+    monkeypatch.setattr(TurnStore, "update_message", broken)
+    run = run_turn([answer("never stored")] * 5, retries=1)
+    assert run.status == "failed"
+    assert_well_formed(run.events)
+
+
+def test_cancel_while_a_tool_runs_ends_the_turn_without_another_model_call(
+    run_turn: Any,
+) -> None:
+    import threading
+
+    def cancel_soon(runner: Any) -> None:
+        threading.Timer(0.3, runner.cancel).start()
+
+    started = time.monotonic()
+    run = run_turn([tool_use("toolu_slow", "slow", ["{}"]), answer("never")], before=cancel_soon)
+    assert run.status == "cancelled"
+    assert time.monotonic() - started < 1.5
+    assert len(run.model.requests) == 1
+    assert run.of("tool_result")[0]["is_error"] is True
+    assert validate_history(run.store.conversation(run.session_id), expect_user_last=False) == []

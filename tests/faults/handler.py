@@ -136,7 +136,7 @@ class Handler(BaseHTTPRequestHandler):
             self._json(fault.code, error_body(fault.api_error_type(), request_id), headers)
             return
         if isinstance(fault, Transcript):
-            self._stream(request_id, split_events(fault.data()))
+            self._stream(request_id, split_events(fault.data()), delay=fault.delay)
             return
         events = expected_reply(body)
         if isinstance(fault, Normal):

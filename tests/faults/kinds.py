@@ -83,9 +83,10 @@ class CutToolAtMaxTokens:
 
 @dataclass(frozen=True)
 class Transcript:
-    """Serve raw SSE bytes (or a file's bytes) verbatim."""
+    """Serve raw SSE bytes (or a file's bytes) verbatim, `delay` seconds between events."""
 
     source: str | Path | bytes
+    delay: float = 0.0
 
     def data(self) -> bytes:
         """Return the bytes to serve."""

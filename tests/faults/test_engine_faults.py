@@ -156,3 +156,29 @@ def test_a_slow_start_is_cut_by_the_first_token_timeout(rig: Rig) -> None:
     check_clean(rig, sid, events)
     assert 1.0 <= elapsed < 6, elapsed  # FIRST_TOKEN_TIMEOUT is 1.0 s in this rig
     assert [d["reason"] for _, t, d in events if t == "message_discarded"] == ["stalled"]
+
+
+def test_cancel_while_waiting_for_response_headers_is_immediate(rig: Rig) -> None:
+    import socket
+    import threading
+
+    from services.sessions import create_session
+
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(8)  # accepts connections, never answers
+    client = rig.turns.deps.model.client
+    rig.turns.deps.model.client = client.with_options(
+        base_url=f"http://127.0.0.1:{silent.getsockname()[1]}"
+    )
+    try:
+        sid = create_session(rig.db, rig.user_id)["id"]
+        turn = rig.turns.start(rig.user_id, sid, QUESTION)
+        time.sleep(0.3)
+        started = time.monotonic()
+        threading.Thread(target=rig.turns.cancel, args=(turn.turn_id,)).start()
+        assert rig.turns.wait(turn.turn_id, timeout=5)
+        assert time.monotonic() - started < 1.0
+    finally:
+        rig.turns.deps.model.client = client
+        silent.close()
