@@ -13,6 +13,8 @@ from engine.eventlog import Chunk
 from streaming.protocol import encode_event
 
 _FIELD = b"f"
+_END = b"end"
+MAX_BLOCK = 30.0
 log = logging.getLogger(__name__)
 
 
@@ -20,11 +22,12 @@ class RedisEventLog:
     """Frames are encoded once, batched by a writer thread, and XADDed with id 0-<seq>."""
 
     def __init__(self, url: str, retain_seconds: int = 3600) -> None:
-        self._redis = redis.Redis.from_url(url)
+        # Blocking XREADs last up to MAX_BLOCK; the socket timeout must outlast them.
+        self._redis = redis.Redis.from_url(url, socket_timeout=MAX_BLOCK + 30)
         self._retain = retain_seconds
         self._seq: dict[str, int] = {}
         self._frames: dict[str, list[bytes]] = {}
-        self._pending: list[tuple[str, int, bytes]] = []
+        self._pending: list[tuple[str, int, bytes | None]] = []
         self._cond = threading.Condition()
         self._write_lock = threading.Lock()  # keeps XADDs of one stream in sequence order
         self._stop = False
@@ -32,8 +35,8 @@ class RedisEventLog:
         self._writer.start()
 
     @staticmethod
-    def _keys(turn_id: str) -> tuple[str, str]:
-        return f"chat:turn:{turn_id}:events", f"chat:turn:{turn_id}:done"
+    def _keys(turn_id: str) -> str:
+        return f"chat:turn:{turn_id}:events"
 
     def open(self, turn_id: str) -> None:
         """Start the turn's sequence; only this process appends to it."""
@@ -52,35 +55,33 @@ class RedisEventLog:
         return seq
 
     def finish(self, turn_id: str) -> bytes:
-        """Write what is queued, mark the turn done, and return all of its frames."""
-        events, done = self._keys(turn_id)
+        """Write what is queued plus an end marker, and return all of the turn's frames."""
         last = self._seq.pop(turn_id)
+        with self._cond:
+            # The marker wakes blocked readers at once and tells them the last sequence.
+            self._pending.append((turn_id, last + 1, None))
         try:
             self._flush()
-            pipe = self._redis.pipeline(transaction=False)
-            pipe.set(done, last, ex=self._retain)
-            pipe.expire(events, self._retain)
-            pipe.execute()
         except redis.RedisError:
-            log.exception(
-                "could not finish turn %s in Redis; its DB archive serves replays", turn_id
-            )
+            log.exception("could not finish turn %s in Redis; the archive serves it", turn_id)
         return b"".join(self._frames.pop(turn_id))
 
     def read(self, turn_id: str, after: int, timeout: float) -> Chunk | None:
         """Return frames after `after`, blocking up to `timeout`; None if Redis has no such turn."""
-        events, done = self._keys(turn_id)
-        reply = self._redis.xread(
-            {events: f"0-{after}"}, count=10_000, block=max(1, int(timeout * 1000))
-        )
+        key = self._keys(turn_id)
+        block = max(1, int(min(timeout, MAX_BLOCK) * 1000))
+        reply = self._redis.xread({key: f"0-{after}"}, count=10_000, block=block)
         entries = reply[0][1] if reply else []
-        raw_done = self._redis.get(done)
-        done_seq = int(raw_done) if raw_done is not None else None
-        if not entries and done_seq is None and not self._redis.exists(events):
+        if not entries and not self._redis.exists(key):
             return None
-        last = int(entries[-1][0].split(b"-")[1]) if entries else after
-        frames = b"".join(fields[_FIELD] for _, fields in entries)
-        return Chunk(frames, last, done_seq is not None and last >= done_seq)
+        frames, last, finished = [], after, False
+        for entry_id, fields in entries:
+            if _END in fields:
+                finished, last = True, int(fields[_END])
+                break
+            frames.append(fields[_FIELD])
+            last = int(entry_id.split(b"-")[1])
+        return Chunk(b"".join(frames), max(last, after), finished)
 
     def _write_loop(self) -> None:
         while True:
@@ -103,14 +104,27 @@ class RedisEventLog:
             if not batch:
                 return
             pipe = self._redis.pipeline(transaction=False)
+            keys = set()
             for turn_id, seq, frame in batch:
-                pipe.xadd(self._keys(turn_id)[0], {_FIELD: frame}, id=f"0-{seq}")
+                key = self._keys(turn_id)
+                keys.add(key)
+                fields = {_FIELD: frame} if frame is not None else {_END: seq - 1}
+                pipe.xadd(key, fields, id=f"0-{seq}")
+            for key in keys:
+                # A TTL from the first write, so a worker that dies leaves nothing forever.
+                pipe.expire(key, self._retain)
             try:
-                pipe.execute()
+                results = pipe.execute(raise_on_error=False)
             except redis.RedisError:
                 with self._cond:
                     self._pending[:0] = batch
                 raise
+            for result in results:
+                # Written before a lost reply: the entry is there already, which is success.
+                if isinstance(result, redis.ResponseError) and "equal or smaller" not in str(
+                    result
+                ):
+                    raise result
 
     def close(self) -> None:
         """Stop the writer after writing what is queued."""

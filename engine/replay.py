@@ -6,7 +6,7 @@ from typing import Any
 
 from sqlalchemy import select
 
-from engine.eventlog import Chunk, frames_after
+from engine.eventlog import Chunk
 from models import Message, Turn
 from models.db import Database
 from streaming import protocol as P
@@ -14,20 +14,23 @@ from streaming import protocol as P
 _DELTA_KEYS = {"text": "text_delta", "thinking": "thinking_delta"}
 
 
-def replay_turn(db: Database, turn_id: str, after: int, finished: bool) -> Chunk:
-    """Return synthesized events after `after`; empty and unfinished while the turn runs."""
-    if not finished:
-        # Another worker runs it: its archive appears when it ends, with the live numbering.
-        return Chunk(b"", after, False)
+def replay_turn(db: Database, turn_id: str, after: int) -> Chunk:
+    """Rebuild a finished turn whose live events are lost (its worker died) from storage.
+
+    The rebuilt events cannot match the lost numbering, so a reader that already had
+    events (after > 0) gets them numbered from after+1, opened by a `turn_start` with
+    `reset: true`: it drops what it showed for this turn and renders the rebuilt one.
+    """
     with db.transaction() as s:
         turn = s.get(Turn, turn_id)
         rows = s.scalars(
             select(Message).where(Message.turn_id == turn_id).order_by(Message.position)
         ).all()
-        events = list(turn_events(turn, rows)) if turn else []
-    blob = b"".join(P.encode_event(i, t, d) for i, (t, d) in enumerate(events, 1))
-    frames, last = frames_after(blob, after)
-    return Chunk(frames, last, True)
+        events = turn_events(turn, rows) if turn else []
+    if after and events:
+        events[0] = (events[0][0], {**events[0][1], "reset": True})
+    blob = b"".join(P.encode_event(after + i, t, d) for i, (t, d) in enumerate(events, 1))
+    return Chunk(blob, after + len(events), True)
 
 
 def turn_events(turn: Turn, rows: list[Message]) -> list[tuple[str, dict[str, Any]]]:
@@ -45,11 +48,13 @@ def turn_events(turn: Turn, rows: list[Message]) -> list[tuple[str, dict[str, An
             },
         )
     )
+    names: dict[str, str] = {}
     for msg in rows:
         if msg.status == "discarded" or msg.id == first_user:
             continue
         if msg.role == "assistant":
             out.extend(_assistant_events(msg))
+            names.update((b["id"], b.get("name", "")) for b in msg.content if "id" in b)
         else:
             out.extend(
                 (
@@ -57,6 +62,7 @@ def turn_events(turn: Turn, rows: list[Message]) -> list[tuple[str, dict[str, An
                     {
                         "message_id": msg.id,
                         "tool_use_id": b["tool_use_id"],
+                        "name": names.get(b["tool_use_id"]),
                         "is_error": bool(b.get("is_error")),
                         "content": b.get("content"),
                     },

@@ -10,17 +10,20 @@ from typing import Any
 
 from engine.eventlog import Chunk, EventLog, MemoryEventLog, frames_after
 from engine.model_client import build_model_client
+from engine.replay import replay_turn
 from engine.retry import RetryPolicy
 from engine.store import NewTurn, TurnStore
 from engine.tool_exec import ToolExecutor
 from engine.turn import TurnDeps, TurnRunner
-from models import Turn, TurnEvents
+from models.chat import TURN_RUNNING
 from models.db import Database
 from tools import default_registry
 
 log = logging.getLogger(__name__)
 
 WATCH_INTERVAL = 0.2
+# A turn that ended this recently may still be writing its archive.
+ARCHIVE_GRACE = 5.0
 
 
 class TurnService:
@@ -78,21 +81,22 @@ class TurnService:
             self.store.request_cancel(turn_id)
 
     def read(self, turn_id: str, after: int, timeout: float) -> Chunk:
-        """Return events after `after` from the live log, or from the archive once finished."""
+        """Return events after `after`: live from the log, else archived, else rebuilt."""
         chunk = self.events.read(turn_id, after, timeout)
-        if chunk is not None:
+        if chunk is not None and (chunk.frames or chunk.finished):
             return chunk
-        with self.store.db.transaction() as s:
-            archived = s.get(TurnEvents, turn_id)
-            status = s.scalar(
-                Turn.__table__.select().with_only_columns(Turn.status).where(Turn.id == turn_id)
-            )
-        if archived is not None:
-            frames, last = frames_after(archived.frames, after)
+        # Idle for `timeout`, or not in this log: the turn may have ended elsewhere or died.
+        self.store.interrupt_stale()
+        status, age, archive = self.store.stored_turn(turn_id)
+        if archive is not None:
+            frames, last = frames_after(archive, after)
             return Chunk(frames, last, True)
-        from engine.replay import replay_turn
-
-        return replay_turn(self.store.db, turn_id, after, finished=status != "running")
+        if status is None or status == TURN_RUNNING or (age or 0) < ARCHIVE_GRACE:
+            if chunk is None:
+                # Run by another worker with an in-process log: poll, do not spin.
+                self._stop.wait(min(timeout, 1.0))
+            return chunk or Chunk(b"", after, False)
+        return replay_turn(self.store.db, turn_id, after)
 
     def expire_stale(self) -> None:
         """Mark turns whose worker died (no heartbeat) as interrupted."""
@@ -120,7 +124,10 @@ class TurnService:
                 runners = list(self._runners.values())
             now = time.monotonic()
             for runner in runners:
-                runner.watch(now, self._stall, self._first_token)
+                try:
+                    runner.watch(now, self._stall, self._first_token)
+                except Exception:
+                    log.exception("watchdog failed for %s", runner.turn.turn_id)
             if now >= next_beat:
                 next_beat = now + heartbeat
                 self._beat(runners)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import UTC, timedelta
 from typing import Any
 
 from sqlalchemy import func, select, update
@@ -134,18 +134,38 @@ class TurnStore:
                 )
             )
 
+    def stored_turn(self, turn_id: str) -> tuple[str | None, float | None, bytes | None]:
+        """Return a turn's status, seconds since it finished, and its archived frames."""
+        with self.db.transaction() as s:
+            row = s.execute(select(Turn.status, Turn.finished_at).where(Turn.id == turn_id)).first()
+            archived = s.get(TurnEvents, turn_id)
+        if row is None:
+            return None, None, None
+        status, finished = row
+        age = None
+        if finished is not None:
+            finished = finished if finished.tzinfo else finished.replace(tzinfo=UTC)
+            age = (utcnow() - finished).total_seconds()
+        return status, age, archived.frames if archived is not None else None
+
     def save_tool_run(self, run: ToolRun) -> None:
         """Store a tool result before it is sent anywhere."""
         with self.db.transaction() as s:
             s.add(run)
 
     def beat(self, turn_id: str, rounds: int) -> bool:
-        """Refresh the turn's heartbeat; return True if a cancel was requested."""
+        """Refresh the heartbeat; True if the turn must stop (cancel asked, or not running)."""
         with self.db.transaction() as s:
-            s.execute(
-                update(Turn).where(Turn.id == turn_id).values(heartbeat_at=utcnow(), rounds=rounds)
+            alive = s.execute(
+                update(Turn)
+                .where(Turn.id == turn_id, Turn.status == TURN_RUNNING)
+                .values(heartbeat_at=utcnow(), rounds=rounds)
+            ).rowcount
+            # Declared interrupted by another worker (e.g. after a long pause): stop, so two
+            # turns never write to one session at once.
+            return not alive or bool(
+                s.scalar(select(Turn.cancel_requested).where(Turn.id == turn_id))
             )
-            return bool(s.scalar(select(Turn.cancel_requested).where(Turn.id == turn_id)))
 
     def request_cancel(self, turn_id: str) -> None:
         """Flag a running turn for cancellation by whichever worker runs it."""
@@ -169,7 +189,10 @@ class TurnStore:
             "error_message": message,
         }
         with self.db.transaction() as s:
-            s.execute(update(Turn).where(Turn.id == turn_id).values(**values))
+            # An interrupted turn stays interrupted: its worker was presumed dead.
+            s.execute(
+                update(Turn).where(Turn.id == turn_id, Turn.status == TURN_RUNNING).values(**values)
+            )
 
     def archive_events(self, turn_id: str, frames: bytes, last_seq: int) -> None:
         """Keep a finished turn's encoded events for replay once the live log is gone."""

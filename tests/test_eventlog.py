@@ -74,3 +74,55 @@ def test_an_idle_read_times_out_empty_and_unknown_turns_are_none(log: Any) -> No
     assert chunk.frames == b"" and chunk.last_seq == 1 and not chunk.finished
     assert log.read(new_id("turn"), 0, 0.1) is None
     log.finish(turn)
+
+
+def test_redis_log_survives_a_batch_written_twice_and_expires_its_keys() -> None:
+    log = RedisEventLog(redis_or_skip(), retain_seconds=120)
+    try:
+        turn = new_id("turn")
+        log.open(turn)
+        for i in range(3):
+            log.append(turn, "block_delta", {"i": i})
+        log._flush()
+        # A reply lost after the write: the same entries are sent again.
+        log._pending = [(turn, 1, b"x"), (turn, 2, b"y")]
+        log._flush()
+        log.append(turn, "turn_end", {})
+        log.finish(turn)
+        chunk = log.read(turn, 0, 0.1)
+        assert chunk is not None and chunk.finished
+        assert [seq for seq, _, _ in decode_stream(chunk.frames)] == [1, 2, 3, 4]
+        assert 0 < log._redis.ttl(RedisEventLog._keys(turn)) <= 120
+    finally:
+        log.close()
+
+
+def test_a_reader_falls_back_to_the_archive_when_the_live_log_never_finishes(
+    app_config: dict[str, Any],
+) -> None:
+    from app import create_app
+    from services.sessions import create_session
+    from tests.conftest import make_user
+
+    app = create_app({**app_config, "EVENT_LOG_URL": redis_or_skip()})
+    turns = app.extensions["turns"]
+    try:
+        user_id, _ = make_user(app.extensions["db"], "fallback")
+        sid = create_session(app.extensions["db"], user_id)["id"]
+        turn = turns.start(user_id, sid, "Am I over budget?")
+        assert turns.wait(turn.turn_id)
+        archived = turns.read(turn.turn_id, 0, 0.1).frames
+        # The worker died before Redis heard the end: drop the done marker and the tail.
+        events_key = RedisEventLog._keys(turn.turn_id)
+        for entry_id, _ in turns.events._redis.xrevrange(events_key, count=2):
+            turns.events._redis.xdel(events_key, entry_id)
+        stitched, position, finished = b"", 0, False
+        for _ in range(10):  # as the SSE reader loops
+            chunk = turns.read(turn.turn_id, position, 0.2)
+            stitched, position, finished = stitched + chunk.frames, chunk.last_seq, chunk.finished
+            if finished:
+                break
+        assert finished and stitched == archived
+    finally:
+        turns.shutdown()
+        app.extensions["db"].dispose()
