@@ -21,7 +21,7 @@ def replay_turn(db: Database, turn_id: str, after: int) -> Chunk:
     events (after > 0) gets them numbered from after+1, opened by a `turn_start` with
     `reset: true`: it drops what it showed for this turn and renders the rebuilt one.
     """
-    with db.transaction() as s:
+    with db.read() as s:
         turn = s.get(Turn, turn_id)
         rows = s.scalars(
             select(Message).where(Message.turn_id == turn_id).order_by(Message.position)

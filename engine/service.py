@@ -49,8 +49,8 @@ class TurnService:
         )
         self._supervisor.start()
 
-    def start(self, user_id: int, session_id: str, text: str) -> NewTurn:
-        """Store the user message and start the turn; raise TurnConflict or NotFound."""
+    def start(self, user_id: int, session_id: str | None, text: str) -> NewTurn:
+        """Store the user message (new session if None) and start the turn in the background."""
         new = self.store.start_turn(user_id, session_id, text)
         self.events.open(new.turn_id)
         runner = TurnRunner(self.deps, new, user_id)

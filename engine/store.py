@@ -6,11 +6,11 @@ from dataclasses import dataclass
 from datetime import UTC, timedelta
 from typing import Any
 
-from sqlalchemy import func, select, update
+from sqlalchemy import func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from engine.errors import NotFoundError, TurnConflict
-from models import ChatSession, Message, ToolRun, Turn, TurnEvents, utcnow
+from models import ChatSession, Message, ToolRun, Turn, TurnEvents, new_id, utcnow
 from models.chat import TURN_RUNNING
 from models.db import Database
 from streaming.history import repair_history
@@ -32,31 +32,51 @@ class TurnStore:
         self.db = db
         self.stale_after = timedelta(seconds=stale_after)
 
-    def start_turn(self, user_id: int, session_id: str, text: str) -> NewTurn:
-        """Create a running turn and its user message, or raise TurnConflict / NotFound."""
-        self.interrupt_stale(session_id)
+    def start_turn(self, user_id: int, session_id: str | None, text: str) -> NewTurn:
+        """Create a running turn and its user message (and the session if None is given).
+
+        Raises TurnConflict while another turn runs on the session, NotFoundError for a
+        session that is missing or someone else's. One transaction: all or nothing.
+        """
+        if session_id is not None:
+            self.interrupt_stale(session_id)
+        turn_id, message_id = new_id("turn"), new_id("msg")
         try:
             with self.db.transaction() as s:
-                session = s.get(ChatSession, session_id)
-                if session is None or session.user_id != user_id:
-                    raise NotFoundError("session", session_id)
-                turn = Turn(session_id=session_id, user_id=user_id)
-                s.add(turn)
-                s.flush()
-                msg = Message(
-                    session_id=session_id,
-                    turn_id=turn.id,
-                    position=_next_position(s, session_id),
-                    role="user",
-                    content=[{"type": "text", "text": text}],
+                if session_id is None:
+                    session_id = new_id("ses")
+                    s.execute(
+                        insert(ChatSession).values(id=session_id, user_id=user_id, title=text[:80])
+                    )
+                else:
+                    row = s.execute(
+                        select(ChatSession.user_id, ChatSession.title).where(
+                            ChatSession.id == session_id
+                        )
+                    ).first()
+                    if row is None or row.user_id != user_id:
+                        raise NotFoundError("session", session_id)
+                    if row.title is None:
+                        s.execute(
+                            update(ChatSession)
+                            .where(ChatSession.id == session_id)
+                            .values(title=text[:80])
+                        )
+                s.execute(insert(Turn).values(id=turn_id, session_id=session_id, user_id=user_id))
+                s.execute(
+                    insert(Message).values(
+                        id=message_id,
+                        session_id=session_id,
+                        turn_id=turn_id,
+                        role="user",
+                        position=_next_position(s, session_id),
+                        status="complete",
+                        content=[{"type": "text", "text": text}],
+                    )
                 )
-                s.add(msg)
-                if session.title is None:
-                    session.title = text[:80]
-                s.flush()
-                return NewTurn(turn.id, session_id, msg.id)
         except IntegrityError as err:
-            raise TurnConflict(session_id) from err
+            raise TurnConflict(session_id or "") from err
+        return NewTurn(turn_id, session_id, message_id)
 
     def interrupt_stale(self, session_id: str | None = None) -> int:
         """Mark running turns whose worker stopped beating as interrupted; return how many."""
@@ -83,7 +103,7 @@ class TurnStore:
 
     def conversation(self, session_id: str) -> list[dict[str, Any]]:
         """Return the stored messages the API sees: not discarded, not left empty by a cut."""
-        with self.db.transaction() as s:
+        with self.db.read() as s:
             rows = s.execute(
                 select(Message.role, Message.content)
                 .where(Message.session_id == session_id, Message.status != "discarded")
@@ -107,13 +127,13 @@ class TurnStore:
     ) -> None:
         """Insert a message at the end of the session."""
         with self.db.transaction() as s:
-            s.add(
-                Message(
+            s.execute(
+                insert(Message).values(
                     id=message_id,
                     session_id=session_id,
                     turn_id=turn_id,
-                    position=_next_position(s, session_id),
                     role=role,
+                    position=_next_position(s, session_id),
                     content=content,
                     status=status,
                     **fields,
@@ -127,7 +147,7 @@ class TurnStore:
 
     def tool_run(self, session_id: str, tool_use_id: str) -> ToolRun | None:
         """Return the stored result of a tool_use id in this session, if it ran before."""
-        with self.db.transaction() as s:
+        with self.db.read() as s:
             return s.scalar(
                 select(ToolRun).where(
                     ToolRun.session_id == session_id, ToolRun.tool_use_id == tool_use_id
@@ -136,7 +156,7 @@ class TurnStore:
 
     def stored_turn(self, turn_id: str) -> tuple[str | None, float | None, bytes | None]:
         """Return a turn's status, seconds since it finished, and its archived frames."""
-        with self.db.transaction() as s:
+        with self.db.read() as s:
             row = s.execute(select(Turn.status, Turn.finished_at).where(Turn.id == turn_id)).first()
             archived = s.get(TurnEvents, turn_id)
         if row is None:

@@ -16,11 +16,19 @@ class Database:
         self.url = url
         self.engine = make_engine(url)
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
+        self._readers = sessionmaker(self.engine.execution_options(read_only=True),
+                                     expire_on_commit=False)
 
     @contextmanager
     def transaction(self) -> Iterator[Session]:
         """Run a block in one transaction: commit on success, roll back on error."""
         with self._sessions.begin() as session:
+            yield session
+
+    @contextmanager
+    def read(self) -> Iterator[Session]:
+        """Run a read-only block; on SQLite it does not take the write lock."""
+        with self._readers.begin() as session:
             yield session
 
     def dispose(self) -> None:
@@ -49,6 +57,7 @@ def make_engine(url: str) -> Engine:
     def _begin(conn) -> None:  # type: ignore[no-untyped-def]
         # IMMEDIATE takes the write lock up front: a deferred transaction that
         # reads and then writes can fail with SQLITE_BUSY under concurrent turns.
-        conn.exec_driver_sql("BEGIN IMMEDIATE")
+        read_only = conn.get_execution_options().get("read_only", False)
+        conn.exec_driver_sql("BEGIN" if read_only else "BEGIN IMMEDIATE")
 
     return engine

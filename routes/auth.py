@@ -44,7 +44,7 @@ def _user_from_bearer() -> int:
     scheme, _, token = header.partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
         raise APIError(401, "unauthorized", "Send 'Authorization: Bearer <token>'.")
-    with get_db().transaction() as s:
+    with get_db().read() as s:
         user_id = s.scalar(
             select(ApiToken.user_id).where(ApiToken.token_hash == ApiToken.hash(token.strip()))
         )

@@ -5,10 +5,9 @@ from __future__ import annotations
 from flask import Blueprint, Response, g
 
 from routes.auth import login_required
-from routes.deps import get_db, get_turns
+from routes.deps import get_turns
 from routes.schemas import ChatStreamRequest, parse_body
 from routes.sse import event_stream
-from services import sessions
 
 bp = Blueprint("chat", __name__)
 
@@ -18,8 +17,7 @@ bp = Blueprint("chat", __name__)
 def stream() -> Response:
     """Start a turn (creating the session if none is given) and stream its events."""
     body = parse_body(ChatStreamRequest())
-    session_id = body["session_id"] or sessions.create_session(get_db(), g.user_id)["id"]
-    turn = get_turns().start(g.user_id, session_id, body["message"])
+    turn = get_turns().start(g.user_id, body["session_id"], body["message"])
     response = event_stream(get_turns(), turn.turn_id, 0)
-    response.headers["X-Turn-Id"], response.headers["X-Session-Id"] = turn.turn_id, session_id
+    response.headers["X-Turn-Id"], response.headers["X-Session-Id"] = turn.turn_id, turn.session_id
     return response

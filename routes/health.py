@@ -15,7 +15,7 @@ bp = Blueprint("health", __name__)
 def healthz() -> dict[str, str]:
     """Return ok once the database answers a query."""
     try:
-        with get_db().transaction() as s:
+        with get_db().read() as s:
             s.execute(text("SELECT 1"))
     except Exception as err:
         raise APIError(503, "database_unavailable", "The database does not answer.") from err

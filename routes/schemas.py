@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from flask import current_app, request
@@ -10,10 +11,20 @@ from marshmallow import Schema, ValidationError, fields, validate, validates
 from routes.errors import APIError
 
 
+def storable(value: str) -> None:
+    """Reject text no database can store: NUL characters and lone UTF-16 surrogates."""
+    if "\x00" in value:
+        raise ValidationError("Must not contain NUL characters.")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as err:
+        raise ValidationError("Must be valid Unicode (no lone surrogates).") from err
+
+
 class TurnRequest(Schema):
     """Body of POST /api/sessions/<id>/turns."""
 
-    message = fields.String(required=True)
+    message = fields.String(required=True, validate=storable)
 
     @validates("message")
     def _not_blank(self, value: str, **_: Any) -> None:
@@ -24,13 +35,15 @@ class TurnRequest(Schema):
 class ChatStreamRequest(TurnRequest):
     """Body of POST /api/chat/stream."""
 
-    session_id = fields.String(load_default=None, validate=validate.Length(min=1, max=64))
+    session_id = fields.String(
+        load_default=None, validate=[validate.Length(min=1, max=64), storable]
+    )
 
 
 class SessionRequest(Schema):
     """Body of POST /api/sessions (optional)."""
 
-    title = fields.String(load_default=None, validate=validate.Length(max=200))
+    title = fields.String(load_default=None, validate=[validate.Length(max=200), storable])
 
 
 def parse_body(schema: Schema, optional: bool = False) -> dict[str, Any]:
@@ -40,9 +53,10 @@ def parse_body(schema: Schema, optional: bool = False) -> dict[str, Any]:
         return schema.load({})
     if request.mimetype != "application/json":
         raise APIError(415, "unsupported_media_type", "Send the body as application/json.")
-    body = request.get_json(silent=True)
-    if body is None:
-        raise APIError(400, "invalid_json", "The request body is not valid JSON.")
+    try:
+        body = json.loads(raw)
+    except (ValueError, RecursionError) as err:
+        raise APIError(400, "invalid_json", "The request body is not valid JSON.") from err
     if not isinstance(body, dict):
         raise APIError(
             422,

@@ -40,6 +40,10 @@ def show(session_id: str) -> dict[str, Any]:
 @bp.delete("/sessions/<session_id>")
 @login_required
 def destroy(session_id: str) -> tuple[str, int]:
-    """Delete a session."""
+    """Delete a session, first stopping a turn that runs on it."""
+    running = sessions.running_turn(get_db(), g.user_id, session_id)
+    if running is not None:
+        get_turns().cancel(running)
+        get_turns().wait(running, timeout=5)
     sessions.delete_session(get_db(), g.user_id, session_id)
     return "", 204

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import delete, select
@@ -22,7 +23,7 @@ def create_session(db: Database, user_id: int, title: str | None = None) -> dict
 
 def list_sessions(db: Database, user_id: int, limit: int = 100) -> list[dict[str, Any]]:
     """Return the user's sessions, newest first."""
-    with db.transaction() as s:
+    with db.read() as s:
         rows = s.scalars(
             select(ChatSession)
             .where(ChatSession.user_id == user_id)
@@ -34,7 +35,7 @@ def list_sessions(db: Database, user_id: int, limit: int = 100) -> list[dict[str
 
 def get_session(db: Database, user_id: int, session_id: str) -> dict[str, Any]:
     """Return one session with its messages, or raise NotFound."""
-    with db.transaction() as s:
+    with db.read() as s:
         session = _owned(s.get(ChatSession, session_id), user_id, "session")
         out = session_dict(session)
         out["messages"] = [message_dict(m) for m in session.messages]
@@ -50,15 +51,15 @@ def delete_session(db: Database, user_id: int, session_id: str) -> None:
 
 def get_turn(db: Database, user_id: int, turn_id: str) -> dict[str, Any]:
     """Return a turn's status, or raise NotFound."""
-    with db.transaction() as s:
+    with db.read() as s:
         turn = _owned(s.get(Turn, turn_id), user_id, "turn")
         return {
             "id": turn.id,
             "session_id": turn.session_id,
             "status": turn.status,
             "rounds": turn.rounds,
-            "created_at": turn.created_at.isoformat(),
-            "finished_at": turn.finished_at.isoformat() if turn.finished_at else None,
+            "created_at": iso(turn.created_at),
+            "finished_at": iso(turn.finished_at),
             "error": {"code": turn.error_code, "message": turn.error_message}
             if turn.error_code
             else None,
@@ -67,7 +68,7 @@ def get_turn(db: Database, user_id: int, turn_id: str) -> dict[str, Any]:
 
 def session_dict(session: ChatSession) -> dict[str, Any]:
     """Return the API form of a session."""
-    return {"id": session.id, "title": session.title, "created_at": session.created_at.isoformat()}
+    return {"id": session.id, "title": session.title, "created_at": iso(session.created_at)}
 
 
 def message_dict(msg: Message) -> dict[str, Any]:
@@ -83,6 +84,23 @@ def message_dict(msg: Message) -> dict[str, Any]:
         "model": msg.model,
         "turn_id": msg.turn_id,
     }
+
+
+def iso(moment: datetime | None) -> str | None:
+    """Format a stored time as ISO 8601 in UTC (SQLite hands times back without a zone)."""
+    if moment is None:
+        return None
+    return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).isoformat()
+
+
+def running_turn(db: Database, user_id: int, session_id: str) -> str | None:
+    """Return the id of the session's running turn, if any."""
+    with db.read() as s:
+        return s.scalar(
+            select(Turn.id).where(
+                Turn.session_id == session_id, Turn.user_id == user_id, Turn.status == "running"
+            )
+        )
 
 
 def _owned(row: Any, user_id: int, kind: str) -> Any:

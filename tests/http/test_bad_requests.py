@@ -45,6 +45,16 @@ BAD_BODIES = [
         "validation_error",
     ),
     (
+        "deeply nested",
+        b'{"message": ' + b"[" * 100_000 + b"]" * 100_000 + b"}",
+        "application/json",
+        400,
+        "invalid_json",
+    ),
+    ("invalid utf-8", b'{"message": "\xff\xfe"}', "application/json", 400, "invalid_json"),
+    ("nul character", b'{"message": "a\\u0000b"}', "application/json", 422, "validation_error"),
+    ("lone surrogate", b'{"message": "a\\ud800b"}', "application/json", 422, "validation_error"),
+    (
         "form body",
         b"message=hi",
         "application/x-www-form-urlencoded",

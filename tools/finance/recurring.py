@@ -114,7 +114,7 @@ def find_recurring_payments(ctx: ToolContext, data: dict[str, Any]) -> dict[str,
         spend_clause(),
     )
     groups: dict[tuple[str, str], list[tuple[date, int, str, str | None]]] = defaultdict(list)
-    with ctx.db.transaction() as s:
+    with ctx.db.read() as s:
         for merchant, cur, day, amount, category in s.execute(stmt.order_by(Transaction.posted_on)):
             groups[(merchant.strip().lower(), cur)].append((day, -amount, merchant, category))
     found: list[tuple[int, dict[str, Any]]] = []

@@ -20,7 +20,7 @@ MAX_BUDGETS = 100
 
 def get_account_balances(ctx: ToolContext, data: dict[str, Any]) -> dict[str, Any]:
     """Return every account of the user with its balance, and totals per currency."""
-    with ctx.db.transaction() as s:
+    with ctx.db.read() as s:
         accounts = s.scalars(
             select(Account)
             .where(Account.user_id == ctx.user_id)
@@ -59,7 +59,7 @@ def get_budget_status(ctx: ToolContext, data: dict[str, Any]) -> dict[str, Any]:
     first = _parse_month(data["month"]) if data.get("month") else month_start(now)
     days = days_in_month(first.year, first.month)
     end = first.replace(day=days)
-    with ctx.db.transaction() as s:
+    with ctx.db.read() as s:
         budgets = s.execute(
             select(Budget, Category.name)
             .join(Category, Category.id == Budget.category_id)

@@ -24,7 +24,7 @@ def get_spending_summary(ctx: ToolContext, data: dict[str, Any]) -> dict[str, An
     """Return spend per group and currency over a period."""
     start, end, group_by = data["start_date"], data["end_date"], data["group_by"]
     check_range(start, end, "start_date", "end_date")
-    with ctx.db.transaction() as s:
+    with ctx.db.read() as s:
         ref = resolve_category(s, ctx.user_id, data["category"]) if data.get("category") else None
         rows = spending_totals(s, ctx.user_id, start, end, _group_key(group_by), ref)
     groups = _collect(rows, group_by)
@@ -56,7 +56,7 @@ def compare_spending(ctx: ToolContext, data: dict[str, Any]) -> dict[str, Any]:
     b_start, b_end = data["period_b_start"], data["period_b_end"]
     check_range(a_start, a_end, "period_a_start", "period_a_end")
     check_range(b_start, b_end, "period_b_start", "period_b_end")
-    with ctx.db.transaction() as s:
+    with ctx.db.read() as s:
         rows_a = spending_totals(s, ctx.user_id, a_start, a_end, Category.name)
         rows_b = spending_totals(s, ctx.user_id, b_start, b_end, Category.name)
     table: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(lambda: [0, 0]))

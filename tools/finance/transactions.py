@@ -45,7 +45,7 @@ def get_transactions(ctx: ToolContext, data: dict[str, Any]) -> dict[str, Any]:
     fp = cursors.fingerprint(ctx.user_id, sort, filters)
     by_date = sort.startswith("date")
     after = cursors.decode(data["cursor"], fp, by_date) if data.get("cursor") else None
-    with ctx.db.transaction() as s:
+    with ctx.db.read() as s:
         where = _where(s, ctx.user_id, data)
         totals = _totals(s, ctx.user_id, where)
         rows = _page(s, ctx.user_id, where, sort, after, limit + 1)
