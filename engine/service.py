@@ -24,6 +24,7 @@ log = logging.getLogger(__name__)
 WATCH_INTERVAL = 0.2
 # A turn that ended this recently may still be writing its archive.
 ARCHIVE_GRACE = 5.0
+CANCEL_POLL = 1.0
 
 
 class TurnService:
@@ -119,6 +120,7 @@ class TurnService:
     def _supervise(self, heartbeat: float) -> None:
         """Watch every running turn for stalls and cancels; beat their heartbeats."""
         next_beat = time.monotonic() + heartbeat
+        next_poll = time.monotonic() + CANCEL_POLL
         while not self._stop.wait(WATCH_INTERVAL):
             with self._lock:
                 runners = list(self._runners.values())
@@ -131,6 +133,20 @@ class TurnService:
             if now >= next_beat:
                 next_beat = now + heartbeat
                 self._beat(runners)
+            elif runners and now >= next_poll:
+                next_poll = now + CANCEL_POLL
+                self._poll_cancels(runners)
+
+    def _poll_cancels(self, runners: list[TurnRunner]) -> None:
+        # One query for all local turns, so a cancel sent to another worker lands in ~1 s.
+        try:
+            flagged = self.store.cancel_requested([r.turn.turn_id for r in runners])
+        except Exception:
+            log.exception("could not poll cancel requests")
+            return
+        for runner in runners:
+            if runner.turn.turn_id in flagged:
+                runner.cancel()
 
     def _beat(self, runners: list[TurnRunner]) -> None:
         for runner in runners:

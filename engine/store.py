@@ -187,6 +187,15 @@ class TurnStore:
                 s.scalar(select(Turn.cancel_requested).where(Turn.id == turn_id))
             )
 
+    def cancel_requested(self, turn_ids: list[str]) -> set[str]:
+        """Return which of these turns have a cancel request."""
+        with self.db.read() as s:
+            return set(
+                s.scalars(
+                    select(Turn.id).where(Turn.id.in_(turn_ids), Turn.cancel_requested.is_(True))
+                )
+            )
+
     def request_cancel(self, turn_id: str) -> None:
         """Flag a running turn for cancellation by whichever worker runs it."""
         with self.db.transaction() as s:
