@@ -13,6 +13,7 @@ from typing import Any
 import anthropic
 import httpx2
 
+from engine.transport import StreamingTransport, proxy_configured
 from streaming.sse import iter_json_events
 
 log = logging.getLogger(__name__)
@@ -133,7 +134,7 @@ def _open_in_background(
             box["error"] = err
             ready.set()
             return
-        if call._attach(response.http_response, response.iter_bytes()):
+        if call._attach(response.http_response, _body(response.http_response)):
             box["ok"] = True
         else:
             manager.__exit__(None, None, None)  # nobody waits for it any more
@@ -150,6 +151,13 @@ def _open_in_background(
     return manager
 
 
+def _body(response: httpx2.Response) -> Iterator[bytes]:
+    """The body's bytes; straight from the transport unless they need decompressing."""
+    if response.headers.get("content-encoding", "identity") == "identity":
+        return iter(response.stream)  # type: ignore[arg-type]
+    return response.iter_bytes()
+
+
 def build_model_client(config: dict[str, Any]) -> ModelClient:
     """Return the real client when an API key is set, else the offline demo model."""
     # The watchdog enforces stall limits precisely; this read timeout is only a backstop.
@@ -157,11 +165,15 @@ def build_model_client(config: dict[str, Any]) -> ModelClient:
     timeout = httpx2.Timeout(connect=10.0, read=read, write=30.0, pool=30.0)
     system = config.get("SYSTEM_PROMPT") or SYSTEM_PROMPT
     if config.get("ANTHROPIC_API_KEY"):
+        # The lean transport reads the stream without httpx2's per-chunk layers; the
+        # default one is kept for proxies, which it does not speak.
+        transport = None if proxy_configured() else StreamingTransport()
         client = anthropic.Anthropic(
             api_key=config["ANTHROPIC_API_KEY"],
             base_url=config.get("ANTHROPIC_BASE_URL"),
             max_retries=0,
             timeout=timeout,
+            http_client=httpx2.Client(transport=transport, timeout=timeout),
         )
         return ModelClient(client, config["ANTHROPIC_MODEL"], config["MAX_TOKENS"], system)
     from demo_model.transport import DemoTransport
