@@ -104,10 +104,27 @@ def start_stack(tmp: str) -> tuple[subprocess.Popen[bytes], subprocess.Popen[str
     ).stdout.strip()
     port = 5900 + os.getpid() % 90
     worker = os.environ.get("BENCH_WORKER", "gthread")
-    server = subprocess.Popen([str(BIN / "gunicorn"), "-b", f"127.0.0.1:{port}", "-w", "1",
-                               "-k", worker, "--threads", "1200", "--worker-connections", "5000",
-                               "--timeout", "0", "app:create_app()"],
-                              cwd=ROOT, env=env, stderr=subprocess.DEVNULL)
+    server = subprocess.Popen(
+        [
+            str(BIN / "gunicorn"),
+            "-b",
+            f"127.0.0.1:{port}",
+            "-w",
+            "1",
+            "-k",
+            worker,
+            "--threads",
+            "1200",
+            "--worker-connections",
+            "5000",
+            "--timeout",
+            "0",
+            "app:create_app()",
+        ],
+        cwd=ROOT,
+        env=env,
+        stderr=subprocess.DEVNULL,
+    )
     time.sleep(3)
     return server, upstream, port, token  # type: ignore[return-value]
 

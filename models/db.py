@@ -16,8 +16,9 @@ class Database:
         self.url = url
         self.engine = make_engine(url)
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
-        self._readers = sessionmaker(self.engine.execution_options(read_only=True),
-                                     expire_on_commit=False)
+        self._readers = sessionmaker(
+            self.engine.execution_options(read_only=True), expire_on_commit=False
+        )
 
     @contextmanager
     def transaction(self) -> Iterator[Session]:
