@@ -25,6 +25,8 @@ WATCH_INTERVAL = 0.2
 # A turn that ended this recently may still be writing its archive.
 ARCHIVE_GRACE = 5.0
 CANCEL_POLL = 1.0
+# Only a read that waited this long without news checks the database for the turn's end.
+IDLE_CHECK = 1.0
 
 
 class TurnService:
@@ -84,7 +86,7 @@ class TurnService:
     def read(self, turn_id: str, after: int, timeout: float) -> Chunk:
         """Return events after `after`: live from the log, else archived, else rebuilt."""
         chunk = self.events.read(turn_id, after, timeout)
-        if chunk is not None and (chunk.frames or chunk.finished):
+        if chunk is not None and (chunk.frames or chunk.finished or timeout < IDLE_CHECK):
             return chunk
         # Idle for `timeout`, or not in this log: the turn may have ended elsewhere or died.
         self.store.interrupt_stale()
