@@ -10,6 +10,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from bench.pipeline import ours as end_to_end
 from bench.streams import big_tool_input, chunked, sdk_client, tool_stream
 from streaming.accumulator import MessageAccumulator
 from streaming.sse import iter_json_events
@@ -54,6 +55,11 @@ def main() -> None:
     assert our_msg["content"][0]["input"] == sdk_msg["content"][0]["input"] == payload
     print(f"tool input: {len(json.dumps(payload)) // KIB} KiB in 4783 input_json_delta events")
     print(f"SDK messages.stream() helper / ours (CPU): {t_sdk / t_ours:,.0f}x")
+    t_e2e, _ = cpu(end_to_end, raw, repeat=3)
+    print(
+        f"SDK helper alone / ours end to end (decode, accumulate, client events, log, reader): "
+        f"{t_sdk / t_e2e:,.0f}x"
+    )
     base = None
     for scale in (1, 2, 4):
         scaled = tool_stream(big_tool_input(47 * KIB * scale), deltas=1200 * scale)
