@@ -193,3 +193,18 @@ def test_many_sessions_stream_at_once_independently(live: LiveServer) -> None:
         assert "offline demo model" in text_of(events)
     # Same question, same data: the same answer, whatever ran beside it.
     assert len({text_of(e) for e in results[0::4]}) == 1
+
+
+def test_idle_streams_get_keep_alive_comments(live: LiveServer) -> None:
+    live.app.config["KEEPALIVE_SECONDS"] = 0.05
+    live.app.extensions["turns"].deps.model.client._client._transport.event_delay = 0.2
+    turn = live.start_turn("Which subscriptions am I paying for?")
+    with live.http.stream("GET", f"/api/turns/{turn['turn_id']}/events") as response:
+        seen = b""
+        for chunk in response.iter_raw():
+            seen += chunk
+            if b": keep-alive\n\n" in seen:
+                break
+    assert b": keep-alive\n\n" in seen
+    live.app.extensions["turns"].cancel(turn["turn_id"])
+    assert live.app.extensions["turns"].wait(turn["turn_id"])
