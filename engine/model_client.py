@@ -52,19 +52,14 @@ class UpstreamCall:
 
     def abort(self, reason: str) -> None:
         """Break the connection so a read blocked on it returns at once; first reason wins."""
+        # All under the lock: once _finish() has run the connection may be pooled and
+        # reused by another turn, so a late shutdown must never reach it.
         with self._lock:
             if self._done or self.abort_reason is not None:
                 return
             self.abort_reason = reason
-            response = self._response
-        stream = response.extensions.get("network_stream") if response is not None else None
-        sock = stream.get_extra_info("socket") if stream is not None else None
-        if sock is not None:
-            # shutdown(), unlike close(), wakes a recv() blocked in another thread.
-            try:
-                sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                log.debug("upstream socket already closed")
+            if self._response is not None:
+                _break(self._response)
 
     def _attach(self, response: httpx2.Response, chunks: Iterator[bytes]) -> bool:
         with self._lock:
@@ -143,12 +138,35 @@ def _open_in_background(
     threading.Thread(target=opener, name="model-open", daemon=True).start()
     while not ready.wait(POLL):
         if call.abort_reason is not None:
-            raise CallAborted(call.abort_reason)
+            break
+    if call.abort_reason is not None:
+        if call._response is not None:
+            # Attached before the abort: the opener is about to return; close its response.
+            # (Unattached, the opener sees the abort in _attach and closes it itself.)
+            ready.wait()
+            manager.__exit__(None, None, None)
+        raise CallAborted(call.abort_reason)
     if "error" in box:
         raise box["error"]
     if "ok" not in box:
         raise CallAborted(call.abort_reason or "aborted")
     return manager
+
+
+def _break(response: httpx2.Response) -> None:
+    """Shut the response's connection down; shutdown(), unlike close(), wakes a recv()."""
+    stream = response.extensions.get("network_stream")
+    if stream is None:
+        return
+    if hasattr(stream, "abort"):  # the lean transport also keeps it out of its pool
+        stream.abort()
+        return
+    sock = stream.get_extra_info("socket")
+    if sock is not None:
+        try:
+            sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            log.debug("upstream socket already closed")
 
 
 def _body(response: httpx2.Response) -> Iterator[bytes]:

@@ -55,33 +55,35 @@ class RedisEventLog:
         return seq
 
     def finish(self, turn_id: str) -> bytes:
-        """Write what is queued plus an end marker, and return all of the turn's frames."""
+        """Queue an end marker after the turn's frames and return all of them at once."""
         last = self._seq.pop(turn_id)
         with self._cond:
-            # The marker wakes blocked readers at once and tells them the last sequence.
+            # The marker wakes blocked readers and tells them the last sequence; written by
+            # the writer thread so a slow Redis never holds up the turn's archive.
             self._pending.append((turn_id, last + 1, None))
-        try:
-            self._flush()
-        except redis.RedisError:
-            log.exception("could not finish turn %s in Redis; the archive serves it", turn_id)
+            self._cond.notify()
         return b"".join(self._frames.pop(turn_id))
 
     def read(self, turn_id: str, after: int, timeout: float) -> Chunk | None:
-        """Return frames after `after`, blocking up to `timeout`; None if Redis has no such turn."""
+        """Return frames after `after`, blocking up to `timeout`; None if Redis cannot say."""
         key = self._keys(turn_id)
         block = max(1, int(min(timeout, MAX_BLOCK) * 1000))
         reply = self._redis.xread({key: f"0-{after}"}, count=10_000, block=block)
         entries = reply[0][1] if reply else []
         if not entries and not self._redis.exists(key):
             return None
-        frames, last, finished = [], after, False
+        frames, last = [], after
         for entry_id, fields in entries:
+            seq = int(entry_id.split(b"-")[1])
             if _END in fields:
-                finished, last = True, int(fields[_END])
-                break
+                if int(fields[_END]) != last:
+                    return None  # frames missing before the end: the archive has them all
+                return Chunk(b"".join(frames), last, True)
+            if seq != last + 1:
+                return None  # a gap (a lost write): never hand out events out of sequence
             frames.append(fields[_FIELD])
-            last = int(entry_id.split(b"-")[1])
-        return Chunk(b"".join(frames), max(last, after), finished)
+            last = seq
+        return Chunk(b"".join(frames), last, False)
 
     def _write_loop(self) -> None:
         while True:
@@ -119,16 +121,24 @@ class RedisEventLog:
                 with self._cond:
                     self._pending[:0] = batch
                 raise
-            for result in results:
+            failed = [
+                entry
+                for entry, result in zip(batch, results, strict=False)
+                if isinstance(result, redis.ResponseError)
                 # Written before a lost reply: the entry is there already, which is success.
-                if isinstance(result, redis.ResponseError) and "equal or smaller" not in str(
-                    result
-                ):
-                    raise result
+                and "equal or smaller" not in str(result)
+            ]
+            if failed:
+                with self._cond:
+                    self._pending[:0] = failed
+                raise redis.ResponseError(f"{len(failed)} events not written; retrying")
 
     def close(self) -> None:
         """Stop the writer after writing what is queued."""
-        self._flush()
+        try:
+            self._flush()
+        except redis.RedisError:
+            log.exception("events still queued for Redis were dropped at shutdown")
         with self._cond:
             self._stop = True
             self._cond.notify()

@@ -25,8 +25,6 @@ WATCH_INTERVAL = 0.2
 # A turn that ended this recently may still be writing its archive.
 ARCHIVE_GRACE = 5.0
 CANCEL_POLL = 1.0
-# Only a read that waited this long without news checks the database for the turn's end.
-IDLE_CHECK = 1.0
 
 
 class TurnService:
@@ -63,7 +61,15 @@ class TurnService:
         with self._lock:
             self._runners[new.turn_id] = runner
             self._threads[new.turn_id] = thread
-        thread.start()
+        try:
+            thread.start()
+        except RuntimeError:
+            # No thread could be had: end the turn now rather than leave it "running".
+            with self._lock:
+                self._runners.pop(new.turn_id, None)
+                self._threads.pop(new.turn_id, None)
+            runner.fail_to_start()
+            raise
         return new
 
     def _run(self, runner: TurnRunner) -> None:
@@ -83,12 +89,20 @@ class TurnService:
         else:
             self.store.request_cancel(turn_id)
 
-    def read(self, turn_id: str, after: int, timeout: float) -> Chunk:
-        """Return events after `after`: live from the log, else archived, else rebuilt."""
-        chunk = self.events.read(turn_id, after, timeout)
-        if chunk is not None and (chunk.frames or chunk.finished or timeout < IDLE_CHECK):
+    def read(self, turn_id: str, after: int, timeout: float, check_store: bool = True) -> Chunk:
+        """Return events after `after`: live from the log, else archived, else rebuilt.
+
+        `check_store` lets an idle read look in the database for a turn that ended without
+        its live log saying so (its worker died, or Redis lost the end); readers pass it
+        once they have been idle for a while, so a busy stream never queries the database.
+        """
+        try:
+            chunk = self.events.read(turn_id, after, timeout)
+        except Exception:
+            log.exception("event log read failed for %s; using the database", turn_id)
+            chunk = None
+        if chunk is not None and (chunk.frames or chunk.finished or not check_store):
             return chunk
-        # Idle for `timeout`, or not in this log: the turn may have ended elsewhere or died.
         self.store.interrupt_stale()
         status, age, archive = self.store.stored_turn(turn_id)
         if archive is not None:

@@ -205,18 +205,32 @@ class TurnRunner:
             )
         return {"role": "user", "content": blocks}
 
+    def fail_to_start(self) -> None:
+        """End a turn whose thread could not start, with the events a client expects."""
+        self.emit(
+            P.TURN_START,
+            {
+                "turn_id": self.turn.turn_id,
+                "session_id": self.turn.session_id,
+                "user_message_id": self.turn.user_message_id,
+            },
+        )
+        self._close("failed", ("overloaded", "The server is too busy to start a turn; retry."))
+
     def _close(self, status: str, error: tuple[str, str] | None) -> None:
         """End what is open, record the outcome and end the event log, whatever fails."""
         turn_id, store, events = self.turn.turn_id, self.deps.store, self.deps.events
-        if self._round is not None:
-            self._round.abort("cancelled" if status == "cancelled" else "error")
-            self._round = None
-        if error:
-            self.emit(P.ERROR, {"code": error[0], "message": error[1]})
-        try:
-            store.finish_turn(turn_id, status, self.rounds, error)
-        except Exception:
-            log.exception("could not record the end of turn %s", turn_id)
+        current, self._round = self._round, None
+        steps = [
+            lambda: current and current.abort("cancelled" if status == "cancelled" else "error"),
+            lambda: error and self.emit(P.ERROR, {"code": error[0], "message": error[1]}),
+            lambda: store.finish_turn(turn_id, status, self.rounds, error),
+        ]
+        for step in steps:
+            try:
+                step()
+            except Exception:
+                log.exception("ending turn %s: a step failed; going on", turn_id)
         seq = self.emit(P.TURN_END, {"turn_id": turn_id, "status": status})
         frames = events.finish(turn_id)
         try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 
 from flask import Response, current_app, request
@@ -11,6 +12,8 @@ from routes.errors import APIError
 from streaming.protocol import KEEPALIVE
 
 SSE_HEADERS = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
+# After this long without events a reader also asks the database whether the turn ended.
+IDLE_CHECK = 1.0
 
 
 def last_event_id() -> int:
@@ -30,15 +33,17 @@ def event_stream(turns: TurnService, turn_id: str, after: int) -> Response:
     keepalive = current_app.config["KEEPALIVE_SECONDS"]
 
     def generate() -> Iterator[bytes]:
-        position = after
+        position, idle_since = after, time.monotonic()
         while True:
-            chunk = turns.read(turn_id, position, keepalive)
+            idle = time.monotonic() - idle_since >= IDLE_CHECK
+            chunk = turns.read(turn_id, position, keepalive, check_store=idle)
             if chunk.frames:
                 yield chunk.frames
-                position = chunk.last_seq
+                position, idle_since = chunk.last_seq, time.monotonic()
             elif not chunk.finished:
                 yield KEEPALIVE
-            if chunk.finished and position >= chunk.last_seq:
+            # A finished chunk with nothing more to give ends the stream, never a busy loop.
+            if chunk.finished and (position >= chunk.last_seq or not chunk.frames):
                 return
 
     return Response(generate(), mimetype="text/event-stream", headers=SSE_HEADERS)

@@ -30,6 +30,17 @@ def redis_or_skip() -> str:
     return REDIS_URL
 
 
+def read_to_end(log: Any, turn: str, after: int) -> tuple[bytes, int]:
+    """Read as an SSE reader does, until the log says the turn is finished."""
+    frames, position = b"", after
+    for _ in range(50):
+        chunk = log.read(turn, position, 0.1)
+        frames, position = frames + chunk.frames, chunk.last_seq
+        if chunk.finished:
+            return frames, position
+    raise AssertionError("the log never finished")
+
+
 @pytest.fixture(params=["memory", "redis"])
 def log(request: pytest.FixtureRequest) -> Iterator[Any]:
     if request.param == "memory":
@@ -48,9 +59,8 @@ def test_reads_replay_after_any_position_and_mark_the_end(log: Any) -> None:
     whole = log.finish(turn)
     assert [e[0] for e in decode_stream(whole)] == [1, 2, 3, 4, 5]
     for after in range(6):
-        chunk = log.read(turn, after, 0.1)
-        assert chunk.finished and chunk.last_seq == 5
-        assert chunk.frames == frames_after(whole, after)[0]
+        frames, last = read_to_end(log, turn, after)
+        assert last == 5 and frames == frames_after(whole, after)[0]
 
 
 def test_a_blocked_reader_wakes_on_append(log: Any) -> None:
@@ -89,9 +99,8 @@ def test_redis_log_survives_a_batch_written_twice_and_expires_its_keys() -> None
         log._flush()
         log.append(turn, "turn_end", {})
         log.finish(turn)
-        chunk = log.read(turn, 0, 0.1)
-        assert chunk is not None and chunk.finished
-        assert [seq for seq, _, _ in decode_stream(chunk.frames)] == [1, 2, 3, 4]
+        frames, _ = read_to_end(log, turn, 0)
+        assert [seq for seq, _, _ in decode_stream(frames)] == [1, 2, 3, 4]
         assert 0 < log._redis.ttl(RedisEventLog._keys(turn)) <= 120
     finally:
         log.close()
@@ -126,3 +135,19 @@ def test_a_reader_falls_back_to_the_archive_when_the_live_log_never_finishes(
     finally:
         turns.shutdown()
         app.extensions["db"].dispose()
+
+
+def test_redis_log_reports_a_gap_instead_of_skipping_events() -> None:
+    log = RedisEventLog(redis_or_skip())
+    try:
+        turn = new_id("turn")
+        log.open(turn)
+        for i in range(4):
+            log.append(turn, "block_delta", {"i": i})
+        log.finish(turn)
+        read_to_end(log, turn, 0)
+        log._redis.xdel(RedisEventLog._keys(turn), "0-2")  # a write that was lost
+        assert log.read(turn, 0, 0.1) is None
+        assert log.read(turn, 2, 0.1).frames.startswith(b"id: 3\n")
+    finally:
+        log.close()

@@ -181,3 +181,59 @@ def test_connect_errors_are_httpx2_connect_errors(client: httpx2.Client) -> None
         port = s.getsockname()[1]
     with pytest.raises(httpx2.ConnectError):
         client.get(f"http://127.0.0.1:{port}/")
+
+
+def test_an_idle_connection_the_server_answered_408_on_is_not_reused(
+    client: httpx2.Client,
+) -> None:
+    def answer_then_408(conn: socket.socket, body: bytes) -> None:
+        conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-length: 1\r\n\r\n1")
+        conn.sendall(b"HTTP/1.1 408 Request Timeout\r\ncontent-length: 0\r\n\r\n")
+        conn.close()
+
+    server = RawServer([answer_then_408, respond(b"HTTP/1.1 200 OK\r\ncontent-length: 1\r\n\r\n2")])
+    try:
+        assert client.get(server.url + "/").content == b"1"
+        import time
+
+        time.sleep(0.1)
+        second = client.get(server.url + "/")
+        assert (second.status_code, second.content) == (200, b"2")
+    finally:
+        server.close()
+
+
+def test_bodiless_responses_do_not_wait_for_a_body(client: httpx2.Client) -> None:
+    server = RawServer(
+        [
+            respond(b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 204 No Content\r\n\r\n"),
+            respond(b"HTTP/1.1 200 OK\r\ncontent-length: 5\r\n\r\n"),
+        ]
+    )
+    try:
+        assert client.post(server.url + "/", content=b"x").status_code == 204
+        assert client.head(server.url + "/").status_code == 200
+    finally:
+        server.close()
+
+
+@pytest.mark.parametrize("length", [b"-3", b"2, 2", b"lots"])
+def test_bad_content_lengths_are_protocol_errors(client: httpx2.Client, length: bytes) -> None:
+    server = RawServer([respond(b"HTTP/1.1 200 OK\r\ncontent-length: " + length + b"\r\n\r\nab")])
+    try:
+        with pytest.raises(httpx2.RemoteProtocolError):
+            client.get(server.url + "/")
+    finally:
+        server.close()
+
+
+def test_an_aborted_connection_never_returns_to_the_pool(client: httpx2.Client) -> None:
+    server = RawServer([respond(HEAD + chunked([b"a"])), respond(HEAD + chunked([b"b"]))])
+    try:
+        with client.stream("GET", server.url) as response:
+            assert b"".join(response.iter_bytes()) == b"a"
+            response.extensions["network_stream"].abort()
+        assert client.get(server.url).content == b"b"
+        assert server.connections == 2
+    finally:
+        server.close()
