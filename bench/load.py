@@ -145,7 +145,7 @@ def main() -> None:
                 wall = time.monotonic() - t0
                 events = sum(n for _, n in turns)
                 added = sorted(d - solo for d, _ in turns)
-                p99 = added[int(len(added) * 0.99) - 1] if added else float("nan")
+                p99 = max(0.0, added[int(len(added) * 0.99) - 1]) if added else float("nan")
                 per_event = cpu / max(events, 1) * 1e6
                 print(
                     f"{streams} streams: {events / wall:,.0f} events/s delivered, "
