@@ -119,3 +119,51 @@ def test_cancel_while_a_tool_runs_ends_the_turn_without_another_model_call(
     assert len(run.model.requests) == 1
     assert run.of("tool_result")[0]["is_error"] is True
     assert validate_history(run.store.conversation(run.session_id), expect_user_last=False) == []
+
+
+def test_a_session_left_with_an_orphan_tool_call_is_repaired_before_the_next_call(
+    run_turn: Any, db: Any, user: Any
+) -> None:
+    from engine.store import TurnStore
+    from models import new_id
+    from services.sessions import create_session
+
+    store = TurnStore(db)
+    sid = create_session(db, user[0])["id"]
+    # What a crash leaves: a question, then a tool call whose result was never stored,
+    # a cut-off message with only partial content, and an empty text block.
+    crashed = store.start_turn(user[0], sid, "What is the weather in Lima?")
+    store.add_message(
+        crashed.turn_id,
+        sid,
+        new_id("msg"),
+        "assistant",
+        [
+            {"type": "text", "text": ""},
+            {
+                "type": "tool_use",
+                "id": "toolu_orphan",
+                "name": "get_weather",
+                "input": {"location": "Lima"},
+            },
+        ],
+        "incomplete",
+    )
+    store.add_message(
+        crashed.turn_id,
+        sid,
+        new_id("msg"),
+        "assistant",
+        [],
+        "incomplete",
+        partial_content=[{"index": 0, "type": "text", "text": "half"}],
+    )
+    store.finish_turn(crashed.turn_id, "interrupted", 1)
+    run = run_turn([answer("Mild.")], question="And now?", session_id=sid)
+    assert run.status == "completed"
+    sent = run.model.requests[0]
+    assert validate_history(sent) == []
+    result = sent[2]["content"][0]
+    assert result["tool_use_id"] == "toolu_orphan" and result["is_error"] is True
+    assert "half" not in str(sent)
+    assert CALLS == []
