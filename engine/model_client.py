@@ -83,10 +83,9 @@ class ModelClient:
         model: str,
         max_tokens: int,
         system: str | None = None,
-        is_demo: bool = False,
     ) -> None:
         self.client, self.model, self.max_tokens = client, model, max_tokens
-        self.system, self.is_demo = system, is_demo
+        self.system = system
 
     @contextmanager
     def stream(
@@ -204,4 +203,4 @@ def build_model_client(config: dict[str, Any]) -> ModelClient:
         timeout=timeout,
         http_client=httpx2.Client(transport=transport, timeout=timeout),
     )
-    return ModelClient(client, DEMO_LABEL, config["MAX_TOKENS"], system, is_demo=True)
+    return ModelClient(client, DEMO_LABEL, config["MAX_TOKENS"], system)

@@ -32,8 +32,6 @@ class ScriptedModel:
     an Exception among a script's events is raised at that point of the stream.
     """
 
-    is_demo = False
-
     def __init__(self, scripts: list[Any]) -> None:
         self.scripts = list(scripts)
         self.requests: list[list[dict[str, Any]]] = []

@@ -36,11 +36,6 @@ def format_minor(amount_minor: int, currency: str) -> str:
     return f"{to_decimal(amount_minor, currency):.{places}f}"
 
 
-def to_minor(amount: Decimal, currency: str) -> int:
-    """Return a major-unit Decimal in minor units of `currency`, rounding half up."""
-    return _scale(amount, minor_units(currency), ROUND_HALF_UP)
-
-
 def lower_bound_minor(amount: Decimal, units: int) -> int:
     """Return the smallest minor amount (with `units` decimals) that is >= `amount`."""
     return _scale(amount, units, ROUND_CEILING)
