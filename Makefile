@@ -18,8 +18,12 @@ $(VENV)/.installed: requirements.txt | $(BIN)/python
 run: $(VENV)/.installed
 	$(BIN)/flask --app app db-upgrade
 	$(BIN)/flask --app app seed-demo $(DEMO_USER)
-	@echo "API token for user '$(DEMO_USER)' (send as 'Authorization: Bearer <token>'):"
-	@$(BIN)/flask --app app create-user $(DEMO_USER) --if-missing
+	@TOKEN=$$($(BIN)/flask --app app create-user $(DEMO_USER) --if-missing) && \
+	echo "API token for user '$(DEMO_USER)' (send as 'Authorization: Bearer <token>'):" && \
+	echo "$$TOKEN" && echo && echo "Try:" && \
+	echo "  curl -N -H 'Authorization: Bearer $$TOKEN' -H 'Content-Type: application/json' \\" && \
+	echo "       -d '{\"message\": \"What did I spend on groceries last month?\"}' \\" && \
+	echo "       http://127.0.0.1:$(PORT)/api/chat/stream" && echo
 	@echo "Serving on http://127.0.0.1:$(PORT)"
 	$(BIN)/gunicorn --bind 127.0.0.1:$(PORT) --worker-class gthread --workers 1 \
 		--threads $(THREADS) --timeout 0 --graceful-timeout 10 'app:create_app()'
