@@ -48,7 +48,8 @@ class _TurnLog:
 class MemoryEventLog:
     """An in-process event log: one list of encoded frames and a condition per turn."""
 
-    def __init__(self, retain_seconds: float = 600.0) -> None:
+    # Finished logs stay a minute for reconnecting readers; the database archive has them after.
+    def __init__(self, retain_seconds: float = 60.0) -> None:
         self._logs: dict[str, _TurnLog] = {}
         self._lock = threading.Lock()
         self._retain = retain_seconds
