@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import socket
+import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -21,6 +22,10 @@ class Connection:
         self.key, self.sock, self.buffer, self.pos = key, sock, b"", 0
         self.received = 0  # bytes of the current exchange: a retry is safe only at 0
         self.broken = False  # shut down by an abort: never pooled again
+        # Each response gets the exchange number it was read on; once its body is closed the
+        # number moves on, so a late abort can never reach the next user of the socket.
+        self.exchange = 0
+        self.lock = threading.Lock()
 
     def available(self) -> int:
         """Bytes read but not consumed."""
@@ -165,7 +170,10 @@ class Body(httpx2.SyncByteStream):
         conn, self.conn = self.conn, None  # type: ignore[assignment]
         if conn is None:
             return
-        if self.done and self.reusable and not conn.available() and not conn.broken:
+        with conn.lock:
+            conn.exchange += 1
+            reuse = self.done and self.reusable and not conn.available() and not conn.broken
+        if reuse:
             self.release(conn)
         else:
             conn.close()
@@ -175,7 +183,7 @@ class NetworkStream:
     """What the engine's abort needs: the socket, and a way to retire the connection."""
 
     def __init__(self, conn: Connection) -> None:
-        self._conn = conn
+        self._conn, self._exchange = conn, conn.exchange
 
     def get_extra_info(self, info: str) -> Any:
         """Return the socket for "socket"; None for anything else."""
@@ -183,9 +191,13 @@ class NetworkStream:
 
     def abort(self) -> None:
         """Break the connection now (wakes a blocked recv) and keep it out of the pool."""
-        self._conn.broken = True
-        with contextlib.suppress(OSError):
-            self._conn.sock.shutdown(socket.SHUT_RDWR)
+        conn = self._conn
+        with conn.lock:
+            if conn.exchange != self._exchange:
+                return  # this response's body is closed; the socket may serve someone else
+            conn.broken = True
+            with contextlib.suppress(OSError):
+                conn.sock.shutdown(socket.SHUT_RDWR)
 
 
 def _content_length(headers: httpx2.Headers, chunked: bool) -> int | None:

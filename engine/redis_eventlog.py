@@ -94,7 +94,7 @@ class RedisEventLog:
                     return
             try:
                 self._flush()
-            except redis.RedisError:
+            except Exception:
                 # Frames stay queued and the turn's DB archive keeps them all anyway.
                 log.exception("writing events to Redis failed; retrying")
                 time.sleep(0.2)

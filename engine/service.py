@@ -111,7 +111,7 @@ class TurnService:
         if status is None or status == TURN_RUNNING or (age or 0) < ARCHIVE_GRACE:
             if chunk is None:
                 # Run by another worker with an in-process log: poll, do not spin.
-                self._stop.wait(min(timeout, 1.0))
+                time.sleep(min(timeout, 1.0))
             return chunk or Chunk(b"", after, False)
         return replay_turn(self.store.db, turn_id, after)
 

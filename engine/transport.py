@@ -49,9 +49,12 @@ class StreamingTransport(httpx2.BaseTransport):
         if conn is not None:
             try:
                 return self._exchange(conn, payload, timeouts, head_only)
-            except (httpx2.ReadError, httpx2.WriteError, httpx2.RemoteProtocolError):
+            except BaseException as err:
                 conn.close()
-                if conn.received:  # the server answered something: never send it twice
+                stale = isinstance(
+                    err, httpx2.ReadError | httpx2.WriteError | httpx2.RemoteProtocolError
+                )
+                if not stale or conn.received:  # never send a request twice once answered
                     raise
         conn = self._connect(key, timeouts)
         try:
@@ -103,8 +106,13 @@ class StreamingTransport(httpx2.BaseTransport):
                 return None
             # An idle socket with something to read was closed (or answered 408) by the
             # server; that must not be mistaken for the reply to our next request.
-            readable, _, _ = select.select([conn.sock], [], [], 0)
-            if not readable:
+            try:
+                poller = select.poll()  # unlike select(), fine with descriptors >= 1024
+                poller.register(conn.sock, select.POLLIN)
+                idle_ok = not poller.poll(0)
+            except (OSError, ValueError):
+                idle_ok = False
+            if idle_ok:
                 conn.received = 0
                 return conn
             conn.close()

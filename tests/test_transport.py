@@ -227,13 +227,59 @@ def test_bad_content_lengths_are_protocol_errors(client: httpx2.Client, length: 
         server.close()
 
 
-def test_an_aborted_connection_never_returns_to_the_pool(client: httpx2.Client) -> None:
+def test_an_aborted_connection_never_returns_to_the_pool() -> None:
+    transport = StreamingTransport()
     server = RawServer([respond(HEAD + chunked([b"a"])), respond(HEAD + chunked([b"b"]))])
     try:
-        with client.stream("GET", server.url) as response:
-            assert b"".join(response.iter_bytes()) == b"a"
-            response.extensions["network_stream"].abort()
-        assert client.get(server.url).content == b"b"
-        assert server.connections == 2
+        with httpx2.Client(transport=transport, timeout=5) as client:
+            with client.stream("GET", server.url) as response:
+                assert b"".join(response.stream) == b"a"  # read whole, body not yet closed
+                response.extensions["network_stream"].abort()
+            assert not any(transport._idle.values())
+            assert client.get(server.url).content == b"b"
+            assert server.connections == 2
     finally:
         server.close()
+
+
+def test_an_abort_after_the_body_closed_leaves_the_reused_connection_alone() -> None:
+    import time
+
+    def slow(conn: socket.socket, body: bytes) -> None:
+        conn.sendall(HEAD)
+        time.sleep(0.3)  # the late abort lands while this body is still awaited
+        conn.sendall(chunked([b"b"]))
+
+    transport = StreamingTransport()
+    server = RawServer([respond(HEAD + chunked([b"a"])), slow])
+    try:
+        with httpx2.Client(transport=transport, timeout=5) as client:
+            with client.stream("GET", server.url) as response:
+                assert b"".join(response.iter_bytes()) == b"a"  # closes: pooled
+                late = response.extensions["network_stream"]
+            with client.stream("GET", server.url) as second:
+                late.abort()  # must not touch the socket the second request now uses
+                assert b"".join(second.iter_bytes()) == b"b"
+            assert server.connections == 1
+    finally:
+        server.close()
+
+
+def test_pooled_connections_work_with_descriptors_above_1024(client: httpx2.Client) -> None:
+    import os
+
+    filler = [os.open(os.devnull, os.O_RDONLY) for _ in range(1100)]  # push fd numbers up
+    server = RawServer(
+        [
+            respond(b"HTTP/1.1 200 OK\r\ncontent-length: 1\r\n\r\n1"),
+            respond(b"HTTP/1.1 200 OK\r\ncontent-length: 1\r\n\r\n2"),
+        ]
+    )
+    try:
+        assert client.get(server.url + "/").content == b"1"
+        assert client.get(server.url + "/").content == b"2"
+        assert server.connections == 1
+    finally:
+        server.close()
+        for fd in filler:
+            os.close(fd)
