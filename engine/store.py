@@ -62,7 +62,11 @@ class TurnStore:
                             .where(ChatSession.id == session_id)
                             .values(title=text[:80])
                         )
-                s.execute(insert(Turn).values(id=turn_id, session_id=session_id, user_id=user_id))
+                s.execute(
+                    insert(Turn).values(
+                        id=turn_id, session_id=session_id, user_id=user_id, heartbeat_at=func.now()
+                    )
+                )
                 s.execute(
                     insert(Message).values(
                         id=message_id,
@@ -80,10 +84,6 @@ class TurnStore:
 
     def interrupt_stale(self, session_id: str | None = None) -> int:
         """Mark running turns whose worker stopped beating as interrupted; return how many."""
-        cutoff = utcnow() - self.stale_after
-        stmt = update(Turn).where(Turn.status == TURN_RUNNING, Turn.heartbeat_at < cutoff)
-        if session_id is not None:
-            stmt = stmt.where(Turn.session_id == session_id)
         values = {
             "status": "interrupted",
             "finished_at": utcnow(),
@@ -91,6 +91,12 @@ class TurnStore:
             "error_message": "The server stopped while this turn was running.",
         }
         with self.db.transaction() as s:
+            # Heartbeats are written and judged by the database's clock, so workers on hosts
+            # whose clocks disagree never declare each other dead.
+            cutoff = s.scalar(select(func.now())) - self.stale_after
+            stmt = update(Turn).where(Turn.status == TURN_RUNNING, Turn.heartbeat_at < cutoff)
+            if session_id is not None:
+                stmt = stmt.where(Turn.session_id == session_id)
             count = s.execute(stmt.values(**values)).rowcount or 0
             if count:
                 s.execute(
@@ -179,7 +185,7 @@ class TurnStore:
             alive = s.execute(
                 update(Turn)
                 .where(Turn.id == turn_id, Turn.status == TURN_RUNNING)
-                .values(heartbeat_at=utcnow(), rounds=rounds)
+                .values(heartbeat_at=func.now(), rounds=rounds)
             ).rowcount
             # Declared interrupted by another worker (e.g. after a long pause): stop, so two
             # turns never write to one session at once.
