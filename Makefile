@@ -3,10 +3,10 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 PORT ?= 5000
-THREADS ?= 256
+WORKERS ?= 1
 DEMO_USER ?= demo
 
-.PHONY: run test lint bench soak clean
+.PHONY: run test lint bench soak clean browser
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -20,15 +20,36 @@ run: $(VENV)/.installed
 	$(BIN)/flask --app app seed-demo $(DEMO_USER)
 	@TOKEN=$$($(BIN)/flask --app app create-user $(DEMO_USER) --if-missing) && \
 	echo "API token for user '$(DEMO_USER)' (send as 'Authorization: Bearer <token>'):" && \
-	echo "$$TOKEN" && echo && echo "Try:" && \
+	echo "$$TOKEN" && echo && \
+	echo "Chat page, signed in as '$(DEMO_USER)' (open this link):" && \
+	echo "  http://127.0.0.1:$(PORT)/#token=$$TOKEN" && echo && echo "Or try the API:" && \
 	echo "  curl -N -H 'Authorization: Bearer $$TOKEN' -H 'Content-Type: application/json' \\" && \
 	echo "       -d '{\"message\": \"What did I spend on groceries last month?\"}' \\" && \
 	echo "       http://127.0.0.1:$(PORT)/api/chat/stream" && echo
 	@echo "Serving on http://127.0.0.1:$(PORT)"
-	$(BIN)/gunicorn --bind 127.0.0.1:$(PORT) --worker-class gthread --workers 1 \
-		--threads $(THREADS) --timeout 0 --graceful-timeout 10 'app:create_app()'
+	$(BIN)/gunicorn -c gunicorn.conf.py --bind 127.0.0.1:$(PORT) --workers $(WORKERS) \
+		'app:create_asgi()'
 
-test: $(VENV)/.installed
+# The AI SDK tests drive the server with the real `ai` package pinned in tests/aisdk.
+AISDK := tests/aisdk
+$(AISDK)/node_modules/.package-lock.json: $(AISDK)/package-lock.json
+	@if command -v npm >/dev/null 2>&1; then \
+		cd $(AISDK) && npm ci --no-audit --no-fund --loglevel=error; \
+	else echo "npm not found: the AI SDK tests will skip (unless REQUIRE_NODE is set)"; fi
+
+# The browser tests drive Debian's Chromium (downloaded browser builds do not run here).
+browser:
+	@if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    export DEBIAN_FRONTEND=noninteractive; \
+	    apt-get install -y -q chromium chromium-driver \
+	      || { apt-get update -q && apt-get install -y -q chromium chromium-driver; }; \
+	  else \
+	    echo "chromium/chromedriver missing and not root with apt-get: browser tests will skip"; \
+	  fi; \
+	fi
+
+test: $(VENV)/.installed $(AISDK)/node_modules/.package-lock.json browser
 	$(BIN)/python -m pytest -q
 
 lint: $(VENV)/.installed
@@ -38,9 +59,10 @@ lint: $(VENV)/.installed
 bench: $(VENV)/.installed
 	$(BIN)/python -m bench.accumulator
 	$(BIN)/python -m bench.pipeline
+	$(BIN)/python -m bench.caching
 
 soak: $(VENV)/.installed
-	$(BIN)/python -m pytest -q -s tests/faults/test_soak.py
+	$(BIN)/python -m pytest -q -s tests/faults/test_soak.py tests/cluster/test_soak.py
 
 clean:
-	rm -rf $(VENV) instance .pytest_cache .hypothesis
+	rm -rf $(VENV) instance .pytest_cache .hypothesis $(AISDK)/node_modules

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +18,89 @@ def _float(name: str, default: float) -> float:
     return float(os.environ.get(name, default))
 
 
+@dataclass(frozen=True)
+class Timings:
+    """Every timing constant of the engine, in seconds, scaled together by TIME_SCALE.
+
+    They only make sense at their ratios (a stall is detected before the retry budget runs
+    out, a worker is presumed dead after several missed heartbeats), so tests shrink them
+    all by one factor and never tune one alone.
+    """
+
+    stall_timeout: float = 60.0
+    first_token_timeout: float = 120.0
+    retry_budget: float = 60.0
+    backoff_base: float = 0.5
+    backoff_cap: float = 8.0
+    tool_timeout: float = 20.0
+    heartbeat: float = 1.0
+    stale_after: float = 6.0
+    reaper_interval: float = 1.0
+    cancel_poll: float = 1.0
+    watch_interval: float = 0.2
+    keepalive: float = 15.0
+    idle_check: float = 1.0
+    drain: float = 20.0
+
+    def scaled(self, factor: float) -> Timings:
+        """Return every constant multiplied by `factor`."""
+        return Timings(**{f.name: getattr(self, f.name) * factor for f in fields(self)})
+
+
+# Environment variable of each timing, as documented in the README.
+TIMING_ENV = {
+    "stall_timeout": "STALL_TIMEOUT",
+    "first_token_timeout": "FIRST_TOKEN_TIMEOUT",
+    "retry_budget": "UPSTREAM_RETRY_BUDGET",
+    "backoff_base": "UPSTREAM_BACKOFF_BASE",
+    "tool_timeout": "TOOL_TIMEOUT",
+    "heartbeat": "HEARTBEAT_SECONDS",
+    "stale_after": "STALE_TURN_SECONDS",
+    "keepalive": "KEEPALIVE_SECONDS",
+    "drain": "DRAIN_SECONDS",
+}
+
+
+def load_timings(overrides: dict[str, Any] | None = None) -> Timings:
+    """Build Timings from the environment (or `overrides`), then apply TIME_SCALE."""
+    source = {**os.environ, **(overrides or {})}
+    values = {
+        name: float(source[env])
+        for name, env in TIMING_ENV.items()
+        if source.get(env) not in (None, "")
+    }
+    return Timings(**values).scaled(float(source.get("TIME_SCALE") or 1.0))
+
+
+def _choice(name: str, default: str, choices: tuple[str, ...]) -> str:
+    value = os.environ.get(name, default).strip().lower()
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {', '.join(choices)}, got {value!r}")
+    return value
+
+
+def _optional_int(name: str) -> int | None:
+    value = os.environ.get(name, "").strip()
+    return int(value) if value else None
+
+
+def _json_object(name: str) -> dict[str, Any]:
+    value = os.environ.get(name, "").strip()
+    if not value:
+        return {}
+    try:
+        parsed = json.loads(value)
+    except ValueError as err:
+        raise ValueError(f"{name} must be a JSON object: {err}") from err
+    if not isinstance(parsed, dict):
+        raise ValueError(f"{name} must be a JSON object, got {type(parsed).__name__}")
+    return parsed
+
+
+def _list(name: str) -> list[str]:
+    return [item.strip() for item in os.environ.get(name, "").split(",") if item.strip()]
+
+
 def load_settings(instance_path: str) -> dict[str, Any]:
     """Return the app's configuration from environment variables."""
     Path(instance_path).mkdir(parents=True, exist_ok=True)
@@ -26,21 +111,20 @@ def load_settings(instance_path: str) -> dict[str, Any]:
         "ANTHROPIC_BASE_URL": os.environ.get("ANTHROPIC_BASE_URL") or None,
         "ANTHROPIC_MODEL": os.environ.get("ANTHROPIC_MODEL", "claude-sonnet-5-5"),
         "MAX_TOKENS": _int("MAX_TOKENS", 4096),
+        "MODEL_CONTEXT_TOKENS": _int("MODEL_CONTEXT_TOKENS", 200_000),
+        "MODEL_PRICES": _json_object("MODEL_PRICES"),
+        "USER_DAILY_TOKENS": _optional_int("USER_DAILY_TOKENS"),
+        "USER_MAX_CONCURRENT_TURNS": _int("USER_MAX_CONCURRENT_TURNS", 4),
         "MAX_TOOL_ROUNDS": _int("MAX_TOOL_ROUNDS", 10),
         "MAX_MESSAGE_CHARS": _int("MAX_MESSAGE_CHARS", 16_000),
         "MAX_CONTENT_LENGTH": _int("MAX_REQUEST_BYTES", 256 * 1024),
         "UPSTREAM_MAX_RETRIES": _int("UPSTREAM_MAX_RETRIES", 4),
-        "UPSTREAM_RETRY_BUDGET": _float("UPSTREAM_RETRY_BUDGET", 60.0),
-        "STALL_TIMEOUT": _float("STALL_TIMEOUT", 60.0),
-        "FIRST_TOKEN_TIMEOUT": _float("FIRST_TOKEN_TIMEOUT", 120.0),
-        "UPSTREAM_BACKOFF_BASE": _float("UPSTREAM_BACKOFF_BASE", 0.5),
-        "TOOL_TIMEOUT": _float("TOOL_TIMEOUT", 20.0),
-        "HEARTBEAT_SECONDS": _float("HEARTBEAT_SECONDS", 5.0),
-        "STALE_TURN_SECONDS": _float("STALE_TURN_SECONDS", 30.0),
-        "KEEPALIVE_SECONDS": _float("KEEPALIVE_SECONDS", 15.0),
+        "MAX_TAKEOVERS": _int("MAX_TAKEOVERS", 3),
         "EVENTS_TOKEN_MAX_AGE": _int("EVENTS_TOKEN_MAX_AGE", 3600),
         "EVENT_LOG_URL": os.environ.get("EVENT_LOG_URL", "memory://"),
         "DEMO_EVENT_DELAY": _float("DEMO_EVENT_DELAY", 0.0),
+        "PROMPT_CACHE": _choice("PROMPT_CACHE", "5m", ("off", "5m", "1h")),
+        "CORS_ORIGINS": _list("CORS_ORIGINS"),
         "SECRET_KEY": os.environ.get("SECRET_KEY") or _instance_secret(instance_path),
     }
 

@@ -1,163 +1,215 @@
-"""Many concurrent SSE streams against a real server: CPU per event and added latency.
+"""Many concurrent SSE streams against the real server: the table issue 11 asks for.
 
-Run: python -m bench.load [STREAMS ...]. The upstream (a loopback Anthropic API pacing events
-at 40/s) and the clients run in other processes; only the server's own CPU is counted.
+Run: python -m bench.load [--config single|cluster] [--workers N] [STREAMS ...]
+
+The server runs as `make run` runs it (gunicorn with gunicorn.conf.py; `single` is SQLite and
+the in-process log, `cluster` PostgreSQL + Redis with WORKERS workers), pinned to core 0; the
+load generator (a paced upstream at 40 text events/s per stream, after a tool round, and the
+clients) runs pinned to core 1. Only the server's CPU and memory are counted.
 """
 
 from __future__ import annotations
 
-import asyncio
+import argparse
 import json
 import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
+from statistics import median
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
-EVENT_DELAY = 0.025  # 40 events/s per stream
-QUESTION = "Am I over budget anywhere?"
-BUDGET_US = 50.0
+# Seconds after a level starts: ramp (2 s) and tool rounds are over; 30 s answers still run.
+WINDOW = (10.0, 25.0)
+PG_ADMIN = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
 
 
-def cpu_seconds(pid: int) -> float:
-    """User+system CPU of a process and its children so far."""
-    ticks = os.sysconf("SC_CLK_TCK")
-    total = 0.0
-    for p in [pid, *_children(pid)]:
-        fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+def proc_tree(pid: int) -> list[int]:
+    """The pid and its children (gunicorn's master and workers)."""
+    out = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout
+    return [pid, *(int(x) for x in out.split())]
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    """User+system CPU of these processes so far."""
+    ticks, total = os.sysconf("SC_CLK_TCK"), 0.0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
         total += (int(fields[11]) + int(fields[12])) / ticks
     return total
 
 
-def _children(pid: int) -> list[int]:
-    out = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout
-    return [int(x) for x in out.split()]
+def rss_kib(pids: list[int]) -> int:
+    """Resident memory of these processes now, in KiB."""
+    total = 0
+    for pid in pids:
+        try:
+            status = Path(f"/proc/{pid}/status").read_text()
+        except OSError:
+            continue
+        total += int(status.split("VmRSS:")[1].split()[0])
+    return total
 
 
-async def one_turn(port: int, token: str) -> tuple[float, int]:
-    """POST /api/chat/stream and read it to the end; return (seconds, events)."""
-    started = time.monotonic()
-    reader, writer = await asyncio.open_connection("127.0.0.1", port)
-    body = json.dumps({"message": QUESTION}).encode()
-    writer.write(
-        b"POST /api/chat/stream HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
-        b"Content-Type: application/json\r\nAuthorization: Bearer "
-        + token.encode()
-        + b"\r\nContent-Length: "
-        + str(len(body)).encode()
-        + b"\r\n\r\n"
-        + body
-    )
-    await writer.drain()
-    events = 0
-    while chunk := await reader.read(65536):
-        events += chunk.count(b"\nevent: ")
-    writer.close()
-    return time.monotonic() - started, events
+def pct(values: list[float], q: float) -> float:
+    """The q-quantile of `values` (nan if empty)."""
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-async def run_load(port: int, token: str, streams: int, seconds: float) -> list[tuple[float, int]]:
-    """Keep `streams` turns running for `seconds`; return (duration, events) of each turn."""
-    done: list[tuple[float, int]] = []
-    stop = time.monotonic() + seconds
+def database(config: str, tmp: str) -> str:
+    """A fresh database for the run: SQLite in `tmp`, or a new PostgreSQL database."""
+    if config == "single":
+        return f"sqlite:///{tmp}/bench.db"
+    name = f"chat_bench_{os.getpid()}"
+    from sqlalchemy import create_engine, text
 
-    async def client(i: int) -> None:
-        await asyncio.sleep(i * 2.0 / streams)  # ramp up over two seconds
-        while time.monotonic() < stop:
-            done.append(await one_turn(port, token))
+    admin = create_engine(PG_ADMIN, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        conn.execute(text(f'CREATE DATABASE "{name}"'))
+    admin.dispose()
+    return PG_ADMIN.rsplit("/", 1)[0] + f"/{name}"
 
-    await asyncio.gather(*(client(i) for i in range(streams)))
-    return done
 
-
-def start_stack(tmp: str) -> tuple[subprocess.Popen[bytes], subprocess.Popen[str], int, str]:
-    """Start the upstream and a one-worker gunicorn server; return them, the port and a token."""
-    upstream = subprocess.Popen(
-        [sys.executable, "-m", "bench.upstream", str(EVENT_DELAY)],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    url = upstream.stdout.readline().strip()  # type: ignore[union-attr]
+def start_server(args: argparse.Namespace, upstream: str, tmp: str) -> tuple[Any, int, str]:
+    """Migrate, seed and start gunicorn pinned to core 0; return it, its port and a token."""
     env = {
         **os.environ,
         "INSTANCE_PATH": tmp,
+        "DATABASE_URL": database(args.config, tmp),
         "ANTHROPIC_API_KEY": "bench",
-        "ANTHROPIC_BASE_URL": url,
+        "ANTHROPIC_BASE_URL": upstream,
         "LOG_LEVEL": "WARNING",
+        "PROMPT_CACHE": "off",
+        # Every stream is the one bench user's turn.
+        "USER_MAX_CONCURRENT_TURNS": "100000",
     }
+    workers = "1"
+    if args.config == "cluster":
+        env["EVENT_LOG_URL"] = "redis://127.0.0.1:6379/0"
+        workers = str(args.workers)
     flask = [str(BIN / "flask"), "--app", "app"]
-    subprocess.run([*flask, "db-upgrade"], cwd=ROOT, env=env, check=True, capture_output=True)
-    subprocess.run(
-        [*flask, "seed-demo", "bench"], cwd=ROOT, env=env, check=True, capture_output=True
-    )
+    for command in (["db-upgrade"], ["seed-demo", "bench"]):
+        subprocess.run([*flask, *command], cwd=ROOT, env=env, check=True, capture_output=True)
     token = subprocess.run(
         [*flask, "create-user", "bench", "--if-missing"],
-        cwd=ROOT,
-        env=env,
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout.strip()
-    port = 5900 + os.getpid() % 90
-    worker = os.environ.get("BENCH_WORKER", "gthread")
-    server = subprocess.Popen(
-        [
-            str(BIN / "gunicorn"),
-            "-b",
-            f"127.0.0.1:{port}",
-            "-w",
-            "1",
-            "-k",
-            worker,
-            "--threads",
-            "1200",
-            "--worker-connections",
-            "5000",
-            "--timeout",
-            "0",
-            "app:create_app()",
-        ],
-        cwd=ROOT,
-        env=env,
-        stderr=subprocess.DEVNULL,
-    )
-    time.sleep(3)
-    return server, upstream, port, token  # type: ignore[return-value]
+        cwd=ROOT, env=env, check=True, capture_output=True, text=True,
+    ).stdout.strip()  # fmt: skip
+    port = 5800 + os.getpid() % 150
+    command = [
+        "taskset", "-c", "0", str(BIN / "gunicorn"), "-c", "gunicorn.conf.py",
+        "-b", f"127.0.0.1:{port}", "-w", workers, "--backlog", "4096",
+        "app:create_asgi()",
+    ]  # fmt: skip
+    server = subprocess.Popen(command, cwd=ROOT, env=env, stderr=subprocess.DEVNULL)
+    time.sleep(4)
+    return server, port, token
+
+
+def run_level(gen: Any, server: Any, port: int, token: str, streams: int) -> dict[str, Any]:
+    """Drive one level and measure the server while it runs."""
+    pids = proc_tree(server.pid)
+    base_rss, peak = rss_kib(pids), [0]
+    done = threading.Event()
+
+    def sample() -> None:
+        while not done.wait(0.25):
+            peak[0] = max(peak[0], rss_kib(pids))
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    cpu0, wall0 = cpu_seconds(pids), time.monotonic()
+    # The steady state: every stream past its tool round and streaming text, none ended.
+    window = (wall0 + WINDOW[0], wall0 + WINDOW[1])
+    window_cpu: list[float] = []
+
+    def measure_window() -> None:
+        for moment in window:
+            time.sleep(max(0.0, moment - time.monotonic()))
+            window_cpu.append(cpu_seconds(pids))
+
+    threading.Thread(target=measure_window, daemon=True).start()
+    gen.stdin.write(f"{port} {token} {streams} {window[0]} {window[1]}\n")
+    gen.stdin.flush()
+    stats = json.loads(gen.stdout.readline())
+    cpu, wall = cpu_seconds(pids) - cpu0, time.monotonic() - wall0
+    done.set()
+    sampler.join()
+    return {
+        "streams": streams,
+        "completed": stats["completed"],
+        "errors": stats["errors"],
+        "ttfb": (pct(stats["ttfb"], 0.5), pct(stats["ttfb"], 0.99)),
+        "latency": (
+            median(stats["latency"]) if stats["latency"] else float("nan"),
+            pct(stats["latency"], 0.99),
+            max(stats["latency"], default=float("nan")),
+        ),
+        "cpu_us_per_event": cpu / max(stats["events"], 1) * 1e6,
+        "steady_us_per_event": (window_cpu[1] - window_cpu[0])
+        / max(stats["window_events"], 1)
+        * 1e6
+        if len(window_cpu) == 2
+        else float("nan"),
+        "rss_kib_per_stream": max(0, peak[0] - base_rss) / streams,
+        "cores": cpu / wall,
+        "events_per_s": stats["events"] / wall,
+    }
 
 
 def main() -> None:
-    """Print, per load level, CPU per event against the 50 us budget and p99 added latency."""
-    levels = [int(a) for a in sys.argv[1:]] or [100, 300, 500]
+    """Print one row per level: the issue's table."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("levels", nargs="*", type=int, default=[50, 100, 200, 500, 1000])
+    parser.add_argument("--config", choices=["single", "cluster"], default="single")
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--events", type=int, default=1200, help="text events per answer")
+    args = parser.parse_args()
+    gen = subprocess.Popen(
+        ["taskset", "-c", "1", sys.executable, "-m", "bench.loadgen", str(args.events)],
+        cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    upstream = gen.stdout.readline().strip()  # type: ignore[union-attr]
     with tempfile.TemporaryDirectory() as tmp:
-        server, upstream, port, token = start_stack(tmp)
+        server, port, token = start_server(args, upstream, tmp)
         try:
-            asyncio.run(one_turn(port, token))  # warm up
-            solo = sorted(asyncio.run(one_turn(port, token))[0] for _ in range(3))[1]
-            print(f"stream pacing: {1 / EVENT_DELAY:.0f} events/s per stream (loopback upstream)")
-            for streams in levels:
-                cpu0, t0 = cpu_seconds(server.pid), time.monotonic()
-                turns = asyncio.run(run_load(port, token, streams, seconds=15))
-                cpu = cpu_seconds(server.pid) - cpu0
-                wall = time.monotonic() - t0
-                events = sum(n for _, n in turns)
-                added = sorted(d - solo for d, _ in turns)
-                p99 = max(0.0, added[int(len(added) * 0.99) - 1]) if added else float("nan")
-                per_event = cpu / max(events, 1) * 1e6
+            run_level(gen, server, port, token, 5)  # warm up
+            workers = args.workers if args.config == "cluster" else 1
+            print(
+                f"{args.config} config, {workers} worker(s), {args.events} text events per "
+                "answer at 40/s after a tool round; server on core 0, load on core 1"
+            )
+            print(
+                "streams | completed/errors | TTFB p50/p99 ms | added latency p50/p99/max ms "
+                "| CPU us per text event | peak RSS per stream KiB"
+            )
+            for streams in args.levels:
+                r = run_level(gen, server, port, token, streams)
+                ttfb, lat = r["ttfb"], r["latency"]
                 print(
-                    f"{streams} streams: {events / wall:,.0f} events/s delivered, "
-                    f"server CPU per event = {per_event / BUDGET_US:.2f}x the 50 us budget, "
-                    f"{cpu / wall:.2f} cores busy, streams per core at 40 events/s = "
-                    f"{1e6 / per_event / (1 / EVENT_DELAY):,.0f}, p99 added turn latency = "
-                    f"{p99 * 1000 / 100:.2f}x the 100 ms budget"
+                    f"{streams} | {r['completed']}/{r['errors']} | {ttfb[0] * 1e3:.0f}/"
+                    f"{ttfb[1] * 1e3:.0f} | {lat[0] * 1e3:.1f}/{lat[1] * 1e3:.1f}/"
+                    f"{lat[2] * 1e3:.1f} | {r['cpu_us_per_event']:.1f} | "
+                    f"{r['rss_kib_per_stream']:.0f} (steady state {r['steady_us_per_event']:.1f} us"
+                    f" per event; {r['events_per_s']:,.0f} events/s, "
+                    f"{r['cores']:.2f} cores)",
+                    flush=True,
                 )
         finally:
             server.terminate()
-            upstream.terminate()
-            server.wait(10)
+            server.wait(40)
+            gen.terminate()
 
 
 if __name__ == "__main__":

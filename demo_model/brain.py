@@ -9,9 +9,18 @@ from datetime import date
 from typing import Any
 
 from demo_model.answers import compose_answer
-from demo_model.plans import Results, make_plan
+from demo_model.answers.honest import HELP
+from demo_model.history import question_indexes, results_since, rounds_since, text_of, today_of
+from demo_model.intent import Intent, resolve
+from demo_model.planner import next_calls
+from tools.finance.clock import today as clock_today
 
 LABEL = "offline demo model"
+MAX_ROUNDS = 6  # a guard: every plan needs at most four rounds of tool calls
+NO_TOOLS = (
+    "I need the finance tools to answer that, but this request offers none of the ones I use, "
+    "so I can't look at your data."
+)
 
 
 @dataclass(frozen=True)
@@ -24,81 +33,63 @@ class Reply:
 
 def respond(body: dict[str, Any], today: date | None = None) -> Reply:
     """Return the next assistant message for this request: tool calls or the answer."""
-    today = today or date.today()
-    messages = body.get("messages") or []
-    offered = {t.get("name") for t in body.get("tools") or []}
-    start = _question_index(messages)
-    if start is None:
-        return Reply([_text("Ask me about your accounts, spending or budgets.")], "end_turn")
-    question = _text_of(messages[start])
-    plan = make_plan(question, today)
-    results = _results_since(messages, start)
-    rounds_done = sum(1 for m in messages[start:] if m.get("role") == "assistant")
+    messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
+    asked = question_indexes(messages)
+    if not asked:
+        return _answer(HELP)
+    start = asked[-1]
+    today = today or today_of(body) or clock_today()
+    question = text_of(messages[start])
+    intent = resolve([text_of(messages[i]) for i in asked], today)
+    results = results_since(messages, start)
+    rounds = rounds_since(messages, start)
+    wanted = next_calls(intent, results) if rounds < MAX_ROUNDS else []
+    offered = {t.get("name") for t in body.get("tools") or [] if isinstance(t, dict)}
+    calls = [(name, args) for name, args in wanted if name in offered]
+    if wanted and not calls:
+        return _answer(NO_TOOLS)
+    if not calls:
+        return _answer(compose_answer(intent, results))
     digest = hashlib.sha256(json.dumps(messages, sort_keys=True).encode()).hexdigest()[:16]
-    if rounds_done < len(plan.steps):
-        calls = [(n, i) for n, i in plan.steps[rounds_done](results) if n in offered]
-        if calls:
-            blocks: list[dict[str, Any]] = []
-            if rounds_done == 0:
-                blocks.append(_thinking(question, [n for n, _ in calls], digest))
-            blocks += [
-                {"type": "tool_use", "id": f"toolu_demo_{digest}_{k}", "name": name, "input": args}
-                for k, (name, args) in enumerate(calls)
-            ]
-            return Reply(blocks, "tool_use")
-    answer = compose_answer(plan, results)
-    return Reply([_text(f"{answer}\n\n_(Answered by the {LABEL}.)_")], "end_turn")
+    blocks: list[dict[str, Any]] = []
+    if rounds == 0:
+        blocks.append(_thinking(question, intent, [n for n, _ in calls], digest))
+    blocks += [
+        {"type": "tool_use", "id": f"toolu_demo_{digest}_{k}", "name": name, "input": args}
+        for k, (name, args) in enumerate(calls)
+    ]
+    return Reply(blocks, "tool_use")
 
 
-def _question_index(messages: list[dict[str, Any]]) -> int | None:
-    for i in range(len(messages) - 1, -1, -1):
-        if messages[i].get("role") == "user" and _text_of(messages[i]).strip():
-            return i
-    return None
+def describe(intent: Intent) -> str:
+    """Return in words what the demo model understood the question to ask."""
+    about = intent.subject() or "all"
+    period = intent.period.text()
+    text = {
+        "spending": f"{about} spending in {period}",
+        "largest": f"the largest purchases ({about}) in {period}",
+        "compare": (
+            f"{about} spending in {period} compared with "
+            f"{(intent.baseline or intent.period).text()}"
+        ),
+        "budget": f"budget status ({about}) for the month of {intent.period.end:%B %Y}",
+        "recurring": "recurring payments over the last year",
+        "balances": "account balances",
+        "overview": f"an overview: balances and spending in {period}",
+    }.get(intent.kind, "something I cannot help with")
+    if intent.reused:
+        text += f" (a follow-up: I reuse the earlier question's {'; '.join(intent.reused)})"
+    return text
 
 
-def _text_of(message: dict[str, Any]) -> str:
-    content = message.get("content")
-    if isinstance(content, str):
-        return content
-    return " ".join(b.get("text", "") for b in content or [] if b.get("type") == "text")
-
-
-def _results_since(messages: list[dict[str, Any]], start: int) -> Results:
-    calls: dict[str, tuple[str, dict[str, Any]]] = {}
-    out: Results = []
-    for message in messages[start:]:
-        for block in message.get("content") if isinstance(message.get("content"), list) else []:
-            if block.get("type") == "tool_use":
-                calls[block["id"]] = (block["name"], block.get("input") or {})
-            elif block.get("type") == "tool_result" and block.get("tool_use_id") in calls:
-                name, args = calls[block["tool_use_id"]]
-                out.append((name, args, _parse_result(block)))
-    return out
-
-
-def _parse_result(block: dict[str, Any]) -> Any:
-    content = block.get("content")
-    text = (
-        content
-        if isinstance(content, str)
-        else "".join(c.get("text", "") for c in content or [] if c.get("type") == "text")
-    )
-    if block.get("is_error"):
-        return {"error": text}
-    try:
-        return json.loads(text)
-    except ValueError:
-        return {"text": text}
-
-
-def _thinking(question: str, tools: list[str], digest: str) -> dict[str, Any]:
+def _thinking(question: str, intent: Intent, tools: list[str], digest: str) -> dict[str, Any]:
     thought = (
-        f'The user asks: "{question.strip()[:200]}". I need their real data, so I '
-        f"will call {', '.join(tools)} and answer from the exact figures it returns."
+        f'The user asks: "{question.strip()[:200]}". I read it as {describe(intent)}. I need '
+        f"their real data, so I will call {', '.join(tools)} and answer only from the exact "
+        "figures returned, keeping each currency apart."
     )
     return {"type": "thinking", "thinking": thought, "signature": f"demo-signature-{digest}"}
 
 
-def _text(text: str) -> dict[str, Any]:
-    return {"type": "text", "text": text}
+def _answer(text: str) -> Reply:
+    return Reply([{"type": "text", "text": f"{text}\n\n_(Answered by the {LABEL}.)_"}], "end_turn")

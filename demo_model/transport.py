@@ -1,12 +1,13 @@
-"""An httpx2 transport that serves the demo model to the real `anthropic` client."""
+"""httpx2 transports (sync and async) that serve the demo model to the real `anthropic` client."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import random
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 
 import httpx2
 
@@ -14,49 +15,98 @@ from demo_model.brain import respond
 from demo_model.wire import encode_reply
 
 
+class Pace:
+    """Seconds between streamed events, shared by a model's sync and async transports."""
+
+    def __init__(self, delay: float = 0.0) -> None:
+        self.delay = delay
+
+
 class _Body(httpx2.SyncByteStream):
-    def __init__(self, chunks: Iterator[bytes], delay: float) -> None:
-        self._chunks, self._delay = chunks, delay
+    def __init__(self, chunks: Iterator[bytes], pace: Pace) -> None:
+        self._chunks, self._pace = chunks, pace
 
     def __iter__(self) -> Iterator[bytes]:
         for chunk in self._chunks:
-            if self._delay:
-                time.sleep(self._delay)
+            if self._pace.delay:
+                time.sleep(self._pace.delay)
+            yield chunk
+
+
+class _AsyncBody(httpx2.AsyncByteStream):
+    def __init__(self, chunks: Iterator[bytes], pace: Pace) -> None:
+        self._chunks, self._pace = chunks, pace
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        for chunk in self._chunks:
+            if self._pace.delay:
+                await asyncio.sleep(self._pace.delay)
             yield chunk
 
 
 class DemoTransport(httpx2.BaseTransport):
     """Answers POST /v1/messages with a streamed reply in the real SSE wire format."""
 
-    def __init__(self, event_delay: float = 0.0) -> None:
-        self.event_delay = event_delay
+    def __init__(self, pace: Pace | float = 0.0) -> None:
+        self.pace = pace if isinstance(pace, Pace) else Pace(pace)
+
+    @property
+    def event_delay(self) -> float:
+        """Seconds between events (tests and demos slow the model down with it)."""
+        return self.pace.delay
+
+    @event_delay.setter
+    def event_delay(self, value: float) -> None:
+        self.pace.delay = value
 
     def handle_request(self, request: httpx2.Request) -> httpx2.Response:
         """Serve one API request."""
-        if request.method != "POST" or not request.url.path.endswith("/v1/messages"):
-            return _error(404, "not_found_error", f"The demo model has no {request.url.path}.")
-        try:
-            body = json.loads(request.read())
-        except ValueError:
-            return _error(400, "invalid_request_error", "The request body is not JSON.")
-        reply = respond(body)
-        seed = hashlib.sha256(request.content).digest()
-        message_id = "msg_demo_" + seed.hex()[:20]
-        chunks = encode_reply(
-            message_id,
-            body.get("model", "demo"),
-            reply.blocks,
-            reply.stop_reason,
-            max(1, len(request.content) // 4),
-            random.Random(seed),
-        )
-        if not body.get("stream"):
-            return _error(400, "invalid_request_error", "The demo model only streams.")
-        return httpx2.Response(
-            200,
-            headers={"content-type": "text/event-stream", "request-id": "req_demo"},
-            stream=_Body(chunks, self.event_delay),
-        )
+        found = _reply(request.method, request.url.path, request.read())
+        if isinstance(found, httpx2.Response):
+            return found
+        return _stream(_Body(found, self.pace))
+
+
+class AsyncDemoTransport(httpx2.AsyncBaseTransport):
+    """The same model for the async client an event loop uses."""
+
+    def __init__(self, pace: Pace) -> None:
+        self.pace = pace
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        """Serve one API request."""
+        found = _reply(request.method, request.url.path, await request.aread())
+        if isinstance(found, httpx2.Response):
+            return found
+        return _stream(_AsyncBody(found, self.pace))
+
+
+def _reply(method: str, path: str, content: bytes) -> Iterator[bytes] | httpx2.Response:
+    """The reply's SSE chunks, or an error response."""
+    if method != "POST" or not path.endswith("/v1/messages"):
+        return _error(404, "not_found_error", f"The demo model has no {path}.")
+    try:
+        body = json.loads(content)
+    except ValueError:
+        return _error(400, "invalid_request_error", "The request body is not JSON.")
+    if not body.get("stream"):
+        return _error(400, "invalid_request_error", "The demo model only streams.")
+    reply = respond(body)
+    seed = hashlib.sha256(content).digest()
+    return encode_reply(
+        "msg_demo_" + seed.hex()[:20],
+        body.get("model", "demo"),
+        reply.blocks,
+        reply.stop_reason,
+        max(1, len(content) // 4),
+        random.Random(seed),
+    )
+
+
+def _stream(body: httpx2.SyncByteStream | httpx2.AsyncByteStream) -> httpx2.Response:
+    return httpx2.Response(
+        200, headers={"content-type": "text/event-stream", "request-id": "req_demo"}, stream=body
+    )
 
 
 def _error(status: int, kind: str, message: str) -> httpx2.Response:

@@ -29,3 +29,26 @@ class TurnFailed(Exception):
 
 class UpstreamInterrupted(TurnFailed):
     """The model stream broke after it started (error event, reset, stall, early end)."""
+
+
+class LeaseLost(Exception):
+    """The turn was taken over (or ended) elsewhere: this writer must stop, writing nothing."""
+
+    def __init__(self, turn_id: str) -> None:
+        super().__init__(f"turn {turn_id} is no longer ours")
+        self.turn_id = turn_id
+
+
+class Draining(Exception):
+    """This worker is shutting down and takes no new turns."""
+
+
+class LimitExceeded(Exception):
+    """A per-user limit refuses a new turn; nothing was written. Retry after `retry_after`."""
+
+    def __init__(
+        self, code: str, message: str, retry_after: float, details: dict[str, int] | None = None
+    ) -> None:
+        super().__init__(message)
+        self.code, self.message, self.retry_after = code, message, retry_after
+        self.details = details or {}

@@ -1,8 +1,9 @@
 """Typed SQLAlchemy models; importing this package registers every table."""
 
 from models.base import Base, new_id, utcnow
-from models.chat import ChatSession, Message, ToolRun, Turn, TurnEvents
+from models.chat import ChatSession, Message, ToolRun, Turn, TurnEvents, Worker
 from models.finance import Account, Budget, Category, Transaction
+from models.ui_chat import UIChat
 from models.user import ApiToken, User
 
 __all__ = [
@@ -17,7 +18,9 @@ __all__ = [
     "Transaction",
     "Turn",
     "TurnEvents",
+    "UIChat",
     "User",
+    "Worker",
     "new_id",
     "utcnow",
 ]

@@ -1,4 +1,4 @@
-"""Chat sessions, turns, messages, tool runs and archived turn events."""
+"""Chat sessions, turns, messages, tool runs, archived turn events and the workers running turns."""
 
 from __future__ import annotations
 
@@ -12,6 +12,9 @@ from models.base import Base, new_id, utcnow
 
 TURN_RUNNING = "running"
 TURN_FINAL_STATUSES = ("completed", "failed", "cancelled", "max_rounds", "interrupted")
+# Rows the model sees: `streaming` is in flight, `discarded` was a failed attempt.
+MESSAGE_FINISHED = ("complete", "incomplete")
+TOOL_RUNNING, TOOL_DONE = "running", "done"
 
 
 class ChatSession(Base):
@@ -44,6 +47,13 @@ class Turn(Base):
             sqlite_where=text("status = 'running'"),
             postgresql_where=text("status = 'running'"),
         ),
+        # The reaper looks for running turns by worker.
+        Index(
+            "ix_turns_running_worker",
+            "worker_id",
+            sqlite_where=text("status = 'running'"),
+            postgresql_where=text("status = 'running'"),
+        ),
     )
 
     id: Mapped[str] = mapped_column(String(32), primary_key=True, default=lambda: new_id("turn"))
@@ -59,7 +69,15 @@ class Turn(Base):
     error_message: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     finished_at: Mapped[datetime | None]
-    heartbeat_at: Mapped[datetime] = mapped_column(default=utcnow)
+    # The worker that owns the running turn (NULL: handed over, any worker may take it) and
+    # the lease: a takeover increments it, and every write of the turn is fenced by it.
+    worker_id: Mapped[str | None] = mapped_column(String(40))
+    lease: Mapped[int] = mapped_column(Integer, default=1, server_default="1")
+    takeovers: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    # Finished messages at the last takeover, and takeovers in a row that found no more:
+    # a turn that keeps killing its workers without progress is stopped.
+    progress: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    stalls: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
 
 
 class Message(Base):
@@ -102,6 +120,8 @@ class ToolRun(Base):
     input: Mapped[dict[str, Any]]
     result: Mapped[list[dict[str, Any]]]
     is_error: Mapped[bool] = mapped_column(default=False)
+    # `running` is claimed before the tool starts, so a tool never runs twice for one id.
+    status: Mapped[str] = mapped_column(String(16), default=TOOL_DONE, server_default=TOOL_DONE)
     duration_ms: Mapped[int] = mapped_column(Integer, default=0)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
@@ -116,3 +136,15 @@ class TurnEvents(Base):
     )
     last_seq: Mapped[int] = mapped_column(Integer)
     frames: Mapped[bytes] = mapped_column(LargeBinary)
+
+
+class Worker(Base):
+    """A server process that runs turns; its heartbeat says it is alive."""
+
+    __tablename__ = "workers"
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    host: Mapped[str] = mapped_column(String(200))
+    pid: Mapped[int] = mapped_column(Integer)
+    started_at: Mapped[datetime] = mapped_column(default=utcnow)
+    heartbeat_at: Mapped[datetime] = mapped_column(default=utcnow)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -15,6 +17,9 @@ class Database:
     def __init__(self, url: str) -> None:
         self.url = url
         self.engine = make_engine(url)
+        # SQLite takes one writer at a time; others wait in its busy handler, which sleeps
+        # in growing steps (up to 100 ms). Queue this process's writers on a lock instead.
+        self._writers = threading.Lock() if url.startswith("sqlite") else contextlib.nullcontext()
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
         self._readers = sessionmaker(
             self.engine.execution_options(read_only=True), expire_on_commit=False
@@ -23,7 +28,7 @@ class Database:
     @contextmanager
     def transaction(self) -> Iterator[Session]:
         """Run a block in one transaction: commit on success, roll back on error."""
-        with self._sessions.begin() as session:
+        with self._writers, self._sessions.begin() as session:
             yield session
 
     @contextmanager

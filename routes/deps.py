@@ -7,8 +7,9 @@ from typing import TYPE_CHECKING
 from flask import current_app
 
 if TYPE_CHECKING:
-    from engine.service import TurnService
+    from engine.turns.service import TurnService
     from models.db import Database
+    from services.pricing import Prices
 
 
 def get_db() -> Database:
@@ -19,3 +20,8 @@ def get_db() -> Database:
 def get_turns() -> TurnService:
     """Return the app's turn service."""
     return current_app.extensions["turns"]
+
+
+def get_prices() -> Prices:
+    """Return the price table: defaults with the app's MODEL_PRICES over them."""
+    return current_app.extensions["prices"]

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import logging
+import math
 from typing import Any
 
 from flask import Flask, Response, jsonify
 from marshmallow import ValidationError
 from werkzeug.exceptions import HTTPException
 
-from engine.errors import NotFoundError, TurnConflict
+from engine.errors import Draining, LimitExceeded, NotFoundError, TurnConflict
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +49,20 @@ def register_error_handlers(app: Flask) -> None:
         return error_response(
             409, "turn_in_progress", "A turn is already running on this session; wait or cancel it."
         )
+
+    @app.errorhandler(Draining)
+    def _draining(err: Draining) -> tuple[Response, int]:
+        response, status = error_response(
+            503, "server_restarting", "This server is restarting; retry in a moment."
+        )
+        response.headers["Retry-After"] = "1"
+        return response, status
+
+    @app.errorhandler(LimitExceeded)
+    def _limited(err: LimitExceeded) -> tuple[Response, int]:
+        response, status = error_response(429, err.code, err.message, err.details)
+        response.headers["Retry-After"] = str(max(1, math.ceil(err.retry_after)))
+        return response, status
 
     @app.errorhandler(ValidationError)
     def _validation(err: ValidationError) -> tuple[Response, int]:

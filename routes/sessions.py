@@ -7,7 +7,7 @@ from typing import Any
 from flask import Blueprint, g
 
 from routes.auth import login_required
-from routes.deps import get_db, get_turns
+from routes.deps import get_db, get_prices, get_turns
 from routes.schemas import SessionRequest, parse_body
 from services import sessions
 
@@ -32,9 +32,8 @@ def index() -> dict[str, Any]:
 @bp.get("/sessions/<session_id>")
 @login_required
 def show(session_id: str) -> dict[str, Any]:
-    """Show a session with its messages."""
-    get_turns().expire_stale()
-    return sessions.get_session(get_db(), g.user_id, session_id)
+    """Show a session with its messages, usage and cost."""
+    return sessions.get_session(get_db(), g.user_id, session_id, get_prices())
 
 
 @bp.delete("/sessions/<session_id>")

@@ -5,15 +5,14 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 
-from flask import Response, current_app, request
+from flask import Response, request
 
-from engine.service import TurnService
+from engine.turns.service import TurnService
 from routes.errors import APIError
 from streaming.protocol import KEEPALIVE
 
 SSE_HEADERS = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
-# After this long without events a reader also asks the database whether the turn ended.
-IDLE_CHECK = 1.0
+RELAY_HEADER = "X-Relay-Turn"
 
 
 def last_event_id() -> int:
@@ -29,21 +28,39 @@ def last_event_id() -> int:
 
 
 def event_stream(turns: TurnService, turn_id: str, after: int) -> Response:
-    """Stream the events after `after`, then follow live until the turn ends."""
-    keepalive = current_app.config["KEEPALIVE_SECONDS"]
+    """Stream the events after `after`, then follow live until the turn ends.
+
+    A finished turn with nothing after `after` answers 204: the SSE spec's way to tell an
+    EventSource to stop reconnecting. When this worker drains (a deploy), the stream ends
+    without turn_end and the client reconnects, with Last-Event-ID, to another worker.
+    """
+    timings = turns.timings
+    first = turns.read(turn_id, after, 0, check_store=True)
+    if first.finished and (not first.frames or first.last_seq <= after):
+        return Response(status=204, headers=SSE_HEADERS)
+    if request.environ.get("asgi.scope", {}).get("relay"):
+        # Behind the ASGI front: the event loop streams it (server/stream.py), no thread.
+        marker = {RELAY_HEADER: f"{turn_id} {after}"}
+        return Response(mimetype="text/event-stream", headers={**SSE_HEADERS, **marker})
 
     def generate() -> Iterator[bytes]:
-        position, idle_since = after, time.monotonic()
+        chunk, position = first, after
+        idle_since = wrote_at = time.monotonic()
         while True:
-            idle = time.monotonic() - idle_since >= IDLE_CHECK
-            chunk = turns.read(turn_id, position, keepalive, check_store=idle)
+            now = time.monotonic()
             if chunk.frames:
                 yield chunk.frames
-                position, idle_since = chunk.last_seq, time.monotonic()
-            elif not chunk.finished:
+                position, idle_since, wrote_at = chunk.last_seq, now, now
+            elif not chunk.finished and now - wrote_at >= timings.keepalive:
                 yield KEEPALIVE
+                wrote_at = now
             # A finished chunk with nothing more to give ends the stream, never a busy loop.
             if chunk.finished and (position >= chunk.last_seq or not chunk.frames):
                 return
+            if turns.draining:
+                return
+            idle = now - idle_since >= timings.idle_check
+            wait = min(timings.keepalive, timings.idle_check)
+            chunk = turns.read(turn_id, position, wait, check_store=idle)
 
     return Response(generate(), mimetype="text/event-stream", headers=SSE_HEADERS)

@@ -7,7 +7,7 @@ from typing import Any
 from flask import Blueprint, Response, g, url_for
 
 from routes.auth import events_auth, login_required, sign_events_token
-from routes.deps import get_db, get_turns
+from routes.deps import get_db, get_prices, get_turns
 from routes.schemas import TurnRequest, parse_body
 from routes.sse import event_stream, last_event_id
 from services import sessions
@@ -32,9 +32,9 @@ def create(session_id: str) -> tuple[dict[str, Any], int]:
 @bp.get("/turns/<turn_id>")
 @login_required
 def show(turn_id: str) -> dict[str, Any]:
-    """Return a turn's status."""
-    get_turns().expire_stale()
-    return sessions.get_turn(get_db(), g.user_id, turn_id)
+    """Return a turn's status, usage and cost, and a fresh `events_url` (signed ones expire)."""
+    turn = sessions.get_turn(get_db(), g.user_id, turn_id, get_prices())
+    return {**turn, "events_url": events_url(turn_id)}
 
 
 @bp.get("/turns/<turn_id>/events")

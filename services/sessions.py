@@ -6,10 +6,13 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import delete, select
+from sqlalchemy.orm import Session
 
 from engine.errors import NotFoundError
 from models import ChatSession, Message, Turn
+from models.chat import TURN_RUNNING
 from models.db import Database
+from services.pricing import Prices, summarize
 
 
 def create_session(db: Database, user_id: int, title: str | None = None) -> dict[str, Any]:
@@ -33,13 +36,21 @@ def list_sessions(db: Database, user_id: int, limit: int = 100) -> list[dict[str
         return [session_dict(r) for r in rows]
 
 
-def get_session(db: Database, user_id: int, session_id: str) -> dict[str, Any]:
-    """Return one session with its messages, or raise NotFound."""
+def get_session(
+    db: Database, user_id: int, session_id: str, prices: Prices | None = None
+) -> dict[str, Any]:
+    """Return one session with its messages and running turn, or raise NotFound.
+
+    With `prices`, also its token totals (`usage`) and estimated `cost`.
+    """
     with db.read() as s:
         session = _owned(s.get(ChatSession, session_id), user_id, "session")
         out = session_dict(session)
         out["messages"] = [message_dict(m) for m in session.messages]
-        return out
+        out["running_turn_id"] = _running(s, user_id, session_id)
+    if prices is not None:
+        out.update(summarize(((m["model"], m["usage"]) for m in out["messages"]), prices))
+    return out
 
 
 def delete_session(db: Database, user_id: int, session_id: str) -> None:
@@ -49,11 +60,13 @@ def delete_session(db: Database, user_id: int, session_id: str) -> None:
         s.execute(delete(ChatSession).where(ChatSession.id == session_id))
 
 
-def get_turn(db: Database, user_id: int, turn_id: str) -> dict[str, Any]:
-    """Return a turn's status, or raise NotFound."""
+def get_turn(
+    db: Database, user_id: int, turn_id: str, prices: Prices | None = None
+) -> dict[str, Any]:
+    """Return a turn's status, or raise NotFound; with `prices`, its usage and cost too."""
     with db.read() as s:
         turn = _owned(s.get(Turn, turn_id), user_id, "turn")
-        return {
+        out = {
             "id": turn.id,
             "session_id": turn.session_id,
             "status": turn.status,
@@ -64,6 +77,10 @@ def get_turn(db: Database, user_id: int, turn_id: str) -> dict[str, Any]:
             if turn.error_code
             else None,
         }
+        if prices is not None:
+            rows = s.execute(select(Message.model, Message.usage).where(Message.turn_id == turn_id))
+            out.update(summarize(((model, usage) for model, usage in rows), prices))
+        return out
 
 
 def session_dict(session: ChatSession) -> dict[str, Any]:
@@ -96,11 +113,15 @@ def iso(moment: datetime | None) -> str | None:
 def running_turn(db: Database, user_id: int, session_id: str) -> str | None:
     """Return the id of the session's running turn, if any."""
     with db.read() as s:
-        return s.scalar(
-            select(Turn.id).where(
-                Turn.session_id == session_id, Turn.user_id == user_id, Turn.status == "running"
-            )
+        return _running(s, user_id, session_id)
+
+
+def _running(s: Session, user_id: int, session_id: str) -> str | None:
+    return s.scalar(
+        select(Turn.id).where(
+            Turn.session_id == session_id, Turn.user_id == user_id, Turn.status == TURN_RUNNING
         )
+    )
 
 
 def _owned(row: Any, user_id: int, kind: str) -> Any:

@@ -254,6 +254,10 @@ class MessageAccumulator:
                 message[key] = value
         return message
 
+    def set_field(self, index: int, key: str, value: Any) -> None:
+        """Override a field of an open block (e.g. a tool id the server must make unique)."""
+        self._open[index].block[key] = value
+
     def incomplete_blocks(self) -> list[tuple[int, dict[str, Any]]]:
         """Return (index, partial snapshot) for blocks started but never stopped."""
         return [(index, self._open[index].snapshot()) for index in sorted(self._open)]

@@ -210,8 +210,12 @@ def _pair_results(blocks: list[Block], expected: list[str]) -> list[Block]:
 
 
 def repair_history(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Return a new history the API accepts (ending may be assistant); the input is not mutated."""
-    cleaned: list[tuple[str, list[Block]]] = []
+    """Return a new history the API accepts (ending may be assistant); the input is not mutated.
+
+    A message's `id` (where it is stored) is kept; one merged from several keeps the first,
+    except that tool results merged with a later question take the question's id.
+    """
+    cleaned: list[list[Any]] = []  # [role, blocks, id]
     used_ids: set[str] = set()
     # Text blocks made from string content; a message left as just that block gets its string back.
     from_str: set[int] = set()
@@ -223,12 +227,14 @@ def repair_history(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if not blocks:
             continue
         if cleaned and cleaned[-1][0] == role:
+            if _asks(blocks) and not _asks(cleaned[-1][1]):
+                cleaned[-1][2] = message.get("id")
             cleaned[-1][1].extend(blocks)
         else:
-            cleaned.append((role, blocks))
+            cleaned.append([role, blocks, message.get("id")])
 
-    out: list[tuple[str, list[Block]]] = []
-    for role, blocks in cleaned:
+    out: list[tuple[str, list[Block], Any]] = []
+    for role, blocks, ident in cleaned:
         if role == "assistant":
             # A history cannot open with the assistant; dropping it also orphans its tool
             # results, which the next user message then discards.
@@ -237,7 +243,7 @@ def repair_history(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
             if out[-1][0] == "assistant":
                 out[-1][1].extend(blocks)
             else:
-                out.append((role, blocks))
+                out.append((role, blocks, ident))
             continue
         # `cleaned` alternates and assistants are only skipped while `out` is empty, so a
         # user message here always follows an assistant message or opens the history.
@@ -246,17 +252,21 @@ def repair_history(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         # Dropping a user message that held only unmatched results can make two assistant
         # messages adjacent; the next assistant then merges into this one above.
         if blocks:
-            out.append((role, blocks))
+            out.append((role, blocks, ident))
     if out and out[-1][0] == "assistant":
         pending = _tool_use_ids(out[-1][1])
         if pending:
-            out.append(("user", [_interrupted(tool_id) for tool_id in pending]))
-    return [
-        {
-            "role": role,
-            "content": blocks[0]["text"]
-            if len(blocks) == 1 and id(blocks[0]) in from_str
-            else blocks,
-        }
-        for role, blocks in out
-    ]
+            out.append(("user", [_interrupted(tool_id) for tool_id in pending], None))
+    return [_message(role, blocks, ident, from_str) for role, blocks, ident in out]
+
+
+def _asks(blocks: list[Block]) -> bool:
+    return any(block["type"] != "tool_result" for block in blocks)
+
+
+def _message(role: str, blocks: list[Block], ident: Any, from_str: set[int]) -> dict[str, Any]:
+    single = len(blocks) == 1 and id(blocks[0]) in from_str
+    message: dict[str, Any] = {"role": role, "content": blocks[0]["text"] if single else blocks}
+    if ident is not None:
+        message["id"] = ident
+    return message

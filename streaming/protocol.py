@@ -5,12 +5,15 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import orjson
+
 from streaming.sse import SSEDecoder
 
 __all__ = [
     "BLOCK_DELTA",
     "BLOCK_END",
     "BLOCK_START",
+    "CONTEXT_TRIMMED",
     "ERROR",
     "KEEPALIVE",
     "MESSAGE_DISCARDED",
@@ -30,27 +33,39 @@ BLOCK_DELTA = "block_delta"
 BLOCK_END = "block_end"
 MESSAGE_END = "message_end"
 TOOL_RESULT = "tool_result"
-ERROR = "error"
+ERROR = "turn_error"
 TURN_END = "turn_end"
 MESSAGE_DISCARDED = "message_discarded"
+CONTEXT_TRIMMED = "context_trimmed"
 
 KEEPALIVE = b": keep-alive\n\n"
 
 
 def encode_event(seq: int, event_type: str, data: dict[str, Any]) -> bytes:
     """Encode one event as `id`, `event` and a single compact JSON `data` line."""
-    payload = json.dumps(data, separators=(",", ":"), ensure_ascii=False)
-    # json.dumps escapes CR/LF inside strings, so this only trips on a bad event_type;
-    # U+2028 and friends may stay raw because SSE splits lines on CR/LF only.
-    if "\n" in payload or "\r" in payload or "\n" in event_type or "\r" in event_type:
+    if "\n" in event_type or "\r" in event_type:
         raise ValueError("SSE field would span lines")
     try:
-        return f"id: {int(seq)}\nevent: {event_type}\ndata: {payload}\n\n".encode()
-    except UnicodeEncodeError:
-        # Lone surrogates (e.g. from a "\\ud83d" escape upstream) cannot be UTF-8 encoded;
-        # ASCII-escaped JSON still round-trips them.
-        payload = json.dumps(data, separators=(",", ":"))
-        return f"id: {int(seq)}\nevent: {event_type}\ndata: {payload}\n\n".encode()
+        # orjson escapes CR and LF inside strings (as JSON must) about 20x faster than json.
+        payload = orjson.dumps(data)
+    except (TypeError, orjson.JSONEncodeError):
+        # Lone surrogates (from a "\\ud83d" escape upstream) or huge integers: ASCII-escaped
+        # JSON still carries them.
+        payload = json.dumps(data, separators=(",", ":")).encode()
+    # SSE splits lines on CR/LF only, but readers built on str.splitlines() also split on
+    # U+2028, U+2029 and U+0085: escape those too, so every client sees one data line.
+    # (Their UTF-8 forms start with lead bytes, so they can only be those characters.)
+    for raw, escaped in _LINE_BREAKS:
+        if raw in payload:
+            payload = payload.replace(raw, escaped)
+    return b"id: %d\nevent: %s\ndata: %s\n\n" % (int(seq), event_type.encode(), payload)
+
+
+_LINE_BREAKS = (
+    ("\u2028".encode(), b"\\u2028"),
+    ("\u2029".encode(), b"\\u2029"),
+    ("\x85".encode(), b"\\u0085"),
+)
 
 
 def decode_stream(raw: bytes) -> list[tuple[int, str, dict[str, Any]]]:

@@ -156,12 +156,29 @@ def event_payload(event: SSEEvent) -> dict[str, Any] | None:
     return payload
 
 
-def iter_json_events(chunks: Iterable[bytes]) -> Iterator[dict[str, Any]]:
-    """Decode SSE byte chunks and yield each event's JSON object payload, skipping non-objects."""
-    decoder = SSEDecoder(decode=False)
-    for chunk in chunks:
-        for event in decoder.feed(chunk):
+class JSONEvents:
+    """Push-style decoding: feed byte chunks as they arrive, get each event's JSON object."""
+
+    def __init__(self) -> None:
+        self._decoder = SSEDecoder(decode=False)
+
+    def feed(self, chunk: bytes) -> list[dict[str, Any]]:
+        """Return the payloads of the events this chunk completes (non-objects skipped)."""
+        out = []
+        for event in self._decoder.feed(chunk):
             payload = event_payload(event)
             if payload is not None:
-                yield payload
-    decoder.flush()
+                out.append(payload)
+        return out
+
+    def flush(self) -> None:
+        """End of stream: a partial event without its blank line is dropped."""
+        self._decoder.flush()
+
+
+def iter_json_events(chunks: Iterable[bytes]) -> Iterator[dict[str, Any]]:
+    """Decode SSE byte chunks and yield each event's JSON object payload, skipping non-objects."""
+    events = JSONEvents()
+    for chunk in chunks:
+        yield from events.feed(chunk)
+    events.flush()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -11,6 +12,10 @@ import pytest
 
 from models.db import Database
 from models.migrate import upgrade
+
+# The suite runs many turns at once for one test user (soaks, clusters in subprocesses that
+# inherit this environment); the limit's own tests set it explicitly.
+os.environ.setdefault("USER_MAX_CONCURRENT_TURNS", "1000")
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 TRANSCRIPTS = SHARED / "transcripts"
@@ -58,6 +63,7 @@ def app_config(db_url: str, tmp_path: Path) -> dict[str, Any]:
         "ANTHROPIC_API_KEY": None,
         "SECRET_KEY": "test-secret",
         "DEMO_EVENT_DELAY": 0.0,
+        "EVENT_SPOOL_DIR": str(tmp_path / "spool"),
     }
 
 

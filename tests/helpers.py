@@ -86,3 +86,33 @@ def text_of(events: list[tuple[int, str, dict[str, Any]]]) -> str:
         for _, t, d in events
         if t == "block_delta" and d["message_id"] not in discarded
     )
+
+
+def start_loop() -> Any:
+    """An event loop (uvloop, as servers run) in a daemon thread; stop it with loop.stop."""
+    import asyncio
+    import threading
+
+    import uvloop
+
+    loop = uvloop.new_event_loop()
+    ready = threading.Event()
+
+    def run() -> None:
+        asyncio.set_event_loop(loop)
+        loop.call_soon(ready.set)
+        loop.run_forever()
+
+    threading.Thread(target=run, name="test-loop", daemon=True).start()
+    ready.wait(5)
+    return loop
+
+
+def in_loop(loop: Any, fn: Any, *args: Any) -> Any:
+    """Call `fn(*args)` in the loop's thread and return its result."""
+    import asyncio
+
+    async def call() -> Any:
+        return fn(*args)
+
+    return asyncio.run_coroutine_threadsafe(call(), loop).result(10)

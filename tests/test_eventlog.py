@@ -2,32 +2,19 @@
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
-import redis
 
-from engine.eventlog import MemoryEventLog, frames_after
-from engine.redis_eventlog import RedisEventLog
+from engine.events.log import frames_after
+from engine.events.memory import MemoryEventLog
+from engine.events.redis_log import RedisEventLog
 from models import new_id
 from streaming.protocol import decode_stream
-
-REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
-
-
-def redis_or_skip() -> str:
-    """Return the Redis URL, or skip (fail under REQUIRE_REDIS=1) when Redis is not up."""
-    try:
-        redis.Redis.from_url(REDIS_URL).ping()
-    except redis.RedisError:
-        if os.environ.get("REQUIRE_REDIS") == "1":
-            pytest.fail(f"Redis is required but not reachable at {REDIS_URL}")
-        pytest.skip("Redis not reachable")
-    return REDIS_URL
+from tests.backends import redis_or_skip
 
 
 def read_to_end(log: Any, turn: str, after: int) -> tuple[bytes, int]:
@@ -95,13 +82,13 @@ def test_redis_log_survives_a_batch_written_twice_and_expires_its_keys() -> None
             log.append(turn, "block_delta", {"i": i})
         log._flush()
         # A reply lost after the write: the same entries are sent again.
-        log._pending = [(turn, 1, b"x"), (turn, 2, b"y")]
+        log._pending = [(turn, 1, 1, b"f", b"x"), (turn, 1, 2, b"f", b"y")]
         log._flush()
         log.append(turn, "turn_end", {})
         log.finish(turn)
         frames, _ = read_to_end(log, turn, 0)
         assert [seq for seq, _, _ in decode_stream(frames)] == [1, 2, 3, 4]
-        assert 0 < log._redis.ttl(RedisEventLog._keys(turn)) <= 120
+        assert 0 < log._redis.ttl(RedisEventLog._key(turn)) <= 120
     finally:
         log.close()
 
@@ -120,9 +107,9 @@ def test_a_reader_falls_back_to_the_archive_when_the_live_log_never_finishes(
         sid = create_session(app.extensions["db"], user_id)["id"]
         turn = turns.start(user_id, sid, "Am I over budget?")
         assert turns.wait(turn.turn_id)
-        archived = turns.store.stored_turn(turn.turn_id)[2]
+        archived = turns.deps.turns.stored_turn(turn.turn_id)[1]
         # The worker died before Redis heard the end: drop the done marker and the tail.
-        events_key = RedisEventLog._keys(turn.turn_id)
+        events_key = RedisEventLog._key(turn.turn_id)
         for entry_id, _ in turns.events._redis.xrevrange(events_key, count=2):
             turns.events._redis.xdel(events_key, entry_id)
         stitched, position, finished = b"", 0, False
@@ -146,7 +133,7 @@ def test_redis_log_reports_a_gap_instead_of_skipping_events() -> None:
             log.append(turn, "block_delta", {"i": i})
         log.finish(turn)
         read_to_end(log, turn, 0)
-        log._redis.xdel(RedisEventLog._keys(turn), "0-2")  # a write that was lost
+        log._redis.xdel(RedisEventLog._key(turn), "0-2")  # a write that was lost
         assert log.read(turn, 0, 0.1) is None
         assert log.read(turn, 2, 0.1).frames.startswith(b"id: 3\n")
     finally:

@@ -23,6 +23,10 @@ CHAT_TABLES = {
     "turn_events",
 }
 FINANCE_TABLES = {"accounts", "categories", "transactions", "budgets"}
+DURABLE_TABLES = {"workers"}
+UI_TABLES = {"ui_chats"}
+ALL_TABLES = CHAT_TABLES | FINANCE_TABLES | DURABLE_TABLES | UI_TABLES
+HEAD = "0004"
 
 
 def _diff(url: str) -> list[object]:
@@ -51,18 +55,18 @@ def _revision(url: str) -> str | None:
         engine.dispose()
 
 
-def test_chain_is_linear_0001_then_0002() -> None:
+def test_chain_is_linear() -> None:
     script = ScriptDirectory.from_config(alembic_config("sqlite://"))
-    assert script.get_heads() == ["0002"]
+    assert script.get_heads() == [HEAD]
     chain = [(r.revision, r.down_revision) for r in script.walk_revisions("base", "heads")]
-    assert chain == [("0002", "0001"), ("0001", None)]
+    assert chain == [("0004", "0003"), ("0003", "0002"), ("0002", "0001"), ("0001", None)]
 
 
 def test_head_matches_the_models(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'head.db'}"
     upgrade(url)
-    assert _revision(url) == "0002"
-    assert _tables(url) == CHAT_TABLES | FINANCE_TABLES
+    assert _revision(url) == HEAD
+    assert _tables(url) == ALL_TABLES
     assert _diff(url) == []
 
 
@@ -71,7 +75,11 @@ def test_step_by_step_down_to_base_and_up_again(tmp_path: Path) -> None:
     cfg = alembic_config(url)
     upgrade(url, "0001")
     assert _tables(url) == CHAT_TABLES
+    upgrade(url, "0002")
+    assert _tables(url) == CHAT_TABLES | FINANCE_TABLES
     upgrade(url)
+    assert _tables(url) == ALL_TABLES
+    command.downgrade(cfg, "0002")
     assert _tables(url) == CHAT_TABLES | FINANCE_TABLES
     command.downgrade(cfg, "0001")
     assert _revision(url) == "0001"
@@ -80,7 +88,7 @@ def test_step_by_step_down_to_base_and_up_again(tmp_path: Path) -> None:
     assert _revision(url) is None
     assert _tables(url) == set()
     upgrade(url)
-    assert _revision(url) == "0002"
+    assert _revision(url) == HEAD
     assert _diff(url) == []
 
 

@@ -2,51 +2,26 @@
 
 from __future__ import annotations
 
-import os
-import uuid
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from sqlalchemy import create_engine, text
 
 from engine.errors import TurnConflict
 from models.migrate import upgrade
 from services.sessions import create_session, get_session
 from streaming.history import validate_history
 from streaming.protocol import decode_stream
+from tests.backends import fresh_postgres
 from tests.conftest import make_user
 from tests.helpers import assert_well_formed
-
-ADMIN_URL = os.environ.get(
-    "TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
-)
-
-
-def _reachable() -> bool:
-    try:
-        with create_engine(ADMIN_URL).connect() as conn:
-            conn.execute(text("SELECT 1"))
-        return True
-    except Exception:
-        return False
 
 
 @pytest.fixture
 def pg_url() -> Iterator[str]:
     """A fresh, empty PostgreSQL database, dropped afterwards."""
-    if not _reachable():
-        if os.environ.get("REQUIRE_POSTGRES") == "1":
-            pytest.fail(f"PostgreSQL is required but not reachable at {ADMIN_URL}")
-        pytest.skip("PostgreSQL not reachable")
-    name = f"chat_test_{uuid.uuid4().hex[:10]}"
-    admin = create_engine(ADMIN_URL, isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.execute(text(f'CREATE DATABASE "{name}"'))
-    yield ADMIN_URL.rsplit("/", 1)[0] + f"/{name}"
-    with admin.connect() as conn:
-        conn.execute(text(f'DROP DATABASE "{name}" WITH (FORCE)'))
-    admin.dispose()
+    with fresh_postgres() as url:
+        yield url
 
 
 def test_a_demo_turn_runs_and_is_stored_on_postgres(pg_url: str) -> None:
@@ -76,3 +51,52 @@ def test_a_demo_turn_runs_and_is_stored_on_postgres(pg_url: str) -> None:
     finally:
         app.extensions["turns"].shutdown()
         app.extensions["db"].dispose()
+
+
+def test_reapers_of_many_workers_take_each_orphan_once_and_skewed_clocks_kill_nothing(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+    from datetime import timedelta
+
+    import engine.store.fence as fence
+    from engine.store.turns import TurnStore
+    from engine.store.workers import WorkerRegistry
+    from models.db import Database
+
+    upgrade(pg_url)
+    db = Database(pg_url)
+    try:
+        user_id, _ = make_user(db, "reapers")
+        turns, owner = TurnStore(db), WorkerRegistry(db)
+        owner.register()
+        for i in range(40):
+            turns.start_turn(user_id, create_session(db, user_id)["id"], f"q{i}", owner.worker_id)
+        # A reaper whose host clock runs two hours ahead sees the owner as alive: the
+        # database's clock judges.
+        real = fence.utcnow
+        monkeypatch.setattr(fence, "utcnow", lambda: real() + timedelta(hours=2))
+        skewed = WorkerRegistry(db)
+        skewed.register()
+        assert turns.take_orphans(skewed.worker_id, stale_after=30, limit=100) == []
+        monkeypatch.undo()
+        owner.retire()  # the owner is gone: eight reapers race for its 40 turns
+        taken: list[str] = []
+        lock = threading.Lock()
+
+        def reap() -> None:
+            reaper = WorkerRegistry(db)
+            reaper.register()
+            for _ in range(10):
+                got = turns.take_orphans(reaper.worker_id, stale_after=30, limit=3)
+                with lock:
+                    taken.extend(o.turn.turn_id for o in got)
+
+        threads = [threading.Thread(target=reap) for _ in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert len(taken) == len(set(taken)) == 40
+    finally:
+        db.dispose()

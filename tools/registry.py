@@ -22,10 +22,12 @@ MAX_RESULT_CHARS = 60_000
 
 @dataclass(frozen=True)
 class ToolContext:
-    """What a handler may use: the authenticated user's id and the database."""
+    """What a handler may use: the authenticated user's id, the database, the call's ids."""
 
     user_id: int
     db: Database
+    tool_use_id: str = ""
+    turn_id: str = ""
 
 
 @dataclass(frozen=True)

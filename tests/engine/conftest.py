@@ -8,11 +8,12 @@ from typing import Any
 
 import pytest
 
-from engine.eventlog import MemoryEventLog
-from engine.retry import RetryPolicy
-from engine.store import TurnStore
-from engine.tool_exec import ToolExecutor
-from engine.turn import TurnDeps, TurnRunner
+from engine.events.memory import MemoryEventLog
+from engine.store.messages import MessageStore
+from engine.store.turns import TurnStore
+from engine.turns.runner import TurnDeps, TurnRunner
+from engine.turns.tool_exec import ToolExecutor
+from engine.upstream.retry import RetryPolicy
 from models.db import Database
 from services.sessions import create_session
 from streaming.protocol import decode_stream
@@ -28,7 +29,7 @@ class Run:
         status: str,
         events: list[Any],
         model: ScriptedModel,
-        store: TurnStore,
+        store: MessageStore,
         session_id: str,
     ) -> None:
         self.status, self.events, self.model = status, events, model
@@ -56,11 +57,12 @@ def run_turn(db: Database, user: tuple[int, str]) -> Iterator[Callable[..., Run]
         before: Callable[[TurnRunner], None] | None = None,
         retries: int = 4,
     ) -> Run:
-        store = TurnStore(db)
+        turns, store = TurnStore(db), MessageStore(db)
         log = MemoryEventLog()
         model = ScriptedModel(scripts)
         deps = TurnDeps(
-            store=store,
+            turns=turns,
+            messages=store,
             events=log,
             model=model,  # type: ignore[arg-type]
             tools=ToolExecutor(TOY_TOOLS, store, db, pool, tool_timeout),
@@ -69,15 +71,14 @@ def run_turn(db: Database, user: tuple[int, str]) -> Iterator[Callable[..., Run]
             retry=RetryPolicy(max_retries=retries, budget=10, base=0.001),
         )
         sid = session_id or create_session(db, user[0])["id"]
-        new = store.start_turn(user[0], sid, question)
+        new, lease = turns.start_turn(user[0], sid, question)
         log.open(new.turn_id)
-        runner = TurnRunner(deps, new, user[0])
+        runner = TurnRunner(deps, new, user[0], lease)
         if before:
             before(runner)
         status = runner.run()
-        chunk = log.read(new.turn_id, 0, 0)
-        assert chunk is not None
-        return Run(status, decode_stream(chunk.frames), model, store, sid)
+        chunk = log.read(new.turn_id, 0, 0)  # None once a fenced runner left the log
+        return Run(status, decode_stream(chunk.frames) if chunk else [], model, store, sid)
 
     yield run
     pool.shutdown(wait=False)

@@ -8,8 +8,9 @@ import time
 import anthropic
 import httpx2
 
+from config import Timings
 from engine.errors import UpstreamInterrupted
-from engine.retry import RetryPolicy, classify, retry_after
+from engine.upstream.retry import RetryPolicy, classify, retry_after
 
 
 def test_backoff_is_jittered_exponential_and_capped() -> None:
@@ -24,13 +25,22 @@ def test_retry_after_wins_over_backoff() -> None:
     assert RetryPolicy().delay(3, 1.25, random.Random(0)) == 1.25
 
 
-def test_retries_are_bounded_by_count_and_by_total_time() -> None:
+def test_retries_are_bounded_by_count_and_by_time_spent_waiting() -> None:
     policy = RetryPolicy(max_retries=2, budget=1.0)
-    now = time.monotonic()
-    assert policy.allows(0, now, 0.1) and policy.allows(1, now, 0.1)
-    assert not policy.allows(2, now, 0.1)
-    assert not policy.allows(0, now, 1.5)
-    assert not policy.allows(0, now - 0.95, 0.1)
+    assert policy.allows(0, 0.0, 0.1) and policy.allows(1, 0.5, 0.1)
+    assert not policy.allows(2, 0.0, 0.1)
+    assert not policy.allows(0, 0.0, 1.5)
+    assert not policy.allows(1, 0.95, 0.1)
+
+
+def test_time_spent_in_attempts_does_not_count_against_the_budget() -> None:
+    # The default stall timeout equals the default budget: a stall noticed after a full
+    # STALL_TIMEOUT must still leave the whole budget for waiting before the retry.
+    timings = Timings()
+    policy = RetryPolicy(budget=timings.retry_budget, base=timings.backoff_base)
+    assert timings.stall_timeout >= timings.retry_budget
+    first_wait = policy.delay(0, None, random.Random(1))
+    assert policy.allows(0, 0.0, first_wait)
 
 
 def test_retry_after_headers_in_seconds_milliseconds_and_dates() -> None:

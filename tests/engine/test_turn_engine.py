@@ -92,7 +92,7 @@ def test_truncated_tool_call_at_max_tokens_is_never_run(run_turn: Any) -> None:
     assert run.status == "failed"
     assert CALLS == []
     assert_well_formed(run.events)
-    assert run.of("error")[-1]["code"] == "max_tokens"
+    assert run.of("turn_error")[-1]["code"] == "max_tokens"
     assert any(e.get("incomplete") for e in run.of("block_end"))
     history = run.store.history(run.session_id)
     assert validate_history(history, expect_user_last=False) == []
@@ -140,14 +140,26 @@ def test_slow_tool_times_out_as_an_error_result(run_turn: Any) -> None:
     assert result["is_error"] and "timed out" in result["content"][0]["text"]
 
 
-def test_duplicate_tool_ids_run_once(run_turn: Any) -> None:
+def test_a_tool_id_repeated_in_one_message_is_a_second_call_with_its_own_id(
+    run_turn: Any,
+) -> None:
     stream = tool_use("toolu_dup", "get_weather", ['{"location": "Nice"}'])
-    # Repeat the tool_use block at index 1 with the same id.
-    extra = [dict(e, index=1) for e in stream[1:4]]
+    # Repeat the tool_use block at index 1 with the same id and another input.
+    second = tool_use("toolu_dup", "get_weather", ['{"location": "Oslo"}'])
+    extra = [dict(e, index=1) for e in second[1:4]]
     stream = stream[:4] + extra + stream[4:]
     run = run_turn([stream, answer("ok")])
-    assert CALLS == [("get_weather", {"location": "Nice", "units": "f"})]
-    assert validate_history(run.model.requests[1]) == []
+    assert CALLS == [
+        ("get_weather", {"location": "Nice", "units": "f"}),
+        ("get_weather", {"location": "Oslo", "units": "f"}),
+    ]
+    sent = run.model.requests[1]
+    assert validate_history(sent) == []
+    ids = [b["id"] for b in sent[-2]["content"] if b["type"] == "tool_use"]
+    assert ids == ["toolu_dup", "toolu_dup_2"]
+    assert [b["tool_use_id"] for b in sent[-1]["content"]] == ids
+    shown = [d["tool_use_id"] for d in run.of("block_start") if "tool_use_id" in d]
+    assert shown == ids  # clients see the ids the history keeps
 
 
 def test_max_rounds_ends_with_a_valid_history(run_turn: Any) -> None:
@@ -173,7 +185,7 @@ def test_pause_turn_resumes_with_the_content_as_is(run_turn: Any) -> None:
 def test_refusal_ends_the_turn_and_says_so(run_turn: Any) -> None:
     run = run_turn([transcript_events("anthropic-sdk-python__refusal_stop_details.sse")])
     assert run.status == "completed"
-    assert run.of("error")[0]["code"] == "refusal"
+    assert run.of("turn_error")[0]["code"] == "refusal"
     assert_well_formed(run.events)
 
 

@@ -39,7 +39,7 @@ def test_retries_run_out_and_the_turn_fails_with_an_actionable_error(run_turn: A
     assert run.status == "failed"
     assert_well_formed(run.events)
     assert len(run.model.requests) == 3
-    error = run.of("error")[-1]
+    error = run.of("turn_error")[-1]
     assert error["code"] == "overloaded_error" and "Gave up after 3 attempts" in error["message"]
 
 
@@ -67,7 +67,7 @@ def test_a_rejected_request_is_not_retried(run_turn: Any) -> None:
     run = run_turn([_status_error(400), answer("never")])
     assert run.status == "failed"
     assert len(run.model.requests) == 1
-    assert run.of("error")[-1]["code"] == "invalid_request_error"
+    assert run.of("turn_error")[-1]["code"] == "invalid_request_error"
 
 
 def test_connection_reset_mid_stream_is_retried(run_turn: Any) -> None:
@@ -93,12 +93,12 @@ def test_a_tool_is_not_run_again_when_the_next_call_is_retried(run_turn: Any) ->
 def test_a_database_failure_mid_stream_still_ends_every_block_and_the_turn(
     run_turn: Any, monkeypatch: Any
 ) -> None:
-    from engine.store import TurnStore
+    from engine.store.messages import MessageStore
 
-    def broken(self: Any, message_id: str, **fields: Any) -> None:
+    def broken(self: Any, lease: Any, message_id: str, **fields: Any) -> None:
         raise RuntimeError("database is locked")
 
-    monkeypatch.setattr(TurnStore, "update_message", broken)
+    monkeypatch.setattr(MessageStore, "update_message", broken)
     run = run_turn([answer("never stored")] * 5, retries=1)
     assert run.status == "failed"
     assert_well_formed(run.events)
@@ -124,18 +124,18 @@ def test_cancel_while_a_tool_runs_ends_the_turn_without_another_model_call(
 def test_a_session_left_with_an_orphan_tool_call_is_repaired_before_the_next_call(
     run_turn: Any, db: Any, user: Any
 ) -> None:
-    from engine.store import TurnStore
+    from engine.store.messages import MessageStore
+    from engine.store.turns import TurnStore
     from models import new_id
     from services.sessions import create_session
 
-    store = TurnStore(db)
+    turns, store = TurnStore(db), MessageStore(db)
     sid = create_session(db, user[0])["id"]
     # What a crash leaves: a question, then a tool call whose result was never stored,
     # a cut-off message with only partial content, and an empty text block.
-    crashed = store.start_turn(user[0], sid, "What is the weather in Lima?")
+    _, lease = turns.start_turn(user[0], sid, "What is the weather in Lima?")
     store.add_message(
-        crashed.turn_id,
-        sid,
+        lease,
         new_id("msg"),
         "assistant",
         [
@@ -150,15 +150,14 @@ def test_a_session_left_with_an_orphan_tool_call_is_repaired_before_the_next_cal
         "incomplete",
     )
     store.add_message(
-        crashed.turn_id,
-        sid,
+        lease,
         new_id("msg"),
         "assistant",
         [],
         "incomplete",
         partial_content=[{"index": 0, "type": "text", "text": "half"}],
     )
-    store.finish_turn(crashed.turn_id, "interrupted", 1)
+    turns.finish_turn(lease, "interrupted", 1)
     run = run_turn([answer("Mild.")], question="And now?", session_id=sid)
     assert run.status == "completed"
     sent = run.model.requests[0]

@@ -12,7 +12,11 @@ from services.sessions import create_session
 from streaming.protocol import decode_stream
 from tests.conftest import make_user
 from tests.faults.upstream import FaultyUpstream
+from tests.helpers import in_loop, start_loop
 from tools.registry import ToolRegistry
+
+# Stall 3 s, first token 6 s, retry budget 3 s, heartbeat 50 ms, stale after 300 ms...
+RIG_SCALE = 0.05
 
 
 class Rig:
@@ -21,6 +25,7 @@ class Rig:
     def __init__(self, app: Any, upstream: FaultyUpstream, user_id: int, token: str) -> None:
         self.app, self.upstream, self.user_id, self.token = app, upstream, user_id, token
         self.turns = app.extensions["turns"]
+        self.timings = app.config["TIMINGS"]
         self.db = app.extensions["db"]
         self.executions = 0
         registry: ToolRegistry = self.turns.deps.tools.registry
@@ -41,9 +46,23 @@ class Rig:
         return sid, decode_stream(chunk.frames)
 
 
+@pytest.fixture(params=["loop", "thread"])
+def rig(request: pytest.FixtureRequest, app_config: dict[str, Any], db: Any) -> Iterator[Rig]:
+    """The app against a FaultyUpstream, every timing at 1/20 of its default.
+
+    `loop`: model calls stream in an event loop, as under the ASGI server; `thread`: the
+    turn's thread reads them, as under a WSGI-only server.
+    """
+    yield from _rig(app_config, db, loop=request.param == "loop")
+
+
 @pytest.fixture
-def rig(app_config: dict[str, Any], db: Any) -> Iterator[Rig]:
-    """The app against a FaultyUpstream with fast retries and short stall limits."""
+def loop_rig(app_config: dict[str, Any], db: Any) -> Iterator[Rig]:
+    """The rig as servers run it (an event loop streams the model calls)."""
+    yield from _rig(app_config, db, loop=True)
+
+
+def _rig(app_config: dict[str, Any], db: Any, loop: bool) -> Iterator[Rig]:
     from app import create_app
 
     upstream = FaultyUpstream()
@@ -51,15 +70,17 @@ def rig(app_config: dict[str, Any], db: Any) -> Iterator[Rig]:
         **app_config,
         "ANTHROPIC_API_KEY": "sk-test",
         "ANTHROPIC_BASE_URL": upstream.url,
-        "UPSTREAM_BACKOFF_BASE": 0.01,
-        "STALL_TIMEOUT": 0.6,
-        "FIRST_TOKEN_TIMEOUT": 1.0,
-        "UPSTREAM_RETRY_BUDGET": 30.0,
+        "TIME_SCALE": RIG_SCALE,
     }
     app = create_app(config)
+    running = start_loop() if loop else None
+    if running is not None:
+        in_loop(running, app.extensions["turns"].attach_loop, running)
     user_id, token = make_user(db, "faulty")
     seed_finance(db, user_id, months=3, seed=5)
     yield Rig(app, upstream, user_id, token)
     app.extensions["turns"].shutdown()
     app.extensions["db"].dispose()
     upstream.close()
+    if running is not None:
+        running.call_soon_threadsafe(running.stop)

@@ -133,7 +133,8 @@ class Handler(BaseHTTPRequestHandler):
             headers = {"x-should-retry": "true"} if _retryable(fault.code) else {}
             if fault.retry_after is not None:
                 headers["retry-after"] = f"{fault.retry_after:g}"
-            self._json(fault.code, error_body(fault.api_error_type(), request_id), headers)
+            body = error_body(fault.api_error_type(), request_id, fault.message)
+            self._json(fault.code, body, headers)
             return
         if isinstance(fault, Transcript):
             self._stream(request_id, split_events(fault.data()), delay=fault.delay)
@@ -146,7 +147,7 @@ class Handler(BaseHTTPRequestHandler):
         elif isinstance(fault, ErrorAfter):
             self._stream(request_id, [*events[: fault.n], error_event(fault.error_type)])
         elif isinstance(fault, ResetAfter):
-            self._stream(request_id, events[: fault.n], end=False)
+            self._stream(request_id, events[: fault.n], delay=fault.delay, end=False)
             self._reset()
         elif isinstance(fault, StallAfter):
             self._stream(request_id, events[: fault.n], end=False)

@@ -46,6 +46,7 @@ class Status:
     code: int
     retry_after: float | None = None
     error_type: str | None = None  # None: the type the API uses for `code`
+    message: str | None = None  # None: the API's usual message for the type
 
     def api_error_type(self) -> str:
         """Return the error type this status is reported with."""
@@ -62,9 +63,10 @@ class ErrorAfter:
 
 @dataclass(frozen=True)
 class ResetAfter:
-    """Send `n` events, then abort the TCP connection with an RST."""
+    """Send `n` events (`delay` seconds apart), then abort the TCP connection with an RST."""
 
     n: int
+    delay: float = 0.0
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ QUESTION = "What did I spend on groceries last month?"
 
 def stored(rig: Rig, sid: str) -> list[dict[str, Any]]:
     """The session's stored conversation as the API sees it, before any repair."""
-    return rig.turns.store.conversation(sid)
+    return rig.turns.deps.messages.conversation(sid)
 
 
 def upstream_answer(body: dict[str, Any]) -> list[dict[str, Any]]:
@@ -39,7 +39,7 @@ def upstream_answer(body: dict[str, Any]) -> list[dict[str, Any]]:
 def check_clean(rig: Rig, sid: str, events: list[Any], status: str = "completed") -> None:
     """The turn ended as expected, its events are well formed, its history is valid."""
     assert_well_formed(events)
-    assert events[-1][2]["status"] == status, [e for e in events if e[1] == "error"]
+    assert events[-1][2]["status"] == status, [e for e in events if e[1] == "turn_error"]
     assert validate_history(stored(rig, sid), expect_user_last=False) == []
 
 
@@ -77,7 +77,43 @@ def test_silent_stall_is_aborted_by_the_watchdog_and_retried(rig: Rig) -> None:
     started = time.monotonic()
     sid, events = rig.run(QUESTION)
     check_clean(rig, sid, events)
-    assert time.monotonic() - started < 8
+    assert time.monotonic() - started < rig.timings.stall_timeout + 5
+    assert [d["reason"] for _, t, d in events if t == "message_discarded"] == ["stalled"]
+
+
+def test_at_the_default_ratios_a_stall_is_retried_though_it_lasts_the_whole_budget(
+    rig: Rig,
+) -> None:
+    # STALL_TIMEOUT equals UPSTREAM_RETRY_BUDGET by default: the stall alone uses up the
+    # budget's length, and the retry must still happen (the budget counts waiting only).
+    t = rig.timings
+    assert t.stall_timeout >= t.retry_budget
+    rig.upstream.script(StallAfter(6, seconds=t.stall_timeout * 3))
+    sid, events = rig.run(QUESTION)
+    check_clean(rig, sid, events)
+    assert [d["reason"] for _, t, d in events if t == "message_discarded"] == ["stalled"]
+
+
+def test_a_stream_longer_than_the_budget_that_breaks_late_is_retried(rig: Rig) -> None:
+    t = rig.timings
+    # 8 events spread over more than the whole retry budget, then a reset.
+    rig.upstream.script(ResetAfter(8, delay=t.retry_budget * 1.2 / 8))
+    sid, events = rig.run(QUESTION)
+    check_clean(rig, sid, events)
+    assert [d["reason"] for _, t, d in events if t == "message_discarded"] == ["connection_error"]
+
+
+def test_a_slow_heartbeat_never_delays_stall_detection(rig: Rig, monkeypatch: Any) -> None:
+    # Heartbeats run on their own thread: a database that takes ages to take the heartbeat
+    # must not freeze the watchdog (stalls, cancels) of the same worker.
+    workers = rig.turns.workers
+    real = workers.beat
+    monkeypatch.setattr(workers, "beat", lambda: (time.sleep(60), real()))
+    rig.upstream.script(StallAfter(6, seconds=30))
+    started = time.monotonic()
+    sid, events = rig.run(QUESTION)
+    check_clean(rig, sid, events)
+    assert time.monotonic() - started < rig.timings.stall_timeout + 5
     assert [d["reason"] for _, t, d in events if t == "message_discarded"] == ["stalled"]
 
 
@@ -86,7 +122,7 @@ def test_a_stall_with_only_pings_is_still_a_stall(rig: Rig) -> None:
     started = time.monotonic()
     sid, events = rig.run(QUESTION)
     check_clean(rig, sid, events)
-    assert time.monotonic() - started < 8
+    assert time.monotonic() - started < rig.timings.stall_timeout + 5
     assert [d["reason"] for _, t, d in events if t == "message_discarded"] == ["stalled"]
 
 
@@ -94,7 +130,7 @@ def test_retries_run_out_the_turn_fails_and_completed_rounds_stay(rig: Rig) -> N
     rig.upstream.script(Normal(), *[ErrorAfter(3)] * 5)
     sid, events = rig.run(QUESTION)
     check_clean(rig, sid, events, status="failed")
-    error = [d for _, t, d in events if t == "error"][-1]
+    error = [d for _, t, d in events if t == "turn_error"][-1]
     assert error["code"] == "overloaded_error" and "Gave up after 5 attempts" in error["message"]
     history = stored(rig, sid)
     assert [m["role"] for m in history] == ["user", "assistant", "user"]
@@ -106,7 +142,7 @@ def test_tool_cut_at_max_tokens_is_not_run_and_the_next_turn_works(rig: Rig) -> 
     sid, events = rig.run(QUESTION)
     check_clean(rig, sid, events, status="failed")
     assert rig.executions == 0
-    assert [d["code"] for _, t, d in events if t == "error"] == ["max_tokens"]
+    assert [d["code"] for _, t, d in events if t == "turn_error"] == ["max_tokens"]
     assert any(d.get("incomplete") for _, t, d in events if t == "block_end")
     sid, events = rig.run("Am I over budget anywhere?", session_id=sid)
     check_clean(rig, sid, events)
@@ -123,8 +159,8 @@ def test_a_tool_runs_once_per_id_even_when_later_calls_fail(rig: Rig) -> None:
 def test_cancel_during_a_silent_stall_closes_the_upstream_within_a_second(rig: Rig) -> None:
     from services.sessions import create_session
 
-    rig.app.config["STALL_TIMEOUT"] = 30
-    rig.turns._stall = 30  # a stall the watchdog would not catch before the cancel
+    # The cancel comes long before the watchdog would see the stall.
+    assert rig.timings.stall_timeout > 2
     rig.upstream.script(StallAfter(8, seconds=25))
     sid = create_session(rig.db, rig.user_id)["id"]
     turn = rig.turns.start(rig.user_id, sid, QUESTION)
@@ -154,7 +190,8 @@ def test_a_slow_start_is_cut_by_the_first_token_timeout(rig: Rig) -> None:
     sid, events = rig.run(QUESTION)
     elapsed = time.monotonic() - started
     check_clean(rig, sid, events)
-    assert 1.0 <= elapsed < 6, elapsed  # FIRST_TOKEN_TIMEOUT is 1.0 s in this rig
+    first_token = rig.timings.first_token_timeout
+    assert first_token <= elapsed < first_token + 5, elapsed
     assert [d["reason"] for _, t, d in events if t == "message_discarded"] == ["stalled"]
 
 
@@ -182,3 +219,21 @@ def test_cancel_while_waiting_for_response_headers_is_immediate(rig: Rig) -> Non
     finally:
         rig.turns.deps.model.client = client
         silent.close()
+
+
+def test_under_an_event_loop_model_calls_stream_in_it(loop_rig: Rig, monkeypatch: Any) -> None:
+    import threading
+
+    from engine.turns import attempt as attempt_module
+
+    threads: list[str] = []
+    real = attempt_module.attempt
+
+    async def watched(*args: Any) -> Any:
+        threads.append(threading.current_thread().name)
+        return await real(*args)
+
+    monkeypatch.setattr(attempt_module, "attempt", watched)
+    sid, events = loop_rig.run(QUESTION)
+    check_clean(loop_rig, sid, events)
+    assert threads and set(threads) == {"test-loop"}

@@ -5,7 +5,13 @@ from __future__ import annotations
 import time
 from typing import Any
 
+import httpx2
+import itsdangerous.timed
+import pytest
+
+from config import Timings
 from tests.conftest import make_user
+from tests.engine.test_leases import count_statements
 from tests.helpers import assert_well_formed, text_of
 from tests.http.conftest import LiveServer, decode, events_only
 
@@ -49,6 +55,32 @@ def test_reconnect_at_every_event_index_replays_exactly_the_rest(live: LiveServe
         rest = events_only(live.read_events(path, last_event_id=n))
         assert full.endswith(rest) and len(decode(rest)) == len(frames) - n, n
         assert events_only(live.read_events(f"{path}?last_event_id={n}")) == rest
+
+
+def test_get_turn_gives_a_fresh_signed_events_url(
+    live: LiveServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    turn, raw = finished_turn(live)
+    age = live.app.config["EVENTS_TOKEN_MAX_AGE"]
+    real = time.time
+    monkeypatch.setattr(itsdangerous.timed.time, "time", lambda: real() + age + 5)
+    stale = httpx2.get(live.url + turn["events_url"], timeout=10)
+    assert stale.status_code == 401 and stale.json()["error"]["code"] == "token_expired"
+    shown = live.get(f"/api/turns/{turn['turn_id']}").json()
+    response = httpx2.get(live.url + shown["events_url"], timeout=10)
+    assert response.status_code == 200 and response.content == events_only(raw)
+
+
+def test_a_reconnect_after_turn_end_gets_204_so_eventsource_stops(live: LiveServer) -> None:
+    turn, raw = finished_turn(live)
+    last = decode(events_only(raw))[-1][0]
+    path = f"/api/turns/{turn['turn_id']}/events"
+    for params, headers in (({}, {"Last-Event-ID": str(last)}), ({"last_event_id": last}, {})):
+        response = live.http.get(path, params=params, headers=headers)
+        assert response.status_code == 204 and response.content == b""
+    # One event short of the end still streams that event.
+    response = live.http.get(path, headers={"Last-Event-ID": str(last - 1)})
+    assert response.status_code == 200 and decode(response.content)[0][1] == "turn_end"
 
 
 def test_dropping_the_connection_after_every_event_of_a_live_turn_loses_nothing(
@@ -196,8 +228,9 @@ def test_many_sessions_stream_at_once_independently(live: LiveServer) -> None:
 
 
 def test_idle_streams_get_keep_alive_comments(live: LiveServer) -> None:
-    live.app.config["KEEPALIVE_SECONDS"] = 0.05
-    live.app.extensions["turns"].deps.model.client._client._transport.event_delay = 0.2
+    # Every timing at 1/20 (keep-alive every 0.75 s; stalls are noticed after 3 s).
+    live.app.extensions["turns"].timings = Timings().scaled(0.05)
+    live.app.extensions["turns"].deps.model.client._client._transport.event_delay = 1.0
     turn = live.start_turn("Which subscriptions am I paying for?")
     with live.http.stream("GET", f"/api/turns/{turn['turn_id']}/events") as response:
         seen = b""
@@ -208,3 +241,17 @@ def test_idle_streams_get_keep_alive_comments(live: LiveServer) -> None:
     assert b": keep-alive\n\n" in seen
     live.app.extensions["turns"].cancel(turn["turn_id"])
     assert live.app.extensions["turns"].wait(turn["turn_id"])
+
+
+def test_reads_of_turns_and_sessions_never_write(live: LiveServer) -> None:
+    turn = live.start_turn("Which subscriptions am I paying for?")
+    assert live.app.extensions["turns"].wait(turn["turn_id"])
+    db = live.app.extensions["db"]
+    reads = [
+        lambda: live.get(f"/api/turns/{turn['turn_id']}"),
+        lambda: live.get(f"/api/sessions/{turn['session_id']}"),
+        lambda: live.get("/api/sessions"),
+        lambda: live.read_events(f"/api/turns/{turn['turn_id']}/events"),
+    ]
+    for read in reads:
+        assert count_statements(db, read) == []

@@ -38,7 +38,17 @@ def test_awkward_text_stays_on_one_data_line(text: str) -> None:
     lines = raw.split(b"\n")
     assert lines[2].startswith(b"data: ") and lines[3:] == [b"", b""]
     assert b"\r" not in raw
+    # Readers that split with str.splitlines() (U+2028, U+2029, U+0085 too) see the same lines.
+    assert raw.decode().splitlines() == [line.decode() for line in lines[:4]]
     assert decode_stream(raw) == [(9, "block_delta", {"text": text})]
+
+
+@given(st.text())
+def test_any_text_splits_into_the_same_lines_for_every_reader(text: str) -> None:
+    raw = encode_event(1, protocol.BLOCK_DELTA, {"delta": {"type": "text_delta", "text": text}})
+    lines = raw.decode("utf-8", "surrogatepass").splitlines()
+    assert len(lines) == 4 and lines[2].startswith("data: ") and lines[3] == ""
+    assert decode_stream(raw)[0][2]["delta"]["text"] == text
 
 
 def test_event_type_with_newline_rejected() -> None:

@@ -1,0 +1,35 @@
+"""Write the demo model's final answer from the tool results it received."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from demo_model.answers.compare import compare
+from demo_model.answers.honest import HELP, OFF_TOPIC
+from demo_model.answers.spending import largest, spending
+from demo_model.answers.status import balances, budget, overview, recurring
+from demo_model.calls import Results
+from demo_model.intent import Intent
+
+WRITERS: dict[str, Callable[[Intent, Results], str]] = {
+    "spending": spending,
+    "compare": compare,
+    "largest": largest,
+    "budget": budget,
+    "recurring": recurring,
+    "balances": balances,
+    "overview": overview,
+}
+
+
+def compose_answer(intent: Intent, results: Results) -> str:
+    """Return the answer, quoting only figures the tools returned, each with its currency."""
+    errors = [
+        f"- {name}: {r['error']}" for name, _, r in results if isinstance(r, dict) and "error" in r
+    ]
+    if errors:
+        return "I could not get all of the data I needed:\n" + "\n".join(errors)
+    writer = WRITERS.get(intent.kind)
+    if writer is None:
+        return HELP if intent.kind == "help" else OFF_TOPIC
+    return writer(intent, results)

@@ -1,0 +1,118 @@
+"""Answers comparing two periods: one category or merchant, or all spending."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from demo_model import calls as c
+from demo_model.answers.fmt import MAX_ROWS, change, currency_note, dec, money
+from demo_model.answers.honest import data_note, latest_note
+from demo_model.calls import Results
+from demo_model.intent import Intent
+from demo_model.periods import Period
+from demo_model.planner import compare_subject
+from demo_model.subjects import Subject, compared_categories, currencies
+
+
+def compare(intent: Intent, results: Results) -> str:
+    """Return the comparison of the asked period against its baseline."""
+    period, baseline = intent.period, intent.baseline or intent.period
+    found = c.result_of(results, c.compare(period, baseline))
+    if not currencies(found):
+        return data_note(results) or (
+            f"I found no spending in {period.text()} or in {baseline.text()}.{latest_note(results)}"
+        )
+    subject = compare_subject(intent, results) or Subject("all")
+    head = f"{period.text()} against {baseline.text()}"
+    if subject.kind == "unmatched":
+        names = ", ".join(compared_categories(found))
+        return (
+            f"I don't see any {subject.name} spending in {period.text()} or in "
+            f"{baseline.text()}. Categories with spending then: {names}."
+        )
+    if subject.kind == "all":
+        lines = [f"Your spending, {head}:", *_all(found)]
+    else:
+        before = c.result_of(results, c.totals(baseline, subject.where()))
+        after = c.result_of(results, c.totals(period, subject.where()))
+        if subject.kind == "category":
+            lines = [f"**{subject.name}**, {head}:", *_category(found, subject.name)]
+        else:
+            lines = [f"**{subject.title()}**, {head}:"]
+            lines += _merchant(before, after)
+        lines += _refunds(before, baseline) + _refunds(after, period)
+    lines += _partial(period, baseline)
+    codes = {str(b.get("currency")) for b in currencies(found)}
+    return "\n".join(lines + currency_note(codes))
+
+
+def _pct(row: dict[str, Any], baseline_label: str) -> str:
+    if row.get("change_pct") is not None:
+        return f" ({row['change_pct']}%)"
+    if dec(row.get("period_a")) <= 0:
+        return f" (no percentage: nothing was spent in {baseline_label})"
+    return ""
+
+
+def _category(found: Any, name: str) -> list[str]:
+    lines = []
+    for block in currencies(found):
+        cur = block["currency"]
+        for row in block.get("categories") or []:
+            if row.get("category") == name:
+                lines.append(
+                    f"- {cur}: **{money(row['period_b'], cur)}** against "
+                    f"{money(row['period_a'], cur)}, {change(row['change'], cur)}"
+                    f"{_pct(row, 'the earlier period')}."
+                )
+    return lines or [f"- No {name} spending in either period."]
+
+
+def _merchant(before: Any, after: Any) -> list[str]:
+    spent: dict[str, dict[str, str]] = {}
+    for key, result in (("a", before), ("b", after)):
+        for total in (result or {}).get("totals") or []:
+            spent.setdefault(total["currency"], {})[key] = total["money_out"]
+    if not spent:
+        return ["- No transactions at such a merchant in either period."]
+    return [
+        f"- {cur}: **{money(v.get('b', '0'), cur)}** spent against {money(v.get('a', '0'), cur)}."
+        for cur, v in sorted(spent.items())
+    ]
+
+
+def _refunds(result: Any, period: Period) -> list[str]:
+    return [
+        f"- Refunds already taken off in {period.label}: {money(t['money_in'], t['currency'])}."
+        for t in (result or {}).get("totals") or []
+        if dec(t.get("money_in")) > 0
+    ]
+
+
+def _all(found: Any) -> list[str]:
+    lines = []
+    for block in currencies(found):
+        cur = block["currency"]
+        lines.append(
+            f"- {cur} in total: **{money(block['period_b'], cur)}** against "
+            f"{money(block['period_a'], cur)}, {change(block['change'], cur)}"
+            f"{_pct(block, 'the earlier period')}. Biggest moves:"
+        )
+        lines += [
+            f"  - {m['category']}: {money(m['period_b'], cur)} against "
+            f"{money(m['period_a'], cur)}, {change(m['change'], cur)}"
+            for m in (block.get("categories") or [])[:MAX_ROWS]
+        ]
+    return lines
+
+
+def _partial(period: Period, baseline: Period) -> list[str]:
+    days = (period.end - period.start).days + 1
+    base_days = (baseline.end - baseline.start).days + 1
+    if days == base_days:
+        return []
+    return [
+        "",
+        f"Note: the two periods differ in length ({days} days against {base_days}), "
+        f"so compare them with that in mind.",
+    ]

@@ -1,0 +1,62 @@
+"""How the demo model writes amounts, counts and changes: every amount keeps its currency."""
+
+from __future__ import annotations
+
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+MAX_ROWS = 5
+CURRENCY_NOTE = (
+    "Amounts stay in their own currency: I never convert between currencies or add them together."
+)
+
+
+def dec(value: Any) -> Decimal:
+    """Return a tool's decimal string as a Decimal (0 when absent)."""
+    try:
+        return Decimal(str(value)) if value is not None else Decimal(0)
+    except InvalidOperation:
+        return Decimal(0)
+
+
+def amount(value: Any) -> str:
+    """Return a tool amount unsigned, with thousands separators: "-1162.00" -> "1,162.00"."""
+    text = str(value).lstrip("+-")
+    whole, dot, cents = text.partition(".")
+    return f"{int(whole):,}{dot}{cents}" if whole.isdigit() else text
+
+
+def money(value: Any, currency: str) -> str:
+    """Return an amount with its currency code, e.g. "1,162.00 EUR"."""
+    return f"{amount(value)} {currency}"
+
+
+def plural(count: int, word: str) -> str:
+    """Return "1 transaction" or "3 transactions" ("2 categories")."""
+    if count == 1:
+        return f"{count} {word}"
+    return f"{count} {word[:-1]}ies" if word.endswith("y") else f"{count} {word}s"
+
+
+def change(value: Any, currency: str) -> str:
+    """Return a signed change in words: "up 12.00 USD", "down 3.50 EUR" or "no change"."""
+    d = dec(value)
+    if d == 0:
+        return "no change"
+    return f"{'up' if d > 0 else 'down'} {money(value, currency)}"
+
+
+def row_line(row: dict[str, Any], with_category: bool = False) -> str:
+    """Return one transaction as a bullet: date, merchant, amount and currency."""
+    extra = f", {row['category']}" if with_category and row.get("category") else ""
+    pending = " (pending)" if row.get("pending") else ""
+    back = " back" if dec(row.get("amount")) > 0 else ""
+    return (
+        f"- {row.get('date')}: {row.get('merchant')}, "
+        f"{money(row.get('amount'), str(row.get('currency')))}{back}{extra}{pending}"
+    )
+
+
+def currency_note(codes: set[str]) -> list[str]:
+    """Return the note on currencies when an answer has more than one."""
+    return ["", CURRENCY_NOTE] if len(codes) > 1 else []

@@ -1,0 +1,161 @@
+"""Answers about spending: on a category, at a merchant, in total, or the largest purchases."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from demo_model import calls as c
+from demo_model.answers.fmt import (
+    MAX_ROWS,
+    currency_note,
+    dec,
+    money,
+    plural,
+    row_line,
+)
+from demo_model.answers.honest import data_note, latest_note
+from demo_model.calls import Results
+from demo_model.intent import Intent
+from demo_model.planner import spending_subject
+from demo_model.subjects import Subject, currencies, group_keys
+
+
+def spending(intent: Intent, results: Results) -> str:
+    """Return the answer to "how much did I spend (on X) (in P)"."""
+    summary = c.result_of(results, c.by_category(intent.period))
+    if not currencies(summary):
+        return data_note(results) or (
+            f"I found no spending in {intent.period.text()}.{latest_note(results)}"
+        )
+    subject = spending_subject(intent, results) or Subject("all")
+    if subject.kind == "unmatched":
+        return unmatched(intent, subject, group_keys(summary))
+    if subject.kind == "all":
+        return _total(intent, summary, c.result_of(results, c.inflows(intent.period)))
+    listed = c.result_of(results, c.rows(intent.period, subject.where()))
+    back = c.result_of(results, c.refunds(intent.period, subject.where()))
+    return _subject(intent, subject, summary, listed, back)
+
+
+def unmatched(intent: Intent, subject: Subject, names: list[str]) -> str:
+    """Say honestly that nothing matches what the user asked about, and what does exist."""
+    what = (
+        f"any {subject.name} spending"
+        if intent.category
+        else f"any spending on a category or merchant called “{subject.name}”"
+    )
+    lines = [f"I don't see {what} in {intent.period.text()}."]
+    if names:
+        lines.append(f"Categories with spending in that period: {', '.join(names)}.")
+    if intent.period.unit in ("day", "week", "month"):
+        lines.append("For a longer view, ask about “this year” or “the last 12 months”.")
+    return " ".join(lines)
+
+
+def _subject(intent: Intent, subject: Subject, summary: Any, listed: Any, back: Any) -> str:
+    is_category = subject.kind == "category"
+    lines = [f"**{subject.title()}** in {intent.period.text()}:"]
+    codes: set[str] = set()
+    for total in listed.get("totals") or []:
+        cur = total["currency"]
+        codes.add(cur)
+        group, block = _group(summary, cur, subject.name) if is_category else (None, None)
+        lines.append(_subject_line(total, group, block))
+    refunds = (back or {}).get("transactions") or []
+    if refunds:
+        lines += ["", "Refunds, already taken off the net amounts above:"]
+        lines += [row_line(r) for r in refunds]
+        if back.get("count", 0) > len(refunds):
+            lines.append(f"- and {back['count'] - len(refunds)} more")
+    charges = [r for r in listed.get("transactions") or [] if dec(r.get("amount")) < 0]
+    if charges:
+        lines += ["", "Largest charges:"] + [row_line(r) for r in charges[:MAX_ROWS]]
+    return "\n".join(lines + currency_note(codes))
+
+
+def _subject_line(total: dict[str, Any], group: Any, block: Any) -> str:
+    cur, count = total["currency"], int(total.get("count") or 0)
+    net = group["spent"] if group else total["net"]
+    refunded = dec(total.get("money_in")) > 0
+    # A summary counts spending positive; a transactions total counts money out negative.
+    more_back = dec(net) < 0 if group else dec(net) > 0
+    if more_back:
+        head = f"- {cur}: **{money(net, cur)} more came back than was spent**"
+    elif refunded:
+        head = f"- {cur}: **{money(net, cur)} net**"
+    else:
+        head = f"- {cur}: **{money(net, cur)}**"
+    parts = [head]
+    if refunded:
+        parts.append(
+            f": {money(total['money_out'], cur)} charged, minus "
+            f"{money(total['money_in'], cur)} refunded"
+        )
+    parts.append(f", across {plural(count, 'transaction')}")
+    if group and group.get("share_pct") is not None and block:
+        parts.append(
+            f" ({group['share_pct']}% of your {money(block['total_spent'], cur)} total spending)"
+        )
+    return "".join(parts) + "."
+
+
+def _group(summary: Any, currency: str, name: str) -> tuple[Any, Any]:
+    for block in currencies(summary):
+        if block.get("currency") == currency:
+            for group in block.get("groups") or []:
+                if group.get("key") == name:
+                    return group, block
+    return None, None
+
+
+def _total(intent: Intent, summary: Any, inflows: Any) -> str:
+    lines = [f"Your spending in {intent.period.text()}:"]
+    codes: set[str] = set()
+    for block in currencies(summary):
+        cur = block["currency"]
+        codes.add(cur)
+        count = int(block.get("count") or 0)
+        lines.append(
+            f"- {cur}: **{money(block['total_spent'], cur)}** across "
+            f"{plural(count, 'transaction')}. Largest categories:"
+        )
+        lines += [
+            f"  - {g['key']}: {money(g['spent'], cur)}"
+            + (f" ({g['share_pct']}%)" if g.get("share_pct") is not None else "")
+            for g in (block.get("groups") or [])[: MAX_ROWS + 1]
+        ]
+    spend_names = set(group_keys(summary))
+    rows = (inflows or {}).get("transactions") or []
+    refunds = [r for r in rows if r.get("category") in spend_names]
+    if refunds:
+        lines += ["", "Refunds, already taken off these totals:"]
+        lines += [row_line(r, with_category=True) for r in refunds[: MAX_ROWS * 2]]
+        if len(refunds) > MAX_ROWS * 2:
+            lines.append(f"- and {len(refunds) - MAX_ROWS * 2} more")
+    if (inflows or {}).get("has_more"):
+        lines.append(f"(I checked the first {len(rows)} incoming transactions for refunds.)")
+    return "\n".join(lines + currency_note(codes))
+
+
+def largest(intent: Intent, results: Results) -> str:
+    """Return the biggest purchases of the period, each in its own currency."""
+    summary = c.result_of(results, c.by_category(intent.period))
+    if not currencies(summary):
+        return data_note(results) or (
+            f"I found no purchases in {intent.period.text()}.{latest_note(results)}"
+        )
+    subject = spending_subject(intent, results) or Subject("all")
+    if subject.kind == "unmatched":
+        return unmatched(intent, subject, group_keys(summary))
+    found = c.result_of(results, c.largest(intent.period, subject.where())) or {}
+    # Transfers between the user's own accounts are money out but not purchases.
+    spend = set(group_keys(summary))
+    rows = [
+        r
+        for r in found.get("transactions") or []
+        if r.get("category") in spend or r.get("category") is None
+    ][:MAX_ROWS]
+    about = f" ({subject.title()})" if subject.kind != "all" else ""
+    lines = [f"Your largest purchases{about} in {intent.period.text()}:"]
+    lines += [row_line(r, with_category=subject.kind != "category") for r in rows]
+    return "\n".join(lines + currency_note({str(r.get("currency")) for r in rows}))

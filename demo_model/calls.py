@@ -1,0 +1,107 @@
+"""The tool calls the demo model makes, built one way so planning and answering agree on them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from demo_model.periods import Period
+
+Call = tuple[str, dict[str, Any]]
+Results = list[tuple[str, dict[str, Any], Any]]  # (tool name, input, parsed result or error)
+
+ALL_GROUPS = 50  # the tool's top_n maximum: every category or merchant, nothing summed as other
+REFUNDS_LISTED = 20
+INFLOWS = 200  # get_transactions' page maximum
+LARGEST_POOL = 50  # payments out, largest first: transfers among them are left out
+
+
+def result_of(results: Results, call: Call) -> Any:
+    """Return the result of exactly this call, or None if it was not made."""
+    name, args = call
+    for done, done_args, result in reversed(results):
+        if done == name and done_args == args:
+            return result
+    return None
+
+
+def missing(results: Results, calls: list[Call]) -> list[Call]:
+    """Return the calls among `calls` that have no result yet."""
+    return [c for c in calls if result_of(results, c) is None]
+
+
+def by_category(period: Period) -> Call:
+    """Spend per category: the user's category names and each one's share."""
+    return "get_spending_summary", {**period.span(), "group_by": "category", "top_n": ALL_GROUPS}
+
+
+def by_merchant(period: Period) -> Call:
+    """Spend per merchant: the names a merchant question can match."""
+    return "get_spending_summary", {**period.span(), "group_by": "merchant", "top_n": ALL_GROUPS}
+
+
+def top_categories(period: Period) -> Call:
+    """The few largest categories, for an overview."""
+    return "get_spending_summary", {**period.span(), "group_by": "category", "top_n": 5}
+
+
+def rows(period: Period, where: dict[str, str]) -> Call:
+    """A subject's transactions, largest first, with money out and in totalled per currency."""
+    return "get_transactions", {**period.span(), **where, "sort": "amount_desc", "limit": 5}
+
+
+def refunds(period: Period, where: dict[str, str]) -> Call:
+    """A subject's money coming back (refunds), oldest first."""
+    args = {**period.span(), **where, "direction": "in", "sort": "date_asc"}
+    return "get_transactions", {**args, "limit": REFUNDS_LISTED}
+
+
+def totals(period: Period, where: dict[str, str]) -> Call:
+    """Only the per-currency totals of a subject's transactions (one row is the minimum page)."""
+    return "get_transactions", {**period.span(), **where, "limit": 1}
+
+
+def inflows(period: Period) -> Call:
+    """Every incoming transaction of a period: refunds are those in spending categories."""
+    return "get_transactions", {
+        **period.span(),
+        "direction": "in",
+        "sort": "date_asc",
+        "limit": INFLOWS,
+    }
+
+
+def largest(period: Period, where: dict[str, str]) -> Call:
+    """The biggest payments out of a period; without a subject, enough to skip transfers."""
+    args = {**period.span(), **where, "direction": "out", "sort": "amount_desc"}
+    return "get_transactions", {**args, "limit": 5 if where else LARGEST_POOL}
+
+
+def compare(period: Period, baseline: Period) -> Call:
+    """Spend per category and currency in the baseline (A) and the asked period (B)."""
+    return "compare_spending", {
+        "period_a_start": baseline.start.isoformat(),
+        "period_a_end": baseline.end.isoformat(),
+        "period_b_start": period.start.isoformat(),
+        "period_b_end": period.end.isoformat(),
+    }
+
+
+def budget(period: Period) -> Call:
+    """Budget status of the month the period ends in (budgets are monthly)."""
+    when = period.start if period.unit == "month" else period.end
+    return "get_budget_status", {"month": when.strftime("%Y-%m")}
+
+
+def balances() -> Call:
+    """Every account with its balance."""
+    return "get_account_balances", {}
+
+
+def recurring() -> Call:
+    """Recurring payments over the last year."""
+    return "find_recurring_payments", {}
+
+
+def any_data() -> list[Call]:
+    """Whether the user has any accounts or transactions at all, when a period came up empty."""
+    return [("get_transactions", {"limit": 1}), balances()]

@@ -1,0 +1,236 @@
+"""What a question asks: the kind of answer, period(s) and category or merchant, with follow-ups."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+from datetime import date
+
+from demo_model import vocabulary as v
+from demo_model.periods import MONTHS, Period, asks_relative, find_periods, month_back, shift
+
+FINANCE_KINDS = ("spending", "compare", "budget", "largest", "recurring", "balances", "overview")
+SUBJECT_KINDS = ("spending", "compare", "budget", "largest")
+CONNECTOR = re.compile(r"\b(vs\.?|versus|compared? (to|with)|against|than)\b")
+TERM = re.compile(
+    r"\b(?:on|at|for|with|from|to|about)\s+(?P<t>[a-z0-9&'\u2019. -]+?)"
+    r"(?=\s+(?:in|during|this|last|over|since|vs|versus|compared|so|than|and|or|past|"
+    r"previous|between|before|each|per|month|year|week|today|yesterday)\b|[?!,;:()]|$)"
+)
+SHORT = 5  # words: "In January?" or "And Amazon?" are follow-ups, a long sentence is not
+
+
+@dataclass(frozen=True)
+class Intent:
+    """The answer a question wants: its kind, period(s) and subject."""
+
+    kind: str
+    period: Period
+    baseline: Period | None = None
+    category: str | None = None
+    term: str | None = None
+    reused: tuple[str, ...] = field(default=())
+
+    def subject(self) -> str | None:
+        """Return how the question names its category or merchant, if it does."""
+        return self.category or self.term
+
+
+@dataclass(frozen=True)
+class Parsed:
+    """What one question says on its own, before any context from earlier questions."""
+
+    kind: str | None
+    before: list[Period]
+    after: list[Period]
+    relative: bool
+    category: str | None
+    term: str | None
+    whole: bool
+    marker: bool
+    finance: bool
+    words: int
+    off_topic: bool
+    greeting: bool
+    bare: str | None = None  # the leftover word of a short question: "Uber" in "And Uber?"
+
+    def periods(self) -> list[Period]:
+        """Return every period named, in order."""
+        return self.before + self.after
+
+
+def parse(question: str, today: date) -> Parsed:
+    """Read one question without context."""
+    q = v.fold(re.sub(r"\(#\d+\)", " ", question)).strip()
+    cut = CONNECTOR.search(q)
+    before = find_periods(q[: cut.start()] if cut else q, today)
+    after = find_periods(q[cut.end() :], today) if cut else []
+    term = _term(q, today)
+    # "at Whole Foods" names a merchant even though "food" is a groceries word.
+    category = None if term and not v.is_topic_phrase(term) else v.category_in(q)
+    term = None if category else term
+    words = len(q.split())
+    finance = bool(v.FINANCE_WORDS.search(q)) or category is not None
+    kind = _kind(q, category, bool(after) or len(before) > 1)
+    bare = _bare(q) if words <= SHORT and not (category or term or kind) else None
+    return Parsed(
+        kind=kind,
+        before=before,
+        after=after,
+        relative=asks_relative(q),
+        category=category,
+        term=term,
+        whole=bool(v.WHOLE.search(q)),
+        marker=bool(v.FOLLOW_UP_START.search(q)),
+        finance=finance,
+        words=words,
+        off_topic=bool(v.OFF_TOPIC_WORDS.search(q)) and not finance,
+        greeting=bool(v.GREETING.search(q) or v.HELP.search(q)) and not finance,
+        bare=bare,
+    )
+
+
+def _kind(q: str, category: str | None, two_periods: bool) -> str | None:
+    spending = bool(v.SPENDING.search(q))
+    if v.BUDGET.search(q):
+        return "budget"
+    if re.search(r"\b(vs\.?|versus|compared? (to|with)|compare)\b", q) or two_periods:
+        return "compare"
+    if v.RECURRING.search(q) and not (spending and category == "subscriptions"):
+        return "recurring"
+    if v.LARGEST.search(q):
+        return "largest"
+    if spending:
+        return "spending"
+    if v.BALANCES.search(q):
+        return "balances"
+    if v.OVERVIEW.search(q):
+        return "overview"
+    return None
+
+
+def _term(q: str, today: date) -> str | None:
+    for m in TERM.finditer(q):
+        if found := _clean_term(m["t"], today):
+            return found
+    return None
+
+
+def _bare(q: str) -> str | None:
+    words = re.findall(r"[a-z0-9&'\u2019.-]+", q)
+    kept = [
+        w
+        for w in (w.strip(".-") for w in words)
+        if w not in v.NOT_A_SUBJECT and w not in MONTHS and not w.isdigit()
+    ]
+    term = " ".join(kept)
+    return term if len(term) >= 3 else None
+
+
+def _clean_term(text: str, today: date) -> str | None:
+    words = [w.strip(".\u2019'-") for w in text.split()]
+    while words and words[0] in v.NOT_A_SUBJECT:
+        words.pop(0)
+    term = " ".join(w for w in words if w)
+    if len(term) < 3 or all(w in v.NOT_A_SUBJECT for w in words) or find_periods(term, today):
+        return None
+    return term
+
+
+def resolve(questions: list[str], today: date) -> Intent:
+    """Return the intent of the last question, using earlier ones as its context."""
+    context: Intent | None = None
+    intent = Intent("help", month_back(today, 0))
+    for question in questions:
+        intent = _intent(parse(question, today), context, today)
+        if intent.kind in FINANCE_KINDS:
+            context = intent
+    return intent
+
+
+def _intent(p: Parsed, prev: Intent | None, today: date) -> Intent:
+    this_month = month_back(today, 0)
+    if p.bare and (p.periods() or (prev is not None and p.marker)):
+        p = replace(p, term=p.bare)  # "coffee this month?", "and Uber?"
+    subject = p.category or p.term
+    content = bool(subject or p.periods() or p.relative or p.whole)
+    if (p.off_topic and p.kind is None and not p.category) or (p.greeting and not content):
+        return Intent("off_topic" if p.off_topic else "help", this_month)
+    short = p.words <= SHORT
+    # A merchant-like word ("about cats") only counts in a finance question or a follow-up.
+    named = bool(p.category or (p.term and (p.finance or p.marker or p.periods())))
+    bare = p.kind is None and (named or short or p.finance)
+    if prev is not None and content and (p.marker or p.relative or bare):
+        return _follow_up(p, prev, today)
+    if p.kind is not None:
+        return _fresh(p, p.kind, today)
+    if named or (p.periods() and short):
+        return _fresh(p, "spending", today)
+    return _fresh(p, "overview", today) if p.finance else Intent("off_topic", this_month)
+
+
+def _fresh(p: Parsed, kind: str, today: date) -> Intent:
+    periods = p.periods()
+    if p.relative and not periods:
+        periods = [month_back(today, 1)]
+    if kind != "compare":
+        period = periods[0] if periods else month_back(today, 0)
+        return Intent(kind, period, None, p.category, p.term)
+    period, baseline = _compared(p, today)
+    return Intent(kind, period, baseline, p.category, p.term)
+
+
+def _compared(p: Parsed, today: date) -> tuple[Period, Period]:
+    """Return (period, baseline): the baseline is the earlier one, or the one after "than"."""
+    if p.before and p.after:
+        return p.before[0], p.after[0]
+    if p.after:
+        later = shift(p.after[0], 1, today)
+        if later.start > today:  # "X vs this year": nothing after it yet, so it is the period
+            return p.after[0], shift(p.after[0], -1, today)
+        return later, p.after[0]
+    if len(p.before) >= 2:
+        first, second = sorted(p.before[:2], key=lambda x: x.start)
+        return second, first
+    period = p.before[0] if p.before else month_back(today, 0)
+    return period, shift(period, -1, today)
+
+
+def _follow_up(p: Parsed, prev: Intent, today: date) -> Intent:
+    subject = p.category or p.term
+    reused: list[str] = []
+    kind = p.kind
+    if kind is None:
+        kind = prev.kind if prev.kind in SUBJECT_KINDS or not subject else "spending"
+        reused.append("kind")
+    if subject:
+        category, term = p.category, p.term
+    elif p.whole or kind != prev.kind:
+        category, term = None, None
+    else:
+        category, term = prev.category, prev.term
+        if prev.subject():
+            reused.append("subject")
+    periods = p.periods()
+    if kind == "compare":
+        if periods:
+            period, baseline = _compared(p, today)
+        elif p.relative and prev.baseline is not None:
+            period, baseline = shift(prev.period, -1, today), shift(prev.baseline, -1, today)
+        elif p.relative:
+            period = shift(prev.period, -1, today)
+            baseline = shift(period, -1, today)
+        else:
+            period = prev.period
+            baseline = prev.baseline or shift(prev.period, -1, today)
+            reused.append("period")
+        return Intent(kind, period, baseline, category, term, tuple(reused))
+    if periods:
+        period = periods[0]
+    elif p.relative:
+        period = shift(prev.period, -1, today)
+        reused.append("period, one step back")
+    else:
+        period = prev.period
+        reused.append("period")
+    return Intent(kind, period, None, category, term, tuple(reused))

@@ -1,0 +1,128 @@
+"""Which tool calls the demo model still needs, given its intent and the results it has."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+from demo_model import calls as c
+from demo_model.calls import Call, Results
+from demo_model.intent import Intent
+from demo_model.subjects import Subject, compared_categories, currencies, group_keys, resolve
+
+
+def next_calls(intent: Intent, results: Results) -> list[Call]:
+    """Return the next round of tool calls, or [] when the answer can be written."""
+    if any(isinstance(r, dict) and "error" in r for _, _, r in results):
+        return []
+    planners = {
+        "spending": _spending,
+        "compare": _compare,
+        "largest": _largest,
+        "budget": _budget,
+        "recurring": _recurring,
+        "balances": lambda i, r: c.missing(r, [c.balances()]),
+        "overview": lambda i, r: c.missing(r, [c.balances(), c.top_categories(i.period)]),
+    }
+    plan = planners.get(intent.kind)
+    return plan(intent, results) if plan else []
+
+
+def spending_subject(intent: Intent, results: Results) -> Subject | None:
+    """Return the subject of a spending question once the summaries are in, else None."""
+    summary = c.result_of(results, c.by_category(intent.period))
+    if summary is None:
+        return None
+    merchants = None
+    if intent.term and not intent.category:
+        found = c.result_of(results, c.by_merchant(intent.period))
+        if found is None:
+            return None
+        merchants = group_keys(found)
+    return resolve(intent, group_keys(summary), merchants)
+
+
+def compare_subject(intent: Intent, results: Results) -> Subject | None:
+    """Return the subject of a comparison once compare_spending answered, else None."""
+    found = c.result_of(results, c.compare(intent.period, intent.baseline or intent.period))
+    if found is None:
+        return None
+    return resolve(intent, compared_categories(found), None)
+
+
+def has_refunds(result: Any) -> bool:
+    """Return whether a get_transactions result counted any money coming back."""
+    totals = result.get("totals") if isinstance(result, dict) else None
+    return any(Decimal(t.get("money_in") or "0") > 0 for t in totals or [])
+
+
+def _subject(intent: Intent, results: Results) -> tuple[list[Call], Any]:
+    """The first round's calls still to make, or else the subject the question names."""
+    if todo := _first_round(intent, results):
+        return todo, None
+    if not currencies(c.result_of(results, c.by_category(intent.period))):
+        return c.missing(results, c.any_data()), None
+    subject = spending_subject(intent, results)
+    if subject is None or subject.kind == "unmatched":
+        return [], None
+    return [], subject
+
+
+def _spending(intent: Intent, results: Results) -> list[Call]:
+    todo, subject = _subject(intent, results)
+    if subject is None:
+        return todo
+    if subject.kind == "all":
+        return c.missing(results, [c.inflows(intent.period)])
+    listed = c.rows(intent.period, subject.where())
+    if todo := c.missing(results, [listed]):
+        return todo
+    if has_refunds(c.result_of(results, listed)):
+        return c.missing(results, [c.refunds(intent.period, subject.where())])
+    return []
+
+
+def _compare(intent: Intent, results: Results) -> list[Call]:
+    baseline = intent.baseline or intent.period
+    first = c.compare(intent.period, baseline)
+    if todo := c.missing(results, [first]):
+        return todo
+    if not currencies(c.result_of(results, first)):
+        return c.missing(results, c.any_data())
+    subject = compare_subject(intent, results)
+    if subject is None or subject.kind not in ("category", "merchant"):
+        return []
+    where = subject.where()
+    return c.missing(results, [c.totals(baseline, where), c.totals(intent.period, where)])
+
+
+def _largest(intent: Intent, results: Results) -> list[Call]:
+    todo, subject = _subject(intent, results)
+    if subject is None:
+        return todo
+    return c.missing(results, [c.largest(intent.period, subject.where())])
+
+
+def _first_round(intent: Intent, results: Results) -> list[Call]:
+    first = [c.by_category(intent.period)]
+    if intent.term and not intent.category:
+        first.append(c.by_merchant(intent.period))
+    return c.missing(results, first)
+
+
+def _budget(intent: Intent, results: Results) -> list[Call]:
+    if todo := c.missing(results, [c.budget(intent.period)]):
+        return todo
+    status = c.result_of(results, c.budget(intent.period))
+    if isinstance(status, dict) and not status.get("budgets"):
+        return c.missing(results, c.any_data())
+    return []
+
+
+def _recurring(intent: Intent, results: Results) -> list[Call]:
+    if todo := c.missing(results, [c.recurring()]):
+        return todo
+    found = c.result_of(results, c.recurring())
+    if isinstance(found, dict) and not found.get("count"):
+        return c.missing(results, c.any_data())
+    return []

@@ -1,0 +1,208 @@
+"""Words the demo model understands: category synonyms, question keywords, forgiving matching."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+# Canonical topic -> phrases that name it. A user's own category matches a topic when its name
+# contains one of these phrases, so "Dining" or "Eating Out" both answer "restaurants".
+CATEGORY_SYNONYMS: dict[str, tuple[str, ...]] = {
+    "groceries": (
+        "grocery",
+        "groceries",
+        "grocer",
+        "supermarket",
+        "food",
+        "food shopping",
+        "food shop",
+    ),
+    "restaurants": (
+        "restaurant",
+        "dining",
+        "dining out",
+        "eating out",
+        "eat out",
+        "takeaway",
+        "takeout",
+        "take out",
+        "food delivery",
+        "fast food",
+        "lunch",
+        "dinner",
+        "brunch",
+        "cafe",
+        "bar",
+    ),
+    "transport": (
+        "transport",
+        "transportation",
+        "commute",
+        "commuting",
+        "transit",
+        "taxi",
+        "cab",
+        "rideshare",
+        "ride",
+        "fuel",
+        "petrol",
+        "parking",
+        "car",
+    ),
+    "utilities": (
+        "utility",
+        "utilities",
+        "electricity",
+        "electric",
+        "energy",
+        "internet",
+        "broadband",
+        "phone",
+        "water",
+        "bill",
+    ),
+    "subscriptions": ("subscription", "streaming", "membership"),
+    "rent": ("rent", "housing", "mortgage", "landlord"),
+    "fitness": ("fitness", "gym", "workout", "sport", "exercise"),
+    "shopping": ("shopping", "shop", "clothes", "clothing", "online shopping", "retail"),
+    "travel": (
+        "travel",
+        "trip",
+        "flight",
+        "airfare",
+        "airline",
+        "hotel",
+        "vacation",
+        "holiday",
+        "abroad",
+    ),
+    "health": ("health", "healthcare", "medical", "pharmacy", "doctor", "dentist"),
+    "entertainment": ("entertainment", "movie", "cinema", "concert", "game", "fun"),
+}
+
+# Words that say the question is about the user's money at all.
+FINANCE_WORDS = re.compile(
+    r"\b(spen[dt]|spending|expenses?|costs?|paid|pay(ing|ments?)?|bought|buy|purchases?|"
+    r"charged?|charges|money|budgets?|balances?|accounts?|subscriptions?|recurring|"
+    r"transactions?|refunds?|finances?|financial|savings?|saved|income|earn(ed)?|bills?|"
+    r"cash|afford|overview|summary|categor(y|ies)|merchants?|compare|how am i doing)\b"
+)
+# Clearly not finance, even when a stray finance-ish word appears.
+OFF_TOPIC_WORDS = re.compile(
+    r"\b(weather|poem|poetry|joke|story|recipe|song|lyrics|news|translate|capital of|"
+    r"president|football|movie review|code|program|essay|haiku|rain|sunny|forecast)\b"
+)
+GREETING = re.compile(
+    r"^\s*(hi|hello|hey|hiya|good (morning|afternoon|evening)|thanks|thank you)\b"
+)
+HELP = re.compile(r"\b(help|what can you do|who are you|what are you)\b")
+
+FOLLOW_UP_START = re.compile(
+    r"^\s*(and|what about|how about|what of|same for|same but|now|also|ok(ay)?|then|but)\b"
+)
+
+SPENDING = re.compile(
+    r"\b(spen[dt]|spending|expenses?|costs?|paid|pay|bought|purchases?|charged|"
+    r"money go(es)?|go(ne)? on)\b"
+)
+BUDGET = re.compile(r"\b(budget(s|ed|ing)?|over ?spen[dt]|overspending|on track)\b")
+RECURRING = re.compile(
+    r"\b(recurring|subscriptions?|standing orders?|direct debits?|regular payments?|"
+    r"repeating)\b"
+)
+COMPARE = re.compile(
+    r"\b(vs\.?|versus|compared? (to|with)|compare|against|more than|less than|than)\b"
+)
+LARGEST = re.compile(
+    r"\b(biggest|largest|most expensive|highest|top)\b.*\b(purchases?|transactions?|"
+    r"expenses?|charges?|payments?|spends?)\b"
+)
+BALANCES = re.compile(
+    r"\b(balances?|accounts?|net worth|how much (money )?(do|have) i (have|got)|"
+    r"how much is in|cash)\b"
+)
+OVERVIEW = re.compile(
+    r"\b(how am i doing|overview|summary|my finances|financial (situation|health|picture)|"
+    r"snapshot|big picture)\b"
+)
+WHOLE = re.compile(r"\b(in total|overall|altogether|all categories|everything|total)\b")
+
+# Words a captured subject may not be: periods, pronouns, filler and the question's own verbs.
+_FILLER = (
+    "a an the my our me i it this that these those them you your all each every average "
+    "total everything anything something things money spending spend spent expenses what "
+    "which how much many month months year years week weeks day days today yesterday so far "
+    "last this next previous past before after average per and or vs versus compared budget "
+    "budgets account accounts balance balances category categories merchant merchants "
+    "about in on at for since during over with from to is was quarter quarters now also then "
+    "but ok okay same did do does im ytd mtd"
+)
+NOT_A_SUBJECT = frozenset(_FILLER.split())
+
+
+def tokens(text: str) -> list[str]:
+    """Return lowercase singular word tokens, ignoring accents, apostrophes and punctuation."""
+    return [_singular(w) for w in re.findall(r"[a-z0-9&]+", fold(text))]
+
+
+def fold(text: str) -> str:
+    """Return `text` lowercased without accents or apostrophes: "Hôtel Joe's" -> "hotel joes"."""
+    plain = unicodedata.normalize("NFKD", text.lower())
+    return "".join(ch for ch in plain if not unicodedata.combining(ch) and ch not in "'\u2019")
+
+
+def _singular(word: str) -> str:
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us")):
+        return word[:-1]
+    return word
+
+
+def contains_phrase(text_tokens: list[str], phrase: str) -> bool:
+    """Return whether the words of `phrase` appear in a row in `text_tokens`."""
+    words = tokens(phrase)
+    n = len(words)
+    return n > 0 and any(text_tokens[i : i + n] == words for i in range(len(text_tokens) - n + 1))
+
+
+def is_topic_phrase(text: str) -> bool:
+    """Return whether `text` is exactly a topic word, like "eating out" (not "whole foods")."""
+    words = tokens(text)
+    return any(
+        words == tokens(phrase) or words == tokens(topic)
+        for topic, phrases in CATEGORY_SYNONYMS.items()
+        for phrase in phrases
+    )
+
+
+def category_in(question: str) -> str | None:
+    """Return the canonical topic a question names, preferring the longest matching phrase."""
+    words = tokens(question)
+    found = [
+        (len(tokens(phrase)), topic)
+        for topic, phrases in CATEGORY_SYNONYMS.items()
+        for phrase in phrases
+        if contains_phrase(words, phrase)
+    ]
+    return max(found)[1] if found else None
+
+
+def names_topic(name: str, topic: str) -> bool:
+    """Return whether a user's category `name` is the canonical `topic` under another name."""
+    words = tokens(name)
+    return contains_phrase(words, topic) or any(
+        contains_phrase(words, p) for p in CATEGORY_SYNONYMS.get(topic, ())
+    )
+
+
+def names_term(name: str, term: str) -> bool:
+    """Return whether a category or merchant `name` is what the user called `term`."""
+    name_words, term_words = tokens(name), tokens(term)
+    if not name_words or not term_words:
+        return False
+    if contains_phrase(name_words, term) or contains_phrase(term_words, name):
+        return True
+    # "traderjoes" vs "Trader Joe's": compare with the spaces taken out, from a word start.
+    joined = "".join(term_words)
+    return any("".join(name_words[i:]).startswith(joined) for i in range(len(name_words)))

@@ -1,0 +1,2 @@
+"""The turn engine: turns/ runs them, upstream/ calls the model, events/ logs and replays
+what clients see, store/ persists every write in short transactions."""

@@ -1,0 +1,73 @@
+"""Wire the engine from the app's configuration: stores, event log, model, tools, service."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from config import Timings
+from engine.events.log import EventLog
+from engine.events.memory import MemoryEventLog
+from engine.limits import Limits, UserLimits
+from engine.store.messages import MessageStore
+from engine.store.turns import TurnStore
+from engine.store.workers import WorkerRegistry
+from engine.turns.runner import TurnDeps
+from engine.turns.service import TurnService
+from engine.turns.tool_exec import ToolExecutor
+from engine.turns.window import ContextWindow
+from engine.upstream.client import ModelClient, build_model_client
+from engine.upstream.retry import RetryPolicy
+from engine.upstream.tokens import request_tokens
+from models.db import Database
+from tools import default_registry
+
+
+def build_turn_service(config: dict[str, Any], db: Database) -> TurnService:
+    """Return the turn service; its threads start with `start_background()`."""
+    timings: Timings = config["TIMINGS"]
+    messages = MessageStore(db)
+    registry = default_registry()
+    pool = ThreadPoolExecutor(max_workers=config.get("TOOL_WORKERS", 8), thread_name_prefix="tool")
+    model = build_model_client(config)
+    deps = TurnDeps(
+        turns=TurnStore(db),
+        messages=messages,
+        events=make_event_log(config["EVENT_LOG_URL"], config.get("EVENT_SPOOL_DIR")),
+        model=model,
+        tools=ToolExecutor(registry, messages, db, pool, timings.tool_timeout),
+        tool_definitions=registry.definitions(),
+        max_rounds=config["MAX_TOOL_ROUNDS"],
+        retry=RetryPolicy(
+            max_retries=config["UPSTREAM_MAX_RETRIES"],
+            budget=timings.retry_budget,
+            base=timings.backoff_base,
+            cap=timings.backoff_cap,
+        ),
+        max_takeovers=config["MAX_TAKEOVERS"],
+        window=context_window(config, model),
+    )
+    running = config.get("USER_MAX_CONCURRENT_TURNS", 4)
+    limits = Limits(config.get("USER_DAILY_TOKENS") or None, running if running > 0 else None)
+    return TurnService(deps, timings, WorkerRegistry(db), UserLimits(db, limits))
+
+
+def context_window(config: dict[str, Any], model: ModelClient) -> ContextWindow:
+    """Return the window every request is fitted into: the model's, less its output budget."""
+
+    def overhead(tools: list[dict[str, Any]]) -> int:
+        return request_tokens(model.request([], tools))
+
+    return ContextWindow(config.get("MODEL_CONTEXT_TOKENS", 200_000), model.max_tokens, overhead)
+
+
+def make_event_log(url: str, spool_dir: str | Path | None = None) -> EventLog:
+    """Return the in-process log for `memory://`, a Redis Streams log for `redis://...`."""
+    if url.startswith(("redis://", "rediss://", "unix://")):
+        from engine.events.redis_log import RedisEventLog
+
+        return RedisEventLog(url)
+    if url != "memory://":
+        raise ValueError(f"EVENT_LOG_URL must be memory:// or redis://..., not {url!r}")
+    return MemoryEventLog(spool_dir=str(spool_dir) if spool_dir else None)

@@ -1,0 +1,230 @@
+"""The in-process event log: a list of encoded frames per turn, spooled to a local file.
+
+The spool lets a restarted single-process server take over its interrupted turns and
+continue their event numbering exactly where clients left off (the OS keeps what was
+written even when the process is killed).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from engine.errors import LeaseLost
+from engine.events.log import Chunk, split_frames
+from streaming.protocol import encode_event
+
+log = logging.getLogger(__name__)
+
+
+class _TurnLog:
+    __slots__ = ("cond", "fd", "finished", "finished_at", "frames", "lease", "waiters")
+
+    def __init__(
+        self, lease: int, frames: list[bytes] | None = None, fd: int | None = None
+    ) -> None:
+        self.lease = lease
+        self.frames: list[bytes] = frames or []
+        self.cond = threading.Condition(threading.Lock())
+        self.finished = False
+        self.finished_at = 0.0
+        self.fd = fd
+        # Readers waiting in the event loop, woken once per burst of appends.
+        self.waiters: list[asyncio.Future[None]] = []
+
+
+class MemoryEventLog:
+    """One list of encoded frames and a condition per turn; finished logs stay a minute."""
+
+    def __init__(self, retain_seconds: float = 60.0, spool_dir: str | None = None) -> None:
+        self._logs: dict[str, _TurnLog] = {}
+        self._lock = threading.Lock()
+        self._retain = retain_seconds
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._loop_thread = 0
+        self._spool = Path(spool_dir) if spool_dir else None
+        if self._spool is not None:
+            self._spool.mkdir(parents=True, exist_ok=True)
+
+    def open(self, turn_id: str, lease: int = 1) -> None:
+        """Create the log of a new turn and forget logs finished long ago."""
+        turn_log = _TurnLog(lease, fd=self._open_spool(turn_id, truncate=True))
+        with self._lock:
+            self._evict(time.monotonic())
+            self._logs[turn_id] = turn_log
+
+    def append(self, turn_id: str, event_type: str, data: dict[str, Any], lease: int = 1) -> int:
+        """Encode once, append (and spool), and wake the readers."""
+        turn_log = self._held(turn_id, lease)
+        with turn_log.cond:
+            if turn_log.lease != lease:
+                raise LeaseLost(turn_id)
+            seq = len(turn_log.frames) + 1
+            frame = encode_event(seq, event_type, data)
+            turn_log.frames.append(frame)
+            if turn_log.fd is not None:
+                os.write(turn_log.fd, frame)
+            turn_log.cond.notify_all()
+            if turn_log.waiters:
+                self._wake(turn_log)
+        return seq
+
+    def snapshot(self, turn_id: str, lease: int) -> bytes:
+        """Return every frame appended so far."""
+        turn_log = self._held(turn_id, lease)
+        with turn_log.cond:
+            return b"".join(turn_log.frames)
+
+    def finish(self, turn_id: str, lease: int = 1) -> bytes:
+        """Mark complete, wake readers, drop the spool, return every frame."""
+        turn_log = self._held(turn_id, lease)
+        with turn_log.cond:
+            turn_log.finished = True
+            turn_log.finished_at = time.monotonic()
+            self._close_spool(turn_log, turn_id, remove=True)
+            turn_log.cond.notify_all()
+            self._wake(turn_log)
+            return b"".join(turn_log.frames)
+
+    def read(self, turn_id: str, after: int, timeout: float) -> Chunk | None:
+        """Return frames after `after` as soon as there are any (or at `timeout`)."""
+        turn_log = self._logs.get(turn_id)
+        if turn_log is None:
+            return None
+        with turn_log.cond:
+            if len(turn_log.frames) <= after and not turn_log.finished:
+                turn_log.cond.wait(timeout)
+            frames = turn_log.frames
+            return Chunk(b"".join(frames[after:]), max(len(frames), after), turn_log.finished)
+
+    def attach(self, loop: asyncio.AbstractEventLoop, thread_id: int) -> None:
+        """Serve `aread` in this loop, which runs in thread `thread_id`."""
+        self._loop, self._loop_thread = loop, thread_id
+
+    async def aread(self, turn_id: str, after: int, timeout: float) -> Chunk | None:
+        """In the event loop: frames after `after`, waiting up to `timeout` for some."""
+        turn_log = self._logs.get(turn_id)
+        if turn_log is None:
+            return None
+        with turn_log.cond:
+            if len(turn_log.frames) > after or turn_log.finished:
+                return self._chunk(turn_log, after)
+            waiter = asyncio.get_running_loop().create_future()
+            turn_log.waiters.append(waiter)
+        timer = asyncio.get_running_loop().call_later(timeout, _resolve, waiter)
+        try:
+            await waiter
+        finally:
+            timer.cancel()
+        with turn_log.cond:
+            if waiter in turn_log.waiters:  # timed out: nobody woke it
+                turn_log.waiters.remove(waiter)
+            return self._chunk(turn_log, after)
+
+    @staticmethod
+    def _chunk(turn_log: _TurnLog, after: int) -> Chunk:
+        frames = turn_log.frames
+        return Chunk(b"".join(frames[after:]), max(len(frames), after), turn_log.finished)
+
+    def _wake(self, turn_log: _TurnLog) -> None:
+        # Under the turn log's lock. Appends made by the loop itself (the model streams run
+        # there) wake readers directly: they run once the current burst is processed.
+        waiters, turn_log.waiters = turn_log.waiters, []
+        if not waiters or self._loop is None:
+            return
+        if threading.get_ident() == self._loop_thread:
+            for waiter in waiters:
+                _resolve(waiter)
+        else:
+            self._loop.call_soon_threadsafe(_resolve_all, waiters)
+
+    def takeover(self, turn_id: str, lease: int) -> bytes:
+        """Continue a turn: from memory if this process has it, else from its spool file."""
+        with self._lock:
+            existing = self._logs.get(turn_id)
+        if existing is not None:
+            with existing.cond:
+                if existing.lease >= lease:
+                    raise LeaseLost(turn_id)
+                existing.lease = lease  # the older holder's appends fail from now on
+                return b"".join(existing.frames)
+        frames: list[bytes] = []
+        path = self._path(turn_id)
+        if path is not None and path.exists():
+            frames = split_frames(path.read_bytes())
+            # Rewrite without a torn last frame, so appends continue on a clean boundary.
+            path.write_bytes(b"".join(frames))
+        turn_log = _TurnLog(lease, frames, self._open_spool(turn_id, truncate=False))
+        with self._lock:
+            self._logs[turn_id] = turn_log
+        return b"".join(frames)
+
+    def release(self, turn_id: str, lease: int) -> None:
+        """Forget a handed-over turn here; its spool stays for whoever takes it over."""
+        with self._lock:
+            turn_log = self._logs.get(turn_id)
+            if turn_log is None or turn_log.lease != lease:
+                return
+            del self._logs[turn_id]
+        if turn_log is not None:
+            with turn_log.cond:
+                self._close_spool(turn_log, turn_id, remove=False)
+                turn_log.cond.notify_all()
+
+    def close(self) -> None:
+        """Close every spool file (their contents stay for a restarted server)."""
+        with self._lock:
+            logs = list(self._logs.items())
+        for turn_id, turn_log in logs:
+            with turn_log.cond:
+                self._close_spool(turn_log, turn_id, remove=False)
+
+    def _held(self, turn_id: str, lease: int) -> _TurnLog:
+        turn_log = self._logs.get(turn_id)
+        if turn_log is None or turn_log.lease != lease:
+            raise LeaseLost(turn_id)
+        return turn_log
+
+    def _path(self, turn_id: str) -> Path | None:
+        return None if self._spool is None else self._spool / f"{turn_id}.sse"
+
+    def _open_spool(self, turn_id: str, truncate: bool) -> int | None:
+        path = self._path(turn_id)
+        if path is None:
+            return None
+        flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | (os.O_TRUNC if truncate else 0)
+        return os.open(path, flags, 0o600)
+
+    def _close_spool(self, turn_log: _TurnLog, turn_id: str, remove: bool) -> None:
+        if turn_log.fd is None:
+            return
+        os.close(turn_log.fd)
+        turn_log.fd = None
+        path = self._path(turn_id)
+        if remove and path is not None:
+            try:
+                path.unlink()
+            except OSError:
+                log.warning("could not remove the spool of turn %s", turn_id)
+
+    def _evict(self, now: float) -> None:
+        stale = [
+            k for k, v in self._logs.items() if v.finished and now - v.finished_at > self._retain
+        ]
+        for key in stale:
+            del self._logs[key]
+
+
+def _resolve(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_result(None)
+
+
+def _resolve_all(waiters: list[asyncio.Future[None]]) -> None:
+    for waiter in waiters:
+        _resolve(waiter)

@@ -1,0 +1,123 @@
+"""Readers in the event loop following Redis streams: one shared XREAD per process.
+
+A reader behind the stream takes what is there (XRANGE); a caught-up one just waits, and
+one task per process follows every awaited stream with a single blocking XREAD, handing
+each batch of new entries to the readers waiting there: no Redis round trip per reader per
+event.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+import redis.asyncio as aioredis
+
+from engine.events.log import Chunk
+
+FIELD, END = b"f", b"end"
+BLOCK_MS = 100
+# After a batch, wait this long so the next XREAD carries several streams' entries.
+GATHER = 0.003
+log = logging.getLogger(__name__)
+Entries = list[tuple[bytes, dict[bytes, bytes]]]
+
+
+def chunk_of(entries: Entries, after: int) -> Chunk | None:
+    """The chunk these entries (all after `after`) make; None if one is missing."""
+    frames, last = [], after
+    for entry_id, fields in entries:
+        seq = int(entry_id.split(b"-")[1])
+        if END in fields:
+            if int(fields[END]) != last:
+                return None  # frames missing before the end: the archive has them all
+            return Chunk(b"".join(frames), last, True)
+        if seq != last + 1:
+            return None  # a gap (a lost write): never hand out events out of sequence
+        frames.append(fields[FIELD])
+        last = seq
+    return Chunk(b"".join(frames), last, False)
+
+
+class RedisFollower:
+    """Serves every loop reader of one process from Redis Streams."""
+
+    def __init__(self, url: str) -> None:
+        self._url = url
+        self._redis: aioredis.Redis | None = None
+        # stream key -> {waiter: position it waits after}
+        self._waiting: dict[str, dict[asyncio.Future[Entries], int]] = {}
+        self._task: asyncio.Task[None] | None = None
+        # The last sequence seen per stream: a reader at or past it waits without asking.
+        self._tail: dict[str, int] = {}
+
+    def _client(self) -> aioredis.Redis:
+        if self._redis is None:
+            self._redis = aioredis.Redis.from_url(self._url)
+        return self._redis
+
+    async def read(self, key: str, after: int, timeout: float) -> Chunk | None:
+        """Frames after `after` in stream `key`, waiting up to `timeout` for some."""
+        if after < self._tail.get(key, after + 1):
+            # Behind what was seen (or never followed): take what is there at once.
+            entries = await self._client().xrange(key, min=f"0-{after + 1}", count=10_000)
+            if entries:
+                return self._seen(key, entries, after)
+        loop = asyncio.get_running_loop()
+        waiter: asyncio.Future[Entries] = loop.create_future()
+        self._waiting.setdefault(key, {})[waiter] = after
+        if self._task is None or self._task.done():
+            self._task = asyncio.ensure_future(self._follow())
+        timer = loop.call_later(timeout, _expire, waiter)
+        try:
+            entries = await waiter
+        finally:
+            timer.cancel()
+            waiting = self._waiting.get(key)
+            if waiting is not None:
+                waiting.pop(waiter, None)
+                if not waiting:
+                    del self._waiting[key]
+        return self._seen(key, entries, after) if entries else Chunk(b"", after, False)
+
+    def _seen(self, key: str, entries: Entries, after: int) -> Chunk | None:
+        chunk = chunk_of(entries, after)
+        if chunk is not None:
+            if len(self._tail) > 100_000:
+                self._tail.clear()  # a hint only: a forgotten stream is just read again
+            self._tail[key] = chunk.last_seq
+        return chunk
+
+    async def _follow(self) -> None:
+        client = self._client()
+        while self._waiting:
+            # Each key from the lowest position a reader waits at.
+            streams = {k: f"0-{min(w.values())}" for k, w in self._waiting.items() if w}
+            try:
+                reply: Any = await client.xread(streams, count=10_000, block=BLOCK_MS)
+            except Exception:
+                log.exception("following Redis streams failed; retrying")
+                await asyncio.sleep(0.5)
+                continue
+            for key, entries in reply or []:
+                self._hand_over(key.decode() if isinstance(key, bytes) else key, entries)
+            if reply:
+                await asyncio.sleep(GATHER)
+
+    def _hand_over(self, key: str, entries: Entries) -> None:
+        first = int(entries[0][0].split(b"-")[1])
+        for waiter, after in list(self._waiting.get(key, {}).items()):
+            if waiter.done():
+                continue
+            # Entries start right after this reader's position, or it re-reads them itself.
+            if first == after + 1:
+                waiter.set_result(entries)
+            else:
+                skip = [e for e in entries if int(e[0].split(b"-")[1]) > after]
+                waiter.set_result(skip)
+
+
+def _expire(waiter: asyncio.Future[Entries]) -> None:
+    if not waiter.done():
+        waiter.set_result([])

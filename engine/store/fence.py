@@ -1,0 +1,52 @@
+"""Leases that fence a turn's writes, and the database clock that judges heartbeats."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from engine.errors import LeaseLost
+from models import Turn, utcnow
+from models.chat import TURN_RUNNING
+
+
+@dataclass(frozen=True, slots=True)
+class Lease:
+    """The right to write one running turn; a takeover increments `number`."""
+
+    turn_id: str
+    session_id: str
+    number: int
+
+
+def hold(s: Session, lease: Lease) -> None:
+    """Inside a write transaction: raise LeaseLost unless `lease` is current.
+
+    The turn row is share-locked until commit, so a takeover (which updates the row) waits
+    for this write to finish and every later write with the old lease fails. SQLite needs
+    no lock: its write transactions are serialized (BEGIN IMMEDIATE).
+    """
+    found = s.execute(
+        select(Turn.id)
+        .where(Turn.id == lease.turn_id, Turn.lease == lease.number, Turn.status == TURN_RUNNING)
+        .with_for_update(read=True)
+    ).first()
+    if found is None:
+        raise LeaseLost(lease.turn_id)
+
+
+def db_now(s: Session) -> datetime:
+    """The database's current time, so hosts with skewed clocks judge heartbeats alike."""
+    if s.get_bind().dialect.name == "sqlite":
+        return utcnow()  # SQLite is local: its clock is this host's, at full resolution
+    now = s.scalar(select(func.now()))
+    return now
+
+
+def now_value(s: Session) -> Any:
+    """A value or SQL expression for 'now' by the database's clock, to store in a row."""
+    return utcnow() if s.get_bind().dialect.name == "sqlite" else func.now()

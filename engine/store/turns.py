@@ -1,0 +1,266 @@
+"""Turn rows: start, finish, cancel flags, leases, and the takeover of orphaned turns."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+
+from sqlalchemy import and_, func, insert, or_, select, update
+from sqlalchemy.exc import IntegrityError
+
+from engine.errors import LeaseLost, NotFoundError, TurnConflict
+from engine.limits import check_running, running_turns
+from engine.store.fence import Lease, db_now
+from models import ChatSession, Message, Turn, TurnEvents, User, Worker, new_id, utcnow
+from models.chat import MESSAGE_FINISHED, TURN_RUNNING
+from models.db import Database
+
+
+@dataclass(frozen=True)
+class NewTurn:
+    """Ids of a turn just created."""
+
+    turn_id: str
+    session_id: str
+    user_message_id: str
+
+
+@dataclass(frozen=True)
+class TurnState:
+    """What the worker running a turn polls: is it still ours, and is a cancel asked?"""
+
+    lease: int
+    status: str
+    worker_id: str | None
+    cancel_requested: bool
+
+
+@dataclass(frozen=True)
+class Orphan:
+    """A running turn this worker just took over, with its new lease."""
+
+    turn: NewTurn
+    user_id: int
+    lease: Lease
+    takeovers: int
+    stalls: int  # takeovers in a row that found no new finished message
+
+
+class TurnStore:
+    """Every write of a turn row, each in its own short transaction."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    def start_turn(
+        self,
+        user_id: int,
+        session_id: str | None,
+        text: str,
+        worker_id: str | None = None,
+        max_running: int | None = None,
+    ) -> tuple[NewTurn, Lease]:
+        """Create a running turn and its user message (and the session if None is given).
+
+        Raises TurnConflict while another turn runs on the session, NotFoundError for a
+        session that is missing or someone else's, LimitExceeded when the user already runs
+        `max_running` turns. One transaction: all or nothing.
+        """
+        turn_id, message_id = new_id("turn"), new_id("msg")
+        try:
+            with self.db.transaction() as s:
+                if max_running is not None:
+                    # Serializes one user's starts on PostgreSQL (SQLite's BEGIN IMMEDIATE
+                    # already does), so concurrent starts cannot both take the last place.
+                    s.execute(
+                        select(User.id).where(User.id == user_id).with_for_update(key_share=True)
+                    )
+                    check_running(s.scalar(running_turns(user_id)) or 0, max_running)
+                if session_id is None:
+                    session_id = new_id("ses")
+                    s.execute(
+                        insert(ChatSession).values(id=session_id, user_id=user_id, title=text[:80])
+                    )
+                else:
+                    row = s.execute(
+                        select(ChatSession.user_id, ChatSession.title).where(
+                            ChatSession.id == session_id
+                        )
+                    ).first()
+                    if row is None or row.user_id != user_id:
+                        raise NotFoundError("session", session_id)
+                    if row.title is None:
+                        s.execute(
+                            update(ChatSession)
+                            .where(ChatSession.id == session_id)
+                            .values(title=text[:80])
+                        )
+                s.execute(
+                    insert(Turn).values(
+                        id=turn_id, session_id=session_id, user_id=user_id, worker_id=worker_id
+                    )
+                )
+                s.execute(
+                    insert(Message).values(
+                        id=message_id,
+                        session_id=session_id,
+                        turn_id=turn_id,
+                        role="user",
+                        position=next_position(s, session_id),
+                        status="complete",
+                        content=[{"type": "text", "text": text}],
+                    )
+                )
+        except IntegrityError as err:
+            raise TurnConflict(session_id or "") from err
+        return NewTurn(turn_id, session_id, message_id), Lease(turn_id, session_id, 1)
+
+    def finish_turn(
+        self,
+        lease: Lease,
+        status: str,
+        rounds: int,
+        error: tuple[str, str] | None = None,
+        frames: bytes | None = None,
+    ) -> None:
+        """Record the turn's outcome and its events in one transaction.
+
+        Readers that find a finished turn therefore always find its archive too. Raises
+        LeaseLost if the turn is no longer ours.
+        """
+        code, message = error or (None, None)
+        with self.db.transaction() as s:
+            done = s.execute(
+                update(Turn)
+                .where(
+                    Turn.id == lease.turn_id,
+                    Turn.lease == lease.number,
+                    Turn.status == TURN_RUNNING,
+                )
+                .values(
+                    status=status,
+                    rounds=rounds,
+                    finished_at=utcnow(),
+                    error_code=code,
+                    error_message=message,
+                    worker_id=None,
+                )
+            ).rowcount
+            if not done:
+                raise LeaseLost(lease.turn_id)
+            if frames is not None:
+                # Each frame holds exactly one blank line: their count is the last sequence.
+                last = frames.count(b"\n\n")
+                s.merge(TurnEvents(turn_id=lease.turn_id, last_seq=last, frames=frames))
+
+    def stored_turn(self, turn_id: str) -> tuple[str | None, bytes | None]:
+        """Return a turn's status and its archived frames (once it finished)."""
+        with self.db.read() as s:
+            status = s.scalar(select(Turn.status).where(Turn.id == turn_id))
+            archived = s.get(TurnEvents, turn_id)
+        return status, archived.frames if archived is not None else None
+
+    def poll(self, turn_ids: list[str]) -> dict[str, TurnState]:
+        """Return the lease, status, owner and cancel flag of these turns, in one query."""
+        with self.db.read() as s:
+            rows = s.execute(
+                select(
+                    Turn.id, Turn.lease, Turn.status, Turn.worker_id, Turn.cancel_requested
+                ).where(Turn.id.in_(turn_ids))
+            ).all()
+        return {r.id: TurnState(r.lease, r.status, r.worker_id, r.cancel_requested) for r in rows}
+
+    def request_cancel(self, turn_id: str) -> None:
+        """Flag a running turn for cancellation by whichever worker runs it."""
+        with self.db.transaction() as s:
+            s.execute(
+                update(Turn)
+                .where(Turn.id == turn_id, Turn.status == TURN_RUNNING)
+                .values(cancel_requested=True)
+            )
+
+    def release(self, lease: Lease) -> bool:
+        """Hand a running turn over: any worker's reaper may take it at once."""
+        with self.db.transaction() as s:
+            return bool(
+                s.execute(
+                    update(Turn)
+                    .where(
+                        Turn.id == lease.turn_id,
+                        Turn.lease == lease.number,
+                        Turn.status == TURN_RUNNING,
+                    )
+                    .values(worker_id=None)
+                ).rowcount
+            )
+
+    def take_orphans(self, worker_id: str, stale_after: float, limit: int) -> list[Orphan]:
+        """Take over running turns whose worker stopped beating or handed them over.
+
+        Each taken turn gets this worker and a new lease, which fences its old writer out.
+        Rows another worker is taking right now are skipped (SKIP LOCKED), so two reapers
+        never take one turn.
+        """
+        with self.db.transaction() as s:
+            cutoff = db_now(s) - timedelta(seconds=stale_after)
+            alive = select(Worker.id).where(Worker.heartbeat_at >= cutoff)
+            rows = s.execute(
+                select(
+                    Turn.id,
+                    Turn.session_id,
+                    Turn.user_id,
+                    Turn.lease,
+                    Turn.takeovers,
+                    Turn.progress,
+                    Turn.stalls,
+                )
+                .where(
+                    Turn.status == TURN_RUNNING,
+                    # Never from itself: a worker whose own reaper runs is alive, however
+                    # late its heartbeat (the others judge that).
+                    or_(
+                        Turn.worker_id.is_(None),
+                        and_(Turn.worker_id != worker_id, Turn.worker_id.not_in(alive)),
+                    ),
+                )
+                .order_by(Turn.created_at)
+                .limit(limit)
+                .with_for_update(skip_locked=True, of=Turn)
+            ).all()
+            out = []
+            for row in rows:
+                finished = s.scalar(
+                    select(func.count())
+                    .select_from(Message)
+                    .where(Message.turn_id == row.id, Message.status.in_(MESSAGE_FINISHED))
+                )
+                stalls = row.stalls + 1 if finished <= row.progress else 1
+                s.execute(
+                    update(Turn)
+                    .where(Turn.id == row.id)
+                    .values(
+                        worker_id=worker_id,
+                        lease=row.lease + 1,
+                        takeovers=row.takeovers + 1,
+                        progress=finished,
+                        stalls=stalls,
+                    )
+                )
+                question = s.scalar(
+                    select(Message.id)
+                    .where(Message.turn_id == row.id, Message.role == "user")
+                    .order_by(Message.position)
+                    .limit(1)
+                )
+                turn = NewTurn(row.id, row.session_id, question or "")
+                lease = Lease(row.id, row.session_id, row.lease + 1)
+                out.append(Orphan(turn, row.user_id, lease, row.takeovers + 1, stalls))
+        return out
+
+
+def next_position(s: object, session_id: str) -> int:
+    """The position after the session's last message (inside the caller's transaction)."""
+    current = s.scalar(  # type: ignore[attr-defined]
+        select(func.max(Message.position)).where(Message.session_id == session_id)
+    )
+    return 0 if current is None else current + 1

@@ -1,0 +1,1 @@
+"""Running turns: the service that owns them, the rounds loop, one message, tool calls."""

@@ -1,0 +1,109 @@
+"""Fit each request into the model's context window, learning from what the API reports.
+
+The estimate (engine/upstream/tokens.py) is conservative; where the API reports more input
+tokens for a request than estimated (its usage, or a "prompt is too long" refusal), the
+session's estimates are scaled up from then on, on this worker (a worker that has not seen
+the session starts from the plain estimate). Only ever up, so the trim point moves rarely.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from engine.upstream.context import Plan, plan
+from engine.upstream.tokens import block_tokens, usage_input_tokens
+
+__all__ = ["ContextWindow", "Fit"]
+
+DEFAULT_CONTEXT_TOKENS = 200_000
+DEFAULT_MAX_TOKENS = 4096
+# Sessions whose learned scale is remembered.
+REMEMBERED = 4096
+# Scales are rounded up to this step, so small variations between calls change nothing.
+STEP = 1 / 32
+MAX_SCALE = 8.0
+
+Overhead = Callable[[list[dict[str, Any]]], int]
+
+
+@dataclass(frozen=True)
+class Fit:
+    """The plan of one request and its whole estimate (tools and system included)."""
+
+    plan: Plan
+    estimate: int
+    scale: float
+    limit: int
+
+
+@dataclass
+class _Learned:
+    scale: float = 1.0
+    limit: int | None = None
+
+
+def _tools_only(tools: list[dict[str, Any]]) -> int:
+    return sum(block_tokens(tool) for tool in tools)
+
+
+class ContextWindow:
+    """Plans every request of this process within the window; shared by all turns."""
+
+    def __init__(
+        self,
+        context_tokens: int = DEFAULT_CONTEXT_TOKENS,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        overhead: Overhead = _tools_only,
+    ) -> None:
+        if context_tokens <= max_tokens:
+            raise ValueError(
+                f"MODEL_CONTEXT_TOKENS ({context_tokens}) must exceed MAX_TOKENS ({max_tokens})"
+            )
+        self.context_tokens, self.max_tokens, self.overhead = context_tokens, max_tokens, overhead
+        self._learned: OrderedDict[str, _Learned] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def fit(self, session_id: str, history: list[dict[str, Any]], tools: list[Any]) -> Fit:
+        """Return what to send of `history` so the request fits, with its estimate."""
+        learned = self._get(session_id)
+        limit = min(self.context_tokens, learned.limit or self.context_tokens)
+        fixed = self.overhead(tools)
+        room = (limit - self.max_tokens) / learned.scale - fixed
+        chosen = plan(history, room)
+        return Fit(chosen, fixed + chosen.tokens, learned.scale, limit)
+
+    def observe(self, session_id: str, fit: Fit, usage: dict[str, Any] | None) -> None:
+        """Learn from the input tokens the API reported for a request planned as `fit`."""
+        reported = usage_input_tokens(usage)
+        if fit.estimate > 0 and reported > fit.estimate * fit.scale:
+            self._raise(session_id, reported / fit.estimate, None)
+
+    def refused(self, session_id: str, fit: Fit, tokens: int, maximum: int) -> None:
+        """Learn from "prompt is too long: `tokens` > `maximum`" for a request planned as `fit`."""
+        # A little over the exact ratio, so the retry is not refused again by a rounding.
+        scale = tokens / fit.estimate * 1.02 if fit.estimate > 0 else 1.0
+        self._raise(session_id, scale, maximum if maximum < self.context_tokens else None)
+
+    def _get(self, session_id: str) -> _Learned:
+        with self._lock:
+            learned = self._learned.get(session_id)
+            if learned is None:
+                return _Learned()
+            self._learned.move_to_end(session_id)
+            return _Learned(learned.scale, learned.limit)
+
+    def _raise(self, session_id: str, scale: float, limit: int | None) -> None:
+        scale = min(MAX_SCALE, math.ceil(scale / STEP) * STEP)
+        with self._lock:
+            learned = self._learned.setdefault(session_id, _Learned())
+            self._learned.move_to_end(session_id)
+            learned.scale = max(learned.scale, scale)
+            if limit is not None:
+                learned.limit = min(learned.limit or limit, limit)
+            while len(self._learned) > REMEMBERED:
+                self._learned.popitem(last=False)

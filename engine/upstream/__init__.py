@@ -1,0 +1,1 @@
+"""The upstream model: the SDK client wrapper and the retry policy."""

@@ -1,0 +1,176 @@
+"""The Vercel AI SDK's chat endpoints (useChat / DefaultChatTransport) over our turns."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import Any
+
+from flask import Blueprint, Response, g, request
+from marshmallow import EXCLUDE, Schema, ValidationError, fields, post_load, validate, validates
+
+from engine.turns.service import TurnService
+from routes.auth import login_required
+from routes.deps import get_db, get_turns
+from routes.errors import APIError
+from routes.schemas import parse_body, storable
+from routes.sse import RELAY_HEADER
+from services import sessions, ui_chats
+from streaming.protocol import KEEPALIVE, decode_stream
+from streaming.ui_stream import DONE, UI_STREAM_HEADERS, UIStreamTranslator, encode_chunks
+
+bp = Blueprint("ui_chat", __name__)
+
+CHAT_ID = [validate.Length(min=1, max=128), validate.Regexp(r"^[^/\s]+$"), storable]
+
+
+class UIChatRequest(Schema):
+    """The body DefaultChatTransport sends; extra `body` fields of the client are ignored."""
+
+    class Meta:
+        unknown = EXCLUDE
+
+    id = fields.String(required=True, validate=CHAT_ID)
+    messages = fields.List(fields.Dict(), required=True, validate=validate.Length(min=1))
+    trigger = fields.String(load_default="submit-message")
+    message_id = fields.String(data_key="messageId", load_default=None, allow_none=True)
+
+    @validates("trigger")
+    def _submit_only(self, value: str, **_: Any) -> None:
+        if value != "submit-message":
+            raise ValidationError(
+                "Only 'submit-message' is supported: the server keeps the one history, "
+                "so send a new message instead of regenerating."
+            )
+
+    @post_load
+    def _newest_user_text(self, data: dict[str, Any], **_: Any) -> dict[str, Any]:
+        """Keep only the newest message, which must be the user's text."""
+        newest = data["messages"][-1]
+        parts = newest.get("parts")
+        if newest.get("role") != "user" or not isinstance(parts, list):
+            raise ValidationError({"messages": ["The newest message must be a user message."]})
+        if not all(isinstance(p, dict) and p.get("type") == "text" for p in parts):
+            raise ValidationError({"messages": ["Only text parts are supported."]})
+        texts = [p.get("text") for p in parts]
+        if not all(isinstance(t, str) for t in texts):
+            raise ValidationError({"messages": ["A text part's text must be a string."]})
+        text = "\n".join(texts)
+        try:
+            storable(text)
+        except ValidationError as err:
+            raise ValidationError({"messages": err.messages}) from err
+        if not text.strip():
+            raise ValidationError({"messages": ["The message must not be empty."]})
+        data["message"] = text
+        return data
+
+
+@bp.post("/ui/chat")
+@login_required
+def chat() -> Response:
+    """Start a turn on the chat's session with the newest user message; stream it."""
+    body = parse_body(UIChatRequest())
+    get_turns().admit(g.user_id)  # before the chat's row is made: a refusal writes nothing
+    session_id = ui_chats.chat_session(get_db(), g.user_id, body["id"], create=True)
+    turn = get_turns().start(g.user_id, session_id, body["message"])
+    response = ui_stream(get_turns(), turn.turn_id, None)
+    response.headers["X-Turn-Id"], response.headers["X-Session-Id"] = turn.turn_id, session_id
+    return response
+
+
+@bp.get("/ui/chat/<chat_id>/stream")
+@login_required
+def resume(chat_id: str) -> Response:
+    """Resume the chat's turn: after the client's step if it names one, else from the start."""
+    message_id = request.headers.get(ui_chats.RESUME_MESSAGE_HEADER)
+    steps = _resume_steps()
+    session_id = ui_chats.chat_session(get_db(), g.user_id, chat_id)
+    latest = ui_chats.latest_turn(get_db(), session_id) if session_id else None
+    if latest is None:
+        return Response(status=204)
+    turn_id, status = latest
+    if message_id == turn_id and steps is not None:
+        # Served finished or not: re-sending the client's step is harmless, missing it is not.
+        return ui_stream(get_turns(), turn_id, steps)
+    if status == "running":
+        return ui_stream(get_turns(), turn_id, None)
+    return Response(status=204)
+
+
+@bp.get("/ui/chat/<chat_id>/messages")
+@login_required
+def messages(chat_id: str) -> dict[str, Any]:
+    """Return the chat's stored conversation as UIMessages, and how to resume what runs."""
+    return ui_chats.chat_messages(get_db(), g.user_id, chat_id)
+
+
+@bp.post("/ui/chat/<chat_id>/cancel")
+@login_required
+def cancel(chat_id: str) -> tuple[dict[str, Any], int]:
+    """Ask the chat's running turn to stop (useChat's stop() only closes the connection)."""
+    session_id = ui_chats.chat_session(get_db(), g.user_id, chat_id)
+    if session_id is None:
+        raise APIError(404, "not_found", "No such chat.")
+    running = sessions.running_turn(get_db(), g.user_id, session_id)
+    if running is not None:
+        get_turns().cancel(running)
+    return {"turn_id": running, "cancel_requested": running is not None}, 202
+
+
+def _resume_steps() -> int | None:
+    raw = request.headers.get(ui_chats.RESUME_STEPS_HEADER)
+    if raw is None:
+        return None
+    if not raw.strip().isdigit():
+        raise APIError(
+            400, "invalid_resume_steps", f"{ui_chats.RESUME_STEPS_HEADER} must be an integer >= 0."
+        )
+    return int(raw)
+
+
+class WorkerDraining(Exception):
+    """This worker is shutting down: break the connection so the client resumes elsewhere."""
+
+
+def ui_stream(turns: TurnService, turn_id: str, steps: int | None) -> Response:
+    """Stream the turn as UI message chunks, from the start or after the client's `steps`."""
+    timings = turns.timings
+    translator = UIStreamTranslator(steps)
+    if request.environ.get("asgi.scope", {}).get("relay"):
+        # Behind the ASGI front: the event loop streams it (server/stream.py), no thread.
+        marker = f"{turn_id} 0 ui {'-' if steps is None else steps}"
+        return Response(
+            mimetype="text/event-stream", headers={**UI_STREAM_HEADERS, RELAY_HEADER: marker}
+        )
+
+    def generate() -> Iterator[bytes]:
+        position = 0
+        idle_since = wrote_at = time.monotonic()
+        chunk = turns.read(turn_id, 0, 0, check_store=True)
+        while True:
+            now = time.monotonic()
+            if chunk.frames:
+                out = []
+                for _, kind, data in decode_stream(chunk.frames):
+                    out += translator.feed(kind, data)
+                position, idle_since = chunk.last_seq, now
+                if out:
+                    wrote_at = now
+                    yield encode_chunks(out)
+            elif not chunk.finished and now - wrote_at >= timings.keepalive:
+                wrote_at = now
+                yield KEEPALIVE
+            if translator.done or (
+                chunk.finished and (position >= chunk.last_seq or not chunk.frames)
+            ):
+                yield encode_chunks(translator.close()) + DONE
+                return
+            if turns.draining:
+                # A clean end would look finished to useChat; a broken one makes it resume.
+                raise WorkerDraining(turn_id)
+            idle = now - idle_since >= timings.idle_check
+            wait = min(timings.keepalive, timings.idle_check)
+            chunk = turns.read(turn_id, position, wait, check_store=idle)
+
+    return Response(generate(), mimetype="text/event-stream", headers=UI_STREAM_HEADERS)

@@ -1,0 +1,42 @@
+"""The chat page: static HTML, CSS and JS modules from web/, under a strict policy."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from flask import Blueprint, Response, send_from_directory
+
+WEB = Path(__file__).resolve().parent.parent / "web"
+
+# Only our own files run; model output reaches the page as text nodes, and Trusted Types
+# turn any accidental HTML sink (innerHTML and friends) into an error instead of markup.
+CSP = "; ".join(
+    [
+        "default-src 'none'",
+        "script-src 'self'",
+        "style-src 'self'",
+        "img-src 'self'",
+        "connect-src 'self'",
+        "base-uri 'none'",
+        "form-action 'none'",
+        "frame-ancestors 'none'",
+        "require-trusted-types-for 'script'",
+        "trusted-types 'none'",
+    ]
+)
+
+bp = Blueprint("web", __name__, static_folder=str(WEB), static_url_path="/web")
+
+
+@bp.get("/")
+def index() -> Response:
+    """Serve the chat page."""
+    return send_from_directory(WEB, "index.html", max_age=0)
+
+
+@bp.after_request
+def _page_headers(response: Response) -> Response:
+    response.headers["Content-Security-Policy"] = CSP
+    response.headers["X-Content-Type-Options"] = "nosniff"
+    response.headers["Referrer-Policy"] = "no-referrer"
+    return response

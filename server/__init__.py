@@ -1,0 +1,1 @@
+"""The ASGI server: Flask answers every route; the event loop carries every stream."""

@@ -1,0 +1,247 @@
+"""The pure translation of our events into UI message stream chunks, and stored UIMessages."""
+
+from __future__ import annotations
+
+import json
+from types import SimpleNamespace
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from engine.events.replay import turn_events
+from streaming.ui_messages import CUT_OFF, finish_reason, stored_ui_messages, tool_output
+from streaming.ui_stream import UIStreamTranslator, encode_chunks
+from tests.aisdk.turns import TURN, Turn, turns
+from tests.aisdk.uifold import check_well_formed, fold
+
+FAST = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def translate(events: list[tuple[str, dict[str, Any]]], steps: int | None = None) -> list[Any]:
+    """Feed every event; return all chunks (with close() if no turn_end came)."""
+    translator = UIStreamTranslator(steps)
+    out: list[Any] = []
+    for kind, data in events:
+        out += translator.feed(kind, data)
+    return out + translator.close()
+
+
+def stored(turn: Turn) -> dict[str, Any]:
+    """Return the stored assistant UIMessage of a generated turn."""
+    messages = stored_ui_messages([turn.turn_info()], turn.rows)
+    assert [m["role"] for m in messages] == ["user", "assistant"]
+    return messages[1]
+
+
+def steps_of(message: dict[str, Any]) -> int:
+    return sum(1 for p in message["parts"] if p["type"] == "step-start")
+
+
+@FAST
+@given(turns())
+def test_any_turn_gives_a_well_formed_stream_that_folds_to_the_stored_message(turn: Turn) -> None:
+    chunks = translate(turn.events)
+    check_well_formed(chunks)
+    assert fold(chunks).message == stored(turn)
+    # What the wire carries decodes to the same chunks.
+    frames = encode_chunks(chunks).split(b"\n\n")[:-1]
+    assert [json.loads(f.removeprefix(b"data: ")) for f in frames] == chunks
+
+
+@FAST
+@given(turns(), st.data())
+def test_a_client_resuming_anywhere_ends_equal_to_the_stored_message(
+    turn: Turn, data: st.DataObject
+) -> None:
+    chunks = translate(turn.events)
+    cut = data.draw(st.integers(1, len(chunks)))
+    held = fold(chunks[:cut]).message
+    rest = translate(turn.events, steps_of(held))
+    check_well_formed(rest, steps_of(held))
+    assert fold(rest, held).message == stored(turn)
+
+
+@FAST
+@given(turns(), st.data())
+def test_a_resume_from_a_stored_snapshot_ends_equal(turn: Turn, data: st.DataObject) -> None:
+    # A GET of a running turn shows its first steps whole and the current one in part.
+    final = stored(turn)
+    starts = [i for i, p in enumerate(final["parts"]) if p["type"] == "step-start"]
+    if not starts:
+        return
+    k = data.draw(st.integers(1, len(starts)))
+    end = starts[k] if k < len(starts) else len(final["parts"])
+    keep = data.draw(st.integers(starts[k - 1] + 1, end))
+    held = {**final, "metadata": {"status": "running"}, "parts": final["parts"][:keep]}
+    rest = translate(turn.events, k)
+    assert fold(rest, held).message == final
+
+
+def _rebuilt(turn: Turn) -> list[tuple[str, dict[str, Any]]]:
+    """Rebuild the turn's events from its rows, as the engine does when its log is lost."""
+    info = turn.turn_info()
+    record = SimpleNamespace(**{**info, "session_id": "ses"})
+    extra = {"stop_reason": "x", "usage": None, "model": None}
+    rows = [SimpleNamespace(**r, **extra) for r in turn.rows]
+    events = turn_events(record, rows)  # type: ignore[arg-type]
+    events[0] = (events[0][0], {**events[0][1], "reset": True})
+    return events
+
+
+@FAST
+@given(turns(), st.data())
+def test_a_rebuilt_log_mid_stream_ends_equal_to_the_stored_message(
+    turn: Turn, data: st.DataObject
+) -> None:
+    final = stored(turn)
+    if final["parts"][-1:] == [{"type": "step-start"}]:
+        # A rebuilt log skips discarded rows, so an attempt nobody retried leaves no step.
+        return
+    upto = data.draw(st.integers(1, len(turn.events) - 1))
+    chunks = translate([*turn.events[:upto], *_rebuilt(turn)])
+    state = fold(chunks)
+    assert state.message == final
+    assert not any(c["type"] == "error" and "resume" in c["errorText"] for c in chunks)
+
+
+def _events(*items: tuple[str, dict[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
+    return [("turn_start", {"turn_id": TURN}), *items]
+
+
+def _text_block(mid: str, text: str, index: int = 0) -> list[tuple[str, dict[str, Any]]]:
+    head = {"message_id": mid, "block_id": f"{mid}.{index}", "index": index}
+    return [
+        ("block_start", {**head, "type": "text", "block": {"type": "text", "text": ""}}),
+        ("block_delta", {**head, "delta": {"type": "text_delta", "text": text}}),
+        ("block_end", {**head, "type": "text"}),
+    ]
+
+
+def test_a_plain_answer_maps_to_the_sdk_chunks() -> None:
+    events = _events(
+        ("message_start", {"message_id": "m1"}),
+        *_text_block("m1", "Hi"),
+        ("message_end", {"message_id": "m1"}),
+        ("turn_end", {"status": "completed"}),
+    )
+    assert translate(events) == [
+        {"type": "start", "messageId": TURN, "messageMetadata": {"status": "running"}},
+        {"type": "start-step"},
+        {"type": "text-start", "id": "m1.0"},
+        {"type": "text-delta", "id": "m1.0", "delta": "Hi"},
+        {"type": "text-end", "id": "m1.0"},
+        {"type": "finish-step"},
+        {"type": "message-metadata", "messageMetadata": {"status": "completed"}},
+        {"type": "finish", "finishReason": "stop"},
+    ]
+
+
+def test_a_discard_resets_the_step_and_a_crash_resend_with_the_same_id_fills_it() -> None:
+    events = _events(
+        ("message_start", {"message_id": "m1"}),
+        *_text_block("m1", "lost"),
+        ("message_discarded", {"message_id": "m1", "reason": "x"}),
+        ("message_start", {"message_id": "m1"}),
+        *_text_block("m1", "kept"),
+        ("message_end", {"message_id": "m1"}),
+        ("turn_end", {"status": "completed"}),
+    )
+    chunks = translate(events)
+    kinds = [c["type"] for c in chunks]
+    assert kinds.count("start-step") == 1 and "reset-step" in kinds
+    parts = fold(chunks).message["parts"]
+    assert parts == [{"type": "step-start"}, {"type": "text", "text": "kept", "state": "done"}]
+
+
+def test_errors_cancel_and_statuses_map_to_sdk_endings() -> None:
+    failed = translate(
+        _events(
+            ("turn_error", {"code": "overloaded_error", "message": "Overloaded."}),
+            ("turn_end", {"status": "failed"}),
+        )
+    )
+    assert failed[-3:] == [
+        {
+            "type": "message-metadata",
+            "messageMetadata": {
+                "status": "failed",
+                "error": {"code": "overloaded_error", "message": "Overloaded."},
+            },
+        },
+        {"type": "error", "errorText": "Overloaded."},
+        {"type": "finish", "finishReason": "error"},
+    ]
+    cancelled = translate(_events(("turn_end", {"status": "cancelled"})))
+    assert cancelled[-1] == {"type": "abort", "reason": "cancelled"}
+    assert finish_reason("max_rounds", None) == "tool-calls"
+    assert finish_reason("failed", "max_tokens") == "length"
+    assert finish_reason("completed", "refusal") == "content-filter"
+    assert finish_reason("interrupted", "interrupted") == "interrupted"
+
+
+def test_a_stream_whose_log_ends_early_still_ends_for_the_client() -> None:
+    chunks = translate(_events(("message_start", {"message_id": "m1"}), *_text_block("m1", "x")))
+    check_well_formed(chunks)
+    assert chunks[-2:] == [
+        {"type": "error", "errorText": chunks[-2]["errorText"]},
+        {"type": "finish", "finishReason": "error"},
+    ]
+
+
+def test_a_resume_ahead_of_the_record_says_so() -> None:
+    events = _events(("turn_end", {"status": "completed"}))
+    chunks = translate(events, steps=3)
+    assert [c["type"] for c in chunks] == ["message-metadata", "error", "finish"]
+
+
+def test_tool_output_is_json_when_the_text_is_an_object_or_array() -> None:
+    assert tool_output([{"type": "text", "text": '{"a": 1}'}]) == {"a": 1}
+    assert tool_output([{"type": "text", "text": "[1]"}]) == [1]
+    assert tool_output([{"type": "text", "text": "{oops"}]) == "{oops"
+    assert tool_output("7") == "7"
+    image = [{"type": "image", "source": {}}]
+    assert tool_output(image) == image
+
+
+def test_a_cut_off_tool_call_becomes_an_input_error() -> None:
+    head = {"message_id": "m1", "block_id": "m1.0", "index": 0}
+    events = _events(
+        ("message_start", {"message_id": "m1"}),
+        ("block_start", {**head, "type": "tool_use", "tool_use_id": "t1", "name": "calc"}),
+        ("block_delta", {**head, "delta": {"type": "input_json_delta", "partial_json": '{"a'}}),
+        ("block_end", {**head, "type": "tool_use", "incomplete": True}),
+        ("message_end", {"message_id": "m1"}),
+        ("turn_end", {"status": "cancelled"}),
+    )
+    part = fold(translate(events)).message["parts"][1]
+    assert part == {
+        "type": "tool-calc",
+        "toolCallId": "t1",
+        "state": "output-error",
+        "input": None,
+        "errorText": CUT_OFF,
+    }
+
+
+def test_awkward_text_is_one_data_line() -> None:
+    raw = encode_chunks([{"type": "text-delta", "id": "x", "delta": "a\u2028b\u2029c\x85\n\ud83d"}])
+    assert raw.count(b"\n") == 2 and raw.startswith(b"data: ")
+    assert json.loads(raw[6:])["delta"] == "a\u2028b\u2029c\x85\n\ud83d"
+
+
+@FAST
+@given(turns())
+def test_trimmed_context_is_transient_data_that_never_changes_the_message(turn: Turn) -> None:
+    note = {"omitted_turns": 2, "omitted_messages": 9, "elided_results": 0}
+    events: list[tuple[str, dict[str, Any]]] = []
+    for kind, data in turn.events:
+        if kind == "message_start":
+            events.append(("context_trimmed", {**note, "first_kept_message_id": "msg_k"}))
+        events.append((kind, data))
+    chunks = translate(events)
+    check_well_formed(chunks)
+    data = [c for c in chunks if c["type"] == "data-context-trimmed"]
+    assert len(data) == sum(1 for kind, _ in turn.events if kind == "message_start")
+    assert all(c["transient"] and c["data"]["omitted_turns"] == 2 for c in data)
+    assert fold(chunks).message == fold(translate(turn.events)).message

@@ -1,0 +1,158 @@
+"""Drive the chat page in Chromium and read back what it shows."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+QUESTION = "What did I spend on groceries last month?"
+
+# Markdown syntax and whitespace: what rendering may legitimately drop from the model's text.
+_MARKUP = re.compile(r"[\s*_`~#>|\-]")
+
+_SHOWN = """
+const turn = [...document.querySelectorAll('#turns .turn')].at(-1);
+if (!turn) return null;
+const text = (node) => node ? node.textContent : null;
+return {
+  state: turn.dataset.state, status: turn.dataset.status || null, turnId: turn.dataset.turnId,
+  user: text(turn.querySelector('.msg.user .bubble')),
+  texts: [...turn.querySelectorAll('.block.text .markdown')].map((b) => b.textContent),
+  thinking: [...turn.querySelectorAll('details.thinking')].map(
+    (d) => ({open: d.open, text: text(d.querySelector('.thinking-text'))})),
+  tools: [...turn.querySelectorAll('.block.tool')].map((t) => ({
+    name: text(t.querySelector('.tool-name')), input: text(t.querySelector('.tool-input')),
+    state: text(t.querySelector('.tool-state')),
+    result: text(t.querySelector('.tool-result pre')),
+    resultOpen: t.querySelector('.tool-result')?.open ?? null})),
+  footer: text(turn.querySelector('.turn-footer')),
+  messages: turn.querySelectorAll('.msg.assistant').length,
+};
+"""
+
+
+def visible(text: str) -> str:
+    """The characters a reader sees: `text` without whitespace and markdown syntax."""
+    return _MARKUP.sub("", text)
+
+
+class ChatPage:
+    """The chat page in a selenium-driven browser."""
+
+    def __init__(self, driver: Any, screenshots: Path) -> None:
+        self.driver, self.screenshots = driver, screenshots
+
+    def js(self, script: str, *args: Any) -> Any:
+        return self.driver.execute_script(script, *args)
+
+    def wait(self, check: Callable[[], Any], timeout: float = 20, what: str = "condition") -> Any:
+        """Poll `check` until it returns something truthy."""
+        deadline = time.monotonic() + timeout
+        while True:
+            value = check()
+            if value:
+                return value
+            if time.monotonic() > deadline:
+                raise AssertionError(f"timed out waiting for {what}; page shows {self.shown()}")
+            time.sleep(0.05)
+
+    def open(self, url: str) -> None:
+        """Load the page and wait until its script has drawn the chat list or a sign-in."""
+        self.driver.get(url)
+        self.wait(
+            lambda: self.js(
+                "return document.querySelector('#sessions li') !== null"
+                " || !document.getElementById('token-needed').hidden"
+            ),
+            what="the page to start",
+        )
+
+    def ask(self, question: str) -> None:
+        """Type a question and send it."""
+        box = self.driver.find_element("id", "message")
+        box.clear()
+        box.send_keys(question)
+        self.driver.find_element("id", "send").click()
+
+    def shown(self) -> dict[str, Any] | None:
+        """What the latest turn shows: texts, thinking, tools, state."""
+        return self.js(_SHOWN)
+
+    def wait_for_turn_end(self, timeout: float = 30) -> dict[str, Any]:
+        return self.wait(
+            lambda: (s := self.shown()) and s["state"] == "ended" and s,
+            timeout,
+            "the turn to end",
+        )
+
+    def wait_for_text(self, chars: int, timeout: float = 20) -> dict[str, Any]:
+        """Wait until the running turn shows at least `chars` characters of answer text."""
+        return self.wait(
+            lambda: (
+                (s := self.shown())
+                and s["state"] == "running"
+                and len("".join(s["texts"])) >= chars
+                and s
+            ),
+            timeout,
+            f"{chars} characters of answer text",
+        )
+
+    def screenshot(self, name: str) -> Path:
+        self.screenshots.mkdir(parents=True, exist_ok=True)
+        path = self.screenshots / f"{name}.png"
+        self.driver.save_screenshot(str(path))
+        return path
+
+    def console_errors(self) -> list[str]:
+        """Console errors since the last call (selenium drains the log)."""
+        entries = self.driver.get_log("browser")
+        return [e["message"] for e in entries if e["level"] == "SEVERE"]
+
+
+def stored_of(server: Any, turn_id: str) -> dict[str, Any]:
+    """The stored texts, thinking, tool calls and results of one turn, read from the API."""
+    session_id = server.get(f"/api/turns/{turn_id}").json()["session_id"]
+    session = server.get(f"/api/sessions/{session_id}").json()
+    texts: list[str] = []
+    thinking: list[str] = []
+    tools: list[dict[str, Any]] = []
+    results: dict[str, Any] = {}
+    for message in session["messages"]:
+        if message["turn_id"] != turn_id or message["status"] == "discarded":
+            continue
+        for block in [*message["content"], *(message["partial_content"] or [])]:
+            if block["type"] == "text" and message["role"] == "assistant":
+                texts.append(block["text"])
+            elif block["type"] == "thinking":
+                thinking.append(block["thinking"])
+            elif block["type"] == "tool_use":
+                tools.append(block)
+            elif block["type"] == "tool_result":
+                results[block["tool_use_id"]] = block
+    return {"texts": texts, "thinking": thinking, "tools": tools, "results": results}
+
+
+def result_json(block: dict[str, Any]) -> Any:
+    """A stored tool result's content as the data it carries."""
+    content = block["content"]
+    if isinstance(content, list):
+        content = "\n".join(b.get("text", "") for b in content)
+    return json.loads(content)
+
+
+def assert_renders(shown: dict[str, Any], stored: dict[str, Any]) -> None:
+    """The page shows exactly the stored turn: text, thinking, tool calls and results."""
+    assert visible("".join(shown["texts"])) == visible("".join(stored["texts"]))
+    assert [t["text"] for t in shown["thinking"]] == stored["thinking"]
+    assert not any(t["open"] for t in shown["thinking"])  # thinking starts collapsed
+    assert [t["name"] for t in shown["tools"]] == [t["name"] for t in stored["tools"]]
+    for tool, block in zip(shown["tools"], stored["tools"], strict=True):
+        assert json.loads(tool["input"]) == block["input"]
+        assert json.loads(tool["result"]) == result_json(stored["results"][block["id"]])
+        assert tool["resultOpen"] is False  # results start collapsed
+        assert tool["state"] == "done"

@@ -1,0 +1,85 @@
+"""The chat page renders a whole turn, its history after a reload, and manages chats."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.browser.page import QUESTION, ChatPage, assert_renders, stored_of
+
+
+def test_full_turn_with_tools_renders_the_models_text(serve: Any, page: ChatPage) -> None:
+    server = serve()
+    page.open(f"{server.url}/#token={server.headers['Authorization'][7:]}")
+    assert page.driver.current_url == f"{server.url}/"  # the token left the address bar
+    page.ask(QUESTION)
+    shown = page.wait_for_turn_end()
+    stored = stored_of(server, shown["turnId"])
+
+    assert shown["status"] == "completed" and shown["user"] == QUESTION
+    assert len(stored["tools"]) >= 2 and stored["thinking"]
+    assert_renders(shown, stored)
+    answer = stored["texts"][-1]
+    assert "**" in answer and "\n- " in answer  # the demo answer uses markdown...
+    strong = page.js("return [...document.querySelectorAll('#turns .block.text strong')].length")
+    items = page.js("return [...document.querySelectorAll('#turns .block.text li')].length")
+    assert strong == answer.count("**") // 2 and items == answer.count("\n- ")  # ...rendered
+    assert page.js("return document.getElementById('demo-banner').hidden") is False
+    assert "offline demo model" in page.js(
+        "return document.querySelector('#turns .model-tag').textContent"
+    )
+    assert page.console_errors() == []
+
+    page.js("document.querySelector('#turns details.thinking').open = true")
+    page.screenshot("full-turn")
+    page.js("document.querySelector('#turns .tool-result').open = true")
+    page.js("document.querySelector('#turns .turn').scrollIntoView()")
+    page.screenshot("tool-result")
+
+    page.driver.refresh()  # a reload shows the same conversation from storage
+    page.wait(lambda: (s := page.shown()) and s["state"] == "ended", what="the stored turn")
+    again = page.shown()
+    assert_renders(again, stored)
+    assert again["user"] == QUESTION and again["messages"] == shown["messages"]
+
+
+def test_sessions_new_switch_delete(serve: Any, page: ChatPage) -> None:
+    server = serve()
+    page.open(f"{server.url}/#token={server.headers['Authorization'][7:]}")
+    page.ask("What are my account balances?")
+    first = page.wait_for_turn_end()
+    page.driver.find_element("id", "new-chat").click()
+    assert page.js("return document.querySelectorAll('#turns .turn').length") == 0
+    page.ask("Which recurring payments do I have?")
+    second = page.wait_for_turn_end()
+    titles = page.js(
+        "return [...document.querySelectorAll('#sessions .session .title')]"
+        ".map((t) => t.textContent)"
+    )
+    assert titles == ["Which recurring payments do I have?", "What are my account balances?"]
+
+    page.driver.find_elements("css selector", "#sessions .session .open")[1].click()
+    page.wait(
+        lambda: (s := page.shown()) and s["turnId"] == first["turnId"] and s["state"] == "ended",
+        what="the first chat",
+    )
+    assert page.shown()["user"] == "What are my account balances?"
+
+    page.driver.find_elements("css selector", "#sessions .session .delete")[0].click()
+    page.wait(
+        lambda: page.js("return document.querySelectorAll('#sessions .session').length") == 1,
+        what="the chat to be deleted",
+    )
+    remaining = server.get("/api/sessions").json()["sessions"]
+    assert [s["title"] for s in remaining] == ["What are my account balances?"]
+    assert server.get(f"/api/turns/{second['turnId']}").status_code == 404
+    assert page.shown()["turnId"] == first["turnId"]  # deleting another chat keeps this one
+
+
+def test_a_session_names_its_running_turn(serve: Any) -> None:
+    server = serve(DEMO_EVENT_DELAY=0.02)
+    started = server.start_turn(QUESTION)
+    session = server.get(f"/api/sessions/{started['session_id']}").json()
+    assert session["running_turn_id"] == started["turn_id"]
+    server.read_events(started["events_url"])  # to the turn's end
+    session = server.get(f"/api/sessions/{started['session_id']}").json()
+    assert session["running_turn_id"] is None

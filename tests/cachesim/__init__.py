@@ -1,0 +1,1 @@
+"""A loopback Anthropic API that applies the prompt-caching rules, and what drives it."""

@@ -1,0 +1,94 @@
+"""A PostgreSQL + Redis deployment for cluster tests: migrated, seeded, with a token."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import select
+
+from demo_data.finance import seed_finance
+from engine.store.messages import MessageStore
+from models import Message, Turn, Worker
+from models.db import Database
+from models.migrate import upgrade
+from tests.backends import fresh_postgres, redis_or_skip
+from tests.conftest import make_user
+
+QUESTIONS = [
+    "What did I spend on groceries last month?",
+    "Am I over budget anywhere?",
+    "Which subscriptions am I paying for?",
+    "How am I doing?",
+]
+
+
+@dataclass
+class Deployment:
+    """What a cluster test needs: the environment, a user's token, the database, the audit."""
+
+    env: dict[str, str]
+    token: str
+    db: Database
+    audit: Path
+    log: Path
+
+    def executions(self) -> list[str]:
+        """Return one tool_use id per real tool execution, across all workers."""
+        return self.audit.read_text().split() if self.audit.exists() else []
+
+    def turn_row(self, turn_id: str) -> Any:
+        """Return a turn's stored row."""
+        with self.db.read() as s:
+            return s.get(Turn, turn_id)
+
+    def conversation(self, session_id: str) -> list[dict[str, Any]]:
+        """The session's stored conversation as the model sees it."""
+        return MessageStore(self.db).conversation(session_id)
+
+    def worker_pid(self, turn_id: str) -> int:
+        """Return the pid of the worker running a turn."""
+        with self.db.read() as s:
+            return s.scalar(
+                select(Worker.pid).join(Turn, Turn.worker_id == Worker.id).where(Turn.id == turn_id)
+            )
+
+    def answer_text(self, turn_id: str) -> str:
+        """The text of the turn's stored assistant messages, as a client should show it."""
+        with self.db.read() as s:
+            rows = s.scalars(
+                select(Message)
+                .where(Message.turn_id == turn_id, Message.role == "assistant")
+                .where(Message.status.in_(("complete", "incomplete")))
+                .order_by(Message.position)
+            ).all()
+        return "".join(b.get("text", "") for m in rows for b in m.content if b["type"] == "text")
+
+
+@pytest.fixture
+def deployment(tmp_path: Path) -> Iterator[Deployment]:
+    """PostgreSQL + Redis, slowed demo model, every timing at 1/4 of its default."""
+    redis_url = redis_or_skip()
+    with fresh_postgres() as pg_url:
+        upgrade(pg_url)
+        db = Database(pg_url)
+        user_id, token = make_user(db, "cluster")
+        seed_finance(db, user_id, months=3, seed=3)
+        env = {
+            "DATABASE_URL": pg_url,
+            "EVENT_LOG_URL": redis_url,
+            "SECRET_KEY": "cluster-secret",
+            "INSTANCE_PATH": str(tmp_path / "instance"),
+            "ANTHROPIC_API_KEY": "",
+            "DEMO_EVENT_DELAY": "0.08",
+            "TIME_SCALE": "0.25",
+            "TOOL_AUDIT_FILE": str(tmp_path / "tools.audit"),
+            "LOG_LEVEL": "INFO",
+        }
+        try:
+            yield Deployment(env, token, db, tmp_path / "tools.audit", tmp_path / "gunicorn.log")
+        finally:
+            db.dispose()

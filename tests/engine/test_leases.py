@@ -1,0 +1,167 @@
+"""Leases fence every write of a turn; workers beat once for all their turns; takeovers."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from sqlalchemy import select, update
+
+from engine.errors import LeaseLost
+from engine.events.memory import MemoryEventLog
+from engine.store.fence import Lease
+from engine.store.messages import MessageStore
+from engine.store.turns import TurnStore
+from engine.store.workers import WorkerRegistry
+from models import Message, ToolRun, Worker
+from services.sessions import create_session
+
+
+@pytest.fixture
+def stores(db: Any) -> tuple[TurnStore, MessageStore]:
+    return TurnStore(db), MessageStore(db)
+
+
+def workers(db: Any, n: int) -> list[WorkerRegistry]:
+    """Register `n` workers."""
+    out = [WorkerRegistry(db) for _ in range(n)]
+    for worker in out:
+        worker.register()
+    return out
+
+
+def rows(db: Any, model: Any) -> list[Any]:
+    with db.read() as s:
+        return list(s.scalars(select(model)))
+
+
+def test_after_a_takeover_every_write_with_the_old_lease_fails_and_changes_nothing(
+    db: Any, user: tuple[int, str], stores: tuple[TurnStore, MessageStore]
+) -> None:
+    turns, messages = stores
+    dead, alive = workers(db, 2)
+    new, old = turns.start_turn(user[0], create_session(db, user[0])["id"], "hi", dead.worker_id)
+    messages.add_message(old, "msg_a", "assistant", [], "streaming")
+    with db.transaction() as s:  # the dead worker's heartbeat is long gone
+        s.execute(update(Worker).where(Worker.id == dead.worker_id).values(heartbeat_at=past(s)))
+    [orphan] = turns.take_orphans(alive.worker_id, stale_after=30, limit=10)
+    assert orphan.lease == Lease(new.turn_id, new.session_id, 2) and orphan.takeovers == 1
+    before = (rows(db, Message), rows(db, ToolRun))
+    attempts = [
+        lambda: messages.add_message(old, "msg_b", "assistant", [{"type": "text"}], "complete"),
+        lambda: messages.update_message(old, "msg_a", status="complete"),
+        lambda: messages.discard_streaming(old),
+        lambda: messages.claim_tool(old, "toolu_1", "t", {}),
+        lambda: messages.finish_tool(old, "toolu_1", [], False, 1),
+        lambda: turns.finish_turn(old, "completed", 1, None, b"id: 1\n\n"),
+    ]
+    for attempt in attempts:
+        with pytest.raises(LeaseLost):
+            attempt()
+    after = (rows(db, Message), rows(db, ToolRun))
+    assert [(m.id, m.status) for m in after[0]] == [(m.id, m.status) for m in before[0]]
+    assert after[1] == before[1] == []
+    assert not turns.release(old)
+    messages.update_message(orphan.lease, "msg_a", status="discarded")  # the new holder writes
+
+
+def test_a_turn_taken_by_one_reaper_is_skipped_by_the_next(
+    db: Any, user: tuple[int, str], stores: tuple[TurnStore, MessageStore]
+) -> None:
+    turns, _ = stores
+    a, b = workers(db, 2)
+    _, lease = turns.start_turn(user[0], create_session(db, user[0])["id"], "hi", a.worker_id)
+    assert turns.release(lease)  # handed over: any worker may take it at once
+    assert len(turns.take_orphans(b.worker_id, stale_after=30, limit=10)) == 1
+    assert turns.take_orphans(a.worker_id, stale_after=30, limit=10) == []
+
+
+def test_a_worker_never_takes_its_own_turns_however_late_its_heartbeat(
+    db: Any, user: tuple[int, str], stores: tuple[TurnStore, MessageStore]
+) -> None:
+    turns, _ = stores
+    [me] = workers(db, 1)
+    turns.start_turn(user[0], create_session(db, user[0])["id"], "hi", me.worker_id)
+    with db.transaction() as s:
+        s.execute(update(Worker).values(heartbeat_at=past(s)))
+    assert turns.take_orphans(me.worker_id, stale_after=30, limit=10) == []
+
+
+def test_one_heartbeat_statement_keeps_every_turn_of_a_worker_alive(
+    db: Any, user: tuple[int, str], stores: tuple[TurnStore, MessageStore]
+) -> None:
+    turns, _ = stores
+    busy, reaper = workers(db, 2)
+    for i in range(5):
+        turns.start_turn(user[0], create_session(db, user[0])["id"], f"q{i}", busy.worker_id)
+    with db.transaction() as s:
+        s.execute(update(Worker).where(Worker.id == busy.worker_id).values(heartbeat_at=past(s)))
+    statements = count_statements(db, busy.beat)
+    assert statements == ["UPDATE workers"], statements
+    assert turns.take_orphans(reaper.worker_id, stale_after=30, limit=10) == []
+    with db.transaction() as s:
+        s.execute(update(Worker).where(Worker.id == busy.worker_id).values(heartbeat_at=past(s)))
+    assert len(turns.take_orphans(reaper.worker_id, stale_after=30, limit=10)) == 5
+
+
+def test_an_in_process_log_fences_the_older_holder_and_continues_its_numbering(
+    tmp_path: Any,
+) -> None:
+    log = MemoryEventLog(spool_dir=str(tmp_path))
+    log.open("turn_x", 1)
+    for i in range(3):
+        log.append("turn_x", "block_delta", {"i": i}, 1)
+    assert log.takeover("turn_x", 2).count(b"\n\n") == 3
+    with pytest.raises(LeaseLost):
+        log.append("turn_x", "block_delta", {"late": True}, 1)
+    log.release("turn_x", 1)  # the fenced holder leaving must not drop the new one's log
+    assert log.append("turn_x", "turn_end", {}, 2) == 4
+    # A restarted process finds the spool and goes on after the last whole frame.
+    (tmp_path / "turn_x.sse").write_bytes((tmp_path / "turn_x.sse").read_bytes() + b"id: 5\nev")
+    restarted = MemoryEventLog(spool_dir=str(tmp_path))
+    assert restarted.takeover("turn_x", 3).count(b"\n\n") == 4
+    assert restarted.append("turn_x", "turn_end", {}, 3) == 5
+
+
+def past(s: Any) -> Any:
+    """A time long before now by the database's clock."""
+    from engine.store.fence import db_now
+
+    return db_now(s) - timedelta(seconds=3600)
+
+
+def count_statements(db: Any, fn: Any) -> list[str]:
+    """Run `fn` and return the first two words of each write statement it sent."""
+    from sqlalchemy import event
+
+    seen: list[str] = []
+
+    def record(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        words = statement.split()
+        if words[0] in ("INSERT", "UPDATE", "DELETE"):
+            seen.append(" ".join(words[:2]))
+
+    event.listen(db.engine, "before_cursor_execute", record)
+    try:
+        fn()
+    finally:
+        event.remove(db.engine, "before_cursor_execute", record)
+    return seen
+
+
+def test_takeovers_in_a_row_without_progress_are_counted_and_progress_resets_them(
+    db: Any, user: tuple[int, str], stores: tuple[TurnStore, MessageStore]
+) -> None:
+    turns, messages = stores
+    [first] = workers(db, 1)
+    _, lease = turns.start_turn(user[0], create_session(db, user[0])["id"], "hi", first.worker_id)
+    stalls = []
+    for step in range(4):
+        assert turns.release(lease)  # its worker hands it over (or dies) again
+        [orphan] = turns.take_orphans(WorkerRegistry(db).worker_id, stale_after=30, limit=5)
+        lease = orphan.lease
+        stalls.append(orphan.stalls)
+        if step == 1:  # this holder gets somewhere: a message is finished
+            messages.add_message(lease, "msg_done", "assistant", [{"type": "text"}], "complete")
+    assert stalls == [1, 2, 1, 2]

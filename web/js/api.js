@@ -1,0 +1,72 @@
+// The HTTP API client and the API token kept in this browser's storage.
+
+const TOKEN_KEY = 'chat.token';
+
+export class ApiError extends Error {
+  constructor(status, code, message, details = {}) {
+    super(message);
+    this.status = status;
+    this.code = code;
+    this.details = details;
+  }
+}
+
+/** The saved API token ('' when none). */
+export function getToken() {
+  return localStorage.getItem(TOKEN_KEY) || '';
+}
+
+export function setToken(token) {
+  if (token) localStorage.setItem(TOKEN_KEY, token);
+  else localStorage.removeItem(TOKEN_KEY);
+}
+
+/** Move a `#token=...` from the address bar into storage, so it is not left in history. */
+export function adoptTokenFromAddress() {
+  const params = new URLSearchParams(location.hash.slice(1));
+  const token = params.get('token');
+  if (!token) return;
+  setToken(token.trim());
+  history.replaceState(null, '', location.pathname + location.search);
+}
+
+async function request(method, path, body) {
+  const headers = { Authorization: `Bearer ${getToken()}` };
+  if (body !== undefined) headers['Content-Type'] = 'application/json';
+  let response;
+  try {
+    response = await fetch(path, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      cache: 'no-store',
+    });
+  } catch {
+    throw new ApiError(0, 'network_error', 'The server cannot be reached.');
+  }
+  if (response.status === 204) return null;
+  const data = await response.json().catch(() => null);
+  if (!response.ok) {
+    const error = (data && data.error) || {};
+    throw new ApiError(
+      response.status,
+      error.code || `http_${response.status}`,
+      error.message || response.statusText,
+      error.details,
+    );
+  }
+  return data;
+}
+
+const path = (id) => encodeURIComponent(id);
+
+export const api = {
+  listSessions: () => request('GET', '/api/sessions').then((d) => d.sessions),
+  createSession: (title) => request('POST', '/api/sessions', { title }),
+  getSession: (id) => request('GET', `/api/sessions/${path(id)}`),
+  deleteSession: (id) => request('DELETE', `/api/sessions/${path(id)}`),
+  startTurn: (sessionId, message) =>
+    request('POST', `/api/sessions/${path(sessionId)}/turns`, { message }),
+  getTurn: (id) => request('GET', `/api/turns/${path(id)}`),
+  cancelTurn: (id) => request('POST', `/api/turns/${path(id)}/cancel`),
+};

@@ -1,0 +1,74 @@
+// A stored session as turns of synthetic events, so a reload renders through the very same
+// code as a live stream.
+
+/**
+ * Group a session's stored messages into turns: `{ turnId, userText, events: [[type, data]] }`.
+ * Discarded messages are skipped; blocks cut off mid-stream are shown as incomplete.
+ */
+export function storedTurns(messages) {
+  const turns = [];
+  const toolNames = new Map();
+  let current = null;
+  for (const message of messages) {
+    if (message.status === 'discarded') continue;
+    const question = message.role === 'user' && !hasToolResults(message.content);
+    if (question || !current || (message.turn_id && message.turn_id !== current.turnId)) {
+      current = { turnId: message.turn_id, userText: question ? textOf(message.content) : null, events: [] };
+      turns.push(current);
+      if (question) continue;
+    }
+    if (message.role === 'assistant') current.events.push(...assistantEvents(message, toolNames));
+    else current.events.push(...resultEvents(message, toolNames));
+  }
+  return turns;
+}
+
+function hasToolResults(content) {
+  return Array.isArray(content) && content.some((b) => b.type === 'tool_result');
+}
+
+function textOf(content) {
+  if (typeof content === 'string') return content;
+  return (content || []).filter((b) => b.type === 'text').map((b) => b.text).join('\n');
+}
+
+function assistantEvents(message, toolNames) {
+  const id = message.id;
+  const events = [['message_start', { message_id: id, role: 'assistant', model: message.model }]];
+  const blocks = [
+    ...(message.content || []).map((block) => [block, false]),
+    ...(message.partial_content || []).map((block) => [block, true]),
+  ];
+  blocks.forEach(([block, incomplete], index) => {
+    const blockId = `${id}.${index}`;
+    const base = { message_id: id, block_id: blockId, index, type: block.type };
+    if (block.id && block.name) toolNames.set(block.id, block.name);
+    if (block.type === 'text') {
+      events.push(['block_start', { ...base, block: { type: 'text', text: '' } }]);
+      events.push(['block_delta', { message_id: id, block_id: blockId, delta: { type: 'text_delta', text: block.text || '' } }]);
+    } else if (block.type === 'thinking') {
+      events.push(['block_start', { ...base, block: { type: 'thinking', thinking: '' } }]);
+      events.push(['block_delta', { message_id: id, block_id: blockId, delta: { type: 'thinking_delta', thinking: block.thinking || '' } }]);
+    } else {
+      events.push(['block_start', { ...base, block: { ...block, input: {} } }]);
+    }
+    events.push(['block_end', { ...base, input: block.input, incomplete: incomplete || undefined }]);
+  });
+  events.push(['message_end', { message_id: id, stop_reason: message.stop_reason }]);
+  return events;
+}
+
+function resultEvents(message, toolNames) {
+  return (Array.isArray(message.content) ? message.content : [])
+    .filter((block) => block.type === 'tool_result')
+    .map((block) => [
+      'tool_result',
+      {
+        message_id: message.id,
+        tool_use_id: block.tool_use_id,
+        name: toolNames.get(block.tool_use_id),
+        is_error: Boolean(block.is_error),
+        content: block.content,
+      },
+    ]);
+}

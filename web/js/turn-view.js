@@ -1,0 +1,220 @@
+// Renders one turn from the server's events, keyed by message and block ids, so a message
+// that is discarded, or re-sent with the same id, replaces what was shown instead of adding.
+
+import { createBlock, resultView } from './blocks.js';
+import { el } from './dom.js';
+import { DEMO_MODEL, contextText, errorText, statusText, stopReasonText } from './words.js';
+
+export class TurnView {
+  /** `userText`: the question (null if unknown); `onChange()` runs after each repaint. */
+  constructor({ userText = null, turnId = null, onChange = () => {} } = {}) {
+    this.onChange = onChange;
+    this.messages = new Map(); // message_id -> { el, blockIds }
+    this.blocks = new Map(); // block_id -> block view
+    this.tools = new Map(); // tool_use_id -> tool block view
+    this.results = new Map(); // tool_use_id -> { data, orphan? }
+    this.dirty = new Set();
+    this.frame = 0;
+    this.modelTag = el('span', { class: 'model-tag', hidden: true });
+    this.activity = el('div', { class: 'activity', text: 'Waiting for the model…' });
+    this.body = el('div', { class: 'assistant' });
+    this.footer = el('div', { class: 'turn-footer' });
+    this.el = el(
+      'section',
+      { class: 'turn', dataset: { state: 'running' } },
+      userText === null ? null : el('div', { class: 'msg user' }, el('div', { class: 'bubble', text: userText })),
+      el('div', { class: 'assistant-head' }, this.modelTag),
+      this.body,
+      this.activity,
+      this.footer,
+    );
+    if (turnId) this.el.dataset.turnId = turnId;
+  }
+
+  /** Apply one event; unknown types are ignored. */
+  handle(type, data) {
+    const handler = HANDLERS[type];
+    if (!handler) return;
+    handler.call(this, data);
+    this.onChange();
+  }
+
+  /** Show an error that happened outside the event stream (e.g. starting the turn). */
+  fail(code, message) {
+    this.handle('turn_error', { code, message });
+    this.handle('turn_end', { status: 'failed' });
+  }
+
+  /** Mark a turn drawn from storage as done, without words about how it ended. */
+  settle() {
+    this.flush();
+    this.activity.textContent = '';
+    this.el.dataset.state = 'ended';
+  }
+
+  /** Show how a stored turn ended, from GET /api/turns/<id>. */
+  outcome(turn) {
+    if (this.el.dataset.status || turn.status === 'running') return;
+    if (turn.error) this.handle('turn_error', turn.error);
+    this.handle('turn_end', { turn_id: turn.id, status: turn.status });
+  }
+
+  get turnId() {
+    return this.el.dataset.turnId || null;
+  }
+
+  get running() {
+    return this.el.dataset.state === 'running';
+  }
+
+  schedule(view) {
+    this.dirty.add(view);
+    if (!this.frame) this.frame = requestAnimationFrame(() => this.flush());
+  }
+
+  /** Paint every text block that changed since the last frame. */
+  flush() {
+    cancelAnimationFrame(this.frame);
+    this.frame = 0;
+    for (const view of this.dirty) view.render();
+    this.dirty.clear();
+    this.onChange();
+  }
+
+  clear() {
+    this.body.replaceChildren();
+    this.footer.replaceChildren();
+    for (const map of [this.messages, this.blocks, this.tools, this.results]) map.clear();
+    this.dirty.clear();
+  }
+
+  forget(messageId) {
+    const message = this.messages.get(messageId);
+    if (!message) return;
+    for (const blockId of message.blockIds) {
+      this.dirty.delete(this.blocks.get(blockId));
+      this.blocks.delete(blockId);
+    }
+    for (const [id, view] of this.tools) if (view.messageId === messageId) this.tools.delete(id);
+    this.messages.delete(messageId);
+  }
+
+  message(id, model) {
+    const view = {
+      el: el('div', { class: 'msg assistant', dataset: { messageId: id } }),
+      blockIds: [],
+    };
+    const old = this.messages.get(id);
+    this.forget(id);
+    if (old) old.el.replaceWith(view.el);
+    else this.body.append(view.el);
+    this.messages.set(id, view);
+    if (model) {
+      this.modelTag.hidden = false;
+      this.modelTag.textContent = model;
+      this.modelTag.classList.toggle('demo', model === DEMO_MODEL);
+    }
+    return view;
+  }
+}
+
+const HANDLERS = {
+  turn_start(data) {
+    this.el.dataset.turnId = data.turn_id;
+    if (data.reset) this.clear();
+  },
+  message_start(data) {
+    this.activity.textContent = '';
+    this.message(data.message_id, data.model);
+  },
+  block_start(data) {
+    const message = this.messages.get(data.message_id) || this.message(data.message_id);
+    const view = createBlock(data, (v) => this.schedule(v));
+    view.messageId = data.message_id;
+    const old = this.blocks.get(data.block_id);
+    if (old) {
+      this.dirty.delete(old);
+      old.el.replaceWith(view.el);
+    } else {
+      message.el.append(view.el);
+      message.blockIds.push(data.block_id);
+    }
+    this.blocks.set(data.block_id, view);
+    const toolId = data.block && data.block.id;
+    if (toolId && view.showResult) {
+      this.tools.set(toolId, view);
+      const known = this.results.get(toolId);
+      if (known) {
+        if (known.orphan) known.orphan.remove();
+        this.results.set(toolId, { data: known.data });
+        view.showResult(known.data);
+      }
+    }
+  },
+  block_delta(data) {
+    this.blocks.get(data.block_id)?.delta(data.delta || {});
+  },
+  block_end(data) {
+    const view = this.blocks.get(data.block_id);
+    if (!view) return;
+    this.dirty.delete(view);
+    view.end(data);
+  },
+  message_end(data) {
+    const words = stopReasonText(data.stop_reason);
+    const message = this.messages.get(data.message_id);
+    if (words && message) message.el.append(el('p', { class: 'notice', text: words }));
+  },
+  message_discarded(data) {
+    const message = this.messages.get(data.message_id);
+    if (message) message.el.remove();
+    this.forget(data.message_id);
+    for (const [toolId, known] of this.results) {
+      if (known.data.message_id !== data.message_id) continue;
+      this.results.delete(toolId);
+      if (known.orphan) known.orphan.remove();
+      this.tools.get(toolId)?.clearResult();
+    }
+    if (this.running) this.activity.textContent = 'The model’s reply broke off; trying again…';
+  },
+  context_trimmed(data) {
+    const words = contextText(data);
+    if (words) this.body.append(el('p', { class: 'notice context-note', text: words }));
+  },
+  tool_result(data) {
+    const tool = this.tools.get(data.tool_use_id);
+    this.results.get(data.tool_use_id)?.orphan?.remove();
+    if (tool) {
+      tool.showResult(data);
+      this.results.set(data.tool_use_id, { data });
+      return;
+    }
+    const orphan = el(
+      'div',
+      { class: 'block tool' },
+      el('div', { class: 'tool-head' }, el('span', { class: 'tool-name', text: data.name || 'tool' })),
+      resultView(data),
+    );
+    this.body.append(orphan);
+    this.results.set(data.tool_use_id, { data, orphan });
+  },
+  turn_error(data) {
+    const words = errorText(data.code, data.message);
+    this.footer.append(
+      el(
+        'div',
+        { class: 'turn-error', role: 'alert' },
+        el('strong', { text: words }),
+        data.message && data.message !== words ? el('span', { class: 'detail', text: data.message }) : null,
+      ),
+    );
+  },
+  turn_end(data) {
+    this.flush();
+    this.activity.textContent = '';
+    this.el.dataset.state = 'ended';
+    this.el.dataset.status = data.status;
+    const words = statusText(data.status);
+    if (words) this.footer.append(el('p', { class: `turn-status ${data.status}`, text: words }));
+  },
+};
