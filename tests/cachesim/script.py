@@ -144,23 +144,27 @@ def conversation(today: date) -> list[Turn]:
 def reply_for(body: dict[str, Any], turns: list[Turn]) -> Reply:
     """Return the scripted reply to a request: the turn's next tool round, else its answer."""
     messages = body.get("messages") or []
-    questions = [i for i, m in enumerate(messages) if m.get("role") == "user" and _asks(m)]
-    turn = turns[(len(questions) - 1) % len(turns)]
+    questions = [i for i, m in enumerate(messages) if m.get("role") == "user" and asks(m)]
     number = len(questions) - 1
-    done = sum(1 for m in messages[questions[-1] :] if m.get("role") == "assistant")
+    return next_reply(messages, questions[-1], turns[number % len(turns)], f"sim_{number:02d}")
+
+
+def next_reply(messages: list[dict[str, Any]], asked: int, turn: Turn, tag: str) -> Reply:
+    """The reply after question `asked`: the turn's next tool round, else its answer."""
+    done = sum(1 for m in messages[asked:] if m.get("role") == "assistant")
     if done < len(turn.rounds):
         blocks: list[dict[str, Any]] = [{"type": "text", "text": "Let me check your data."}]
         blocks += [
-            {"type": "tool_use", "id": f"toolu_sim_{number:02d}_{done}_{k}", "name": n, "input": i}
+            {"type": "tool_use", "id": f"toolu_{tag}_{done}_{k}", "name": n, "input": i}
             for k, (n, i) in enumerate(turn.rounds[done])
         ]
         return Reply(blocks, "tool_use")
     return Reply([{"type": "text", "text": turn.answer + CLOSING}], "end_turn")
 
 
-def _asks(message: dict[str, Any]) -> bool:
-    """A question opens with text; a tool results message opens with a tool_result."""
+def asks(message: dict[str, Any]) -> bool:
+    """A question is a user message with no tool results."""
     content = message.get("content")
     if isinstance(content, str):
         return bool(content.strip())
-    return bool(content) and isinstance(content[0], dict) and content[0].get("type") == "text"
+    return not any(isinstance(b, dict) and b.get("type") == "tool_result" for b in content or [])

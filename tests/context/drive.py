@@ -13,7 +13,7 @@ from models.db import Database
 from services.sessions import create_session, get_session, get_turn
 from streaming.protocol import decode_stream
 from tests.cachesim.rules import Usage
-from tests.cachesim.script import CLOSING, Turn, conversation
+from tests.cachesim.script import Turn, asks, conversation, next_reply
 from tests.cachesim.upstream import CachingUpstream
 from tools.finance.clock import today as finance_today
 
@@ -53,26 +53,11 @@ def question(k: int, script: list[Turn]) -> str:
 def reply(body: dict[str, Any], script: list[Turn]) -> Reply:
     """The scripted reply to a request, found from its last question (earlier ones may be gone)."""
     messages = body.get("messages") or []
-    asked = [i for i, m in enumerate(messages) if m.get("role") == "user" and _asks(m)]
+    asked = [i for i, m in enumerate(messages) if m.get("role") == "user" and asks(m)]
     last = asked[-1]
     k = int(NUMBER.search(_text(messages[last])).group(1))  # type: ignore[union-attr]
     turn = script[k % len(script)]
-    done = sum(1 for m in messages[last:] if m.get("role") == "assistant")
-    if done < len(turn.rounds):
-        blocks: list[dict[str, Any]] = [{"type": "text", "text": "Let me check your data."}]
-        blocks += [
-            {"type": "tool_use", "id": f"toolu_long_{k:02d}_{done}_{j}", "name": n, "input": i}
-            for j, (n, i) in enumerate(turn.rounds[done])
-        ]
-        return Reply(blocks, "tool_use")
-    return Reply([{"type": "text", "text": turn.answer + CLOSING}], "end_turn")
-
-
-def _asks(message: dict[str, Any]) -> bool:
-    content = message.get("content")
-    if isinstance(content, str):
-        return bool(content.strip())
-    return not any(isinstance(b, dict) and b.get("type") == "tool_result" for b in content)
+    return next_reply(messages, last, turn, f"long_{k:02d}")
 
 
 def _text(message: dict[str, Any]) -> str:
