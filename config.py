@@ -41,6 +41,7 @@ class Timings:
     keepalive: float = 15.0
     idle_check: float = 1.0
     drain: float = 20.0
+    token_poll: float = 2.0
 
     def scaled(self, factor: float) -> Timings:
         """Return every constant multiplied by `factor`."""
@@ -58,6 +59,7 @@ TIMING_ENV = {
     "stale_after": "STALE_TURN_SECONDS",
     "keepalive": "KEEPALIVE_SECONDS",
     "drain": "DRAIN_SECONDS",
+    "token_poll": "TOKEN_POLL_SECONDS",
 }
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
+from functools import partial
 from typing import Any
 
 from a2wsgi import WSGIMiddleware
@@ -32,6 +33,7 @@ class Front:
     def __init__(self, flask_app: Flask) -> None:
         self.flask = flask_app
         self.turns = flask_app.extensions["turns"]
+        self.tokens = flask_app.extensions["token_watcher"]
         threads = int(flask_app.config.get("WSGI_THREADS", 64))
         self.wsgi = WSGIMiddleware(flask_app, workers=threads)  # type: ignore[arg-type]
         self.max_body = int(flask_app.config["MAX_CONTENT_LENGTH"])
@@ -82,12 +84,26 @@ class Front:
                 return  # the marker's empty body
             await send(message)
 
-        await self.wsgi({**scope, "relay": True}, _replay(body, receive), capture)
+        inner = {**scope, "relay": True}
+        await self.wsgi(inner, _replay(body, receive), capture)
         if relay:
             await send(relay["start"])
-            await stream_turn(
-                self.turns, relay["turn"], int(relay["after"]), receive, send, relay["shape"]
-            )
+            await self._stream(relay, inner.get("token_id"), receive, send)
+
+    async def _stream(
+        self, relay: dict[str, Any], token_id: int | None, receive: Receive, send: Send
+    ) -> None:
+        """Serve a relayed stream, ending it soon after its token is revoked or expires."""
+        turn_id, after, shape = relay["turn"], int(relay["after"]), relay["shape"]
+        if token_id is None:
+            await stream_turn(self.turns, turn_id, after, receive, send, shape)
+            return
+        self.tokens.open(token_id)
+        try:
+            refused = partial(self.tokens.dead, token_id)
+            await stream_turn(self.turns, turn_id, after, receive, send, shape, refused)
+        finally:
+            self.tokens.close(token_id)
 
     async def _body(self, scope: Scope, receive: Receive, send: Send) -> bytes | None:
         """The whole request body, or None once a 408/413 error was sent."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from typing import Any
 
 from engine.turns.service import TurnService
@@ -27,8 +28,13 @@ async def stream_turn(
     receive: Receive,
     send: Send,
     shape: Frames | UIChunks | None = None,
+    refused: Callable[[], tuple[str, str] | None] | None = None,
 ) -> None:
-    """Send the events after `after`, then follow live; the response's start is sent."""
+    """Send the events after `after`, then follow live; the response's start is sent.
+
+    `refused` says (code, message) once the client's token is revoked or expired: the
+    stream then ends with the shape's error (an SSE `error` event) instead of more events.
+    """
     shape = shape or Frames()
     gone = asyncio.ensure_future(_disconnected(receive))
     position, now = after, time.monotonic()
@@ -39,6 +45,10 @@ async def stream_turn(
             idle = time.monotonic() - idle_since >= timings.idle_check
             wait = min(timings.keepalive, timings.idle_check)
             chunk = await turns.aread(turn_id, position, wait, check_store=idle)
+            refusal = refused() if refused is not None else None
+            if refusal is not None:
+                await send({"type": "http.response.body", "body": shape.refuse(*refusal)})
+                return
             now = time.monotonic()
             if chunk.frames:
                 position, idle_since = chunk.last_seq, now
