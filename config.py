@@ -127,6 +127,8 @@ def load_settings(instance_path: str) -> dict[str, Any]:
         "DEMO_EVENT_DELAY": _float("DEMO_EVENT_DELAY", 0.0),
         "PROMPT_CACHE": _choice("PROMPT_CACHE", "5m", ("off", "5m", "1h")),
         "CORS_ORIGINS": _list("CORS_ORIGINS"),
+        "RATE_LIMIT": os.environ.get("RATE_LIMIT", "60/minute"),
+        "RATE_LIMIT_STORAGE_URL": os.environ.get("RATE_LIMIT_STORAGE_URL") or None,
         "SECRET_KEY": os.environ.get("SECRET_KEY") or _instance_secret(instance_path),
     }
 
