@@ -129,6 +129,7 @@ def load_settings(instance_path: str) -> dict[str, Any]:
         "CORS_ORIGINS": _list("CORS_ORIGINS"),
         "RATE_LIMIT": os.environ.get("RATE_LIMIT", "60/minute"),
         "RATE_LIMIT_STORAGE_URL": os.environ.get("RATE_LIMIT_STORAGE_URL") or None,
+        "METRICS_TOKEN": os.environ.get("METRICS_TOKEN") or None,
         "SECRET_KEY": os.environ.get("SECRET_KEY") or _instance_secret(instance_path),
     }
 

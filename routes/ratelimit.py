@@ -20,6 +20,7 @@ from limits.storage import storage_from_string
 from limits.strategies import MovingWindowRateLimiter
 
 from engine.errors import LimitExceeded
+from telemetry.metrics import RATE_LIMITED
 
 log = logging.getLogger(__name__)
 F = TypeVar("F", bound=Callable[..., Any])
@@ -46,6 +47,7 @@ class RateLimiter:
                 log.warning("rate limit store %s failed; not limiting", self.storage_url)
                 return
             wait = max(1, math.ceil(reset - time.time()))
+            RATE_LIMITED.inc()
             raise LimitExceeded(
                 "rate_limited",
                 f"Too many turns: the limit is {_describe(item)} per token. Retry in {wait} s.",

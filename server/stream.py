@@ -16,6 +16,7 @@ from typing import Any
 from engine.turns.service import TurnService
 from server.shapes import Frames, UIChunks
 from streaming.protocol import KEEPALIVE
+from telemetry.metrics import STREAM_SECONDS, STREAMS_ACTIVE
 
 Send = Any
 Receive = Any
@@ -38,7 +39,8 @@ async def stream_turn(
     shape = shape or Frames()
     gone = asyncio.ensure_future(_disconnected(receive))
     position, now = after, time.monotonic()
-    idle_since = wrote_at = now
+    idle_since = wrote_at = opened = now
+    STREAMS_ACTIVE.inc()
     try:
         while not gone.done():
             timings = turns.timings
@@ -69,6 +71,8 @@ async def stream_turn(
         await send({"type": "http.response.body", "body": shape.close(), "more_body": False})
     finally:
         gone.cancel()
+        STREAMS_ACTIVE.dec()
+        STREAM_SECONDS.observe(time.monotonic() - opened)
 
 
 # Readers whose send is waiting (the client's socket buffers are full), since when.
