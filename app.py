@@ -19,6 +19,7 @@ from routes.errors import register_error_handlers
 from routes.ratelimit import RateLimiter, storage_url
 from services.pricing import price_table
 from services.token_watch import TokenWatcher
+from telemetry import access
 
 
 def create_app(config: dict[str, Any] | None = None) -> Flask:
@@ -43,6 +44,8 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     # request; any request also starts it, once. CLI commands never do.
     app.before_request(turns.start_background)
 
+    access.setup_logger()
+    access.install(app)
     register_error_handlers(app)
     register_blueprints(app)
     register_cli(app)

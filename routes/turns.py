@@ -23,6 +23,7 @@ def create(session_id: str) -> tuple[dict[str, Any], int]:
     """Start a turn; its events stream from `events_url`."""
     body = parse_body(TurnRequest())
     turn = get_turns().start(g.user_id, session_id, body["message"])
+    g.turn_id = turn.turn_id  # for the access log
     return {
         "turn_id": turn.turn_id,
         "session_id": turn.session_id,
