@@ -80,12 +80,14 @@ class Front:
             body = await self._body(scope, receive, answer)
             if body is not None:
                 await self.wsgi(inner, _replay(body, receive), _capture(relay, answer))
-                route = inner.get("access", {}).get("route")
-                code = relay["start"]["status"] if relay else status[0]
-                access.observe(scope["method"], route, code, time.perf_counter() - started)
             if relay:
-                await answer(relay["start"])
-                await self._stream(relay, inner.get("token_id"), receive, answer)
+                status[0] = relay["start"]["status"]
+            route = inner.get("access", {}).get("route")
+            access.observe(scope["method"], route, status[0], time.perf_counter() - started)
+            if relay:
+                # The stream writes with `send` itself: no wrapper per event on the hot path.
+                await send(relay["start"])
+                await self._stream(relay, inner.get("token_id"), receive, send)
         finally:
             self._log(scope, inner, relay, status[0], time.perf_counter() - started)
 
@@ -97,7 +99,7 @@ class Front:
         record = inner.get("access") or {}
         turn_id = record.get("turn_id") or relay.get("turn")
         path = record.get("route") or scope["path"]
-        user_id = record.get("user_id", inner.get("user_id"))
+        user_id = record.get("user_id") or inner.get("user_id")
         access.write(scope["method"], path, status, seconds, user_id, turn_id, bool(relay))
 
     async def _stream(

@@ -69,6 +69,9 @@ def test_every_request_gets_one_json_line(
     line_where(access_lines, path="/api/sessions/<session_id>", status=404)
     unmatched = line_where(access_lines, path="/no/such/path")
     assert unmatched["status"] == 404 and unmatched["user_id"] is None
+    # Refused by the front before Flask sees it: the raw path, and the front's status.
+    live.post("/api/chat/stream", content=b"x" * (live.app.config["MAX_CONTENT_LENGTH"] + 1))
+    assert line_where(access_lines, path="/api/chat/stream")["status"] == 413
 
 
 def test_a_stream_is_logged_when_it_ends_with_its_turn(
