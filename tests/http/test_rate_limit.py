@@ -38,6 +38,8 @@ def test_turns_over_the_limit_get_429_with_retry_after(
     assert error["details"]["limit"] == 2 and error["details"]["window_seconds"] == 60
     stream = client.post("/api/chat/stream", json={"message": "hi"}, headers=bearer(user[1]))
     assert stream.status_code == 429
+    ui = client.post("/api/ui/chat", json={"id": "c1", "messages": []}, headers=bearer(user[1]))
+    assert ui.status_code == 429 and ui.headers["Retry-After"]
     # Other routes are not limited, and another token of the same user counts on its own.
     assert client.get("/api/sessions", headers=bearer(user[1])).status_code == 200
     other = client.post("/api/tokens", json={"name": "b"}, headers=bearer(user[1])).get_json()
