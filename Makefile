@@ -18,7 +18,7 @@ $(VENV)/.installed: requirements.txt | $(BIN)/python
 run: $(VENV)/.installed
 	$(BIN)/flask --app app db-upgrade
 	$(BIN)/flask --app app seed-demo $(DEMO_USER)
-	@TOKEN=$$($(BIN)/flask --app app create-user $(DEMO_USER) --if-missing) && \
+	@TOKEN=$$($(BIN)/flask --app app demo-token $(DEMO_USER)) && \
 	echo "API token for user '$(DEMO_USER)' (send as 'Authorization: Bearer <token>'):" && \
 	echo "$$TOKEN" && echo && \
 	echo "Chat page, signed in as '$(DEMO_USER)' (open this link):" && \

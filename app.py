@@ -16,7 +16,10 @@ from engine.build import build_turn_service
 from models.db import Database
 from routes import register_blueprints
 from routes.errors import register_error_handlers
+from routes.ratelimit import RateLimiter, storage_url
 from services.pricing import price_table
+from services.token_watch import TokenWatcher
+from telemetry import access
 
 
 def create_app(config: dict[str, Any] | None = None) -> Flask:
@@ -35,10 +38,14 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     app.extensions["db"] = db
     app.extensions["prices"] = price_table(app.config.get("MODEL_PRICES"))
     turns = app.extensions["turns"] = build_turn_service(app.config, db)
+    app.extensions["token_watcher"] = TokenWatcher(db, lambda: turns.timings.token_poll)
+    app.extensions["rate_limiter"] = RateLimiter(app.config["RATE_LIMIT"], storage_url(app.config))
     # Servers start the engine at boot (gunicorn.conf.py) so orphaned turns resume with no
     # request; any request also starts it, once. CLI commands never do.
     app.before_request(turns.start_background)
 
+    access.setup_logger()
+    access.install(app)
     register_error_handlers(app)
     register_blueprints(app)
     register_cli(app)

@@ -41,6 +41,7 @@ class Timings:
     keepalive: float = 15.0
     idle_check: float = 1.0
     drain: float = 20.0
+    token_poll: float = 2.0
 
     def scaled(self, factor: float) -> Timings:
         """Return every constant multiplied by `factor`."""
@@ -58,6 +59,7 @@ TIMING_ENV = {
     "stale_after": "STALE_TURN_SECONDS",
     "keepalive": "KEEPALIVE_SECONDS",
     "drain": "DRAIN_SECONDS",
+    "token_poll": "TOKEN_POLL_SECONDS",
 }
 
 
@@ -125,6 +127,9 @@ def load_settings(instance_path: str) -> dict[str, Any]:
         "DEMO_EVENT_DELAY": _float("DEMO_EVENT_DELAY", 0.0),
         "PROMPT_CACHE": _choice("PROMPT_CACHE", "5m", ("off", "5m", "1h")),
         "CORS_ORIGINS": _list("CORS_ORIGINS"),
+        "RATE_LIMIT": os.environ.get("RATE_LIMIT", "60/minute"),
+        "RATE_LIMIT_STORAGE_URL": os.environ.get("RATE_LIMIT_STORAGE_URL") or None,
+        "METRICS_TOKEN": os.environ.get("METRICS_TOKEN") or None,
         "SECRET_KEY": os.environ.get("SECRET_KEY") or _instance_secret(instance_path),
     }
 

@@ -10,6 +10,9 @@ their next round boundary (all of them by DRAIN_SECONDS). No turn ends `interrup
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
+from pathlib import Path
 from typing import Any
 
 worker_class = "server.worker.Worker"
@@ -21,7 +24,8 @@ graceful_timeout = 30
 
 
 def on_starting(server: Any) -> None:
-    """Refuse several workers on the single-process defaults, saying what to set."""
+    """Set up the workers' shared metrics; refuse several workers on single-process defaults."""
+    _metrics_dir()
     if server.cfg.workers <= 1:
         return
     problems = []
@@ -33,3 +37,28 @@ def on_starting(server: Any) -> None:
         raise SystemExit(
             f"{server.cfg.workers} workers need " + " and ".join(problems) + "; or use one worker."
         )
+
+
+def _metrics_dir() -> None:
+    """Give the workers one PROMETHEUS_MULTIPROC_DIR, empty, so /metrics adds them all up."""
+    path = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+    if not path:
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="chat-metrics-")
+        os.environ["CHAT_METRICS_TMP"] = "1"
+        return
+    Path(path).mkdir(parents=True, exist_ok=True)
+    for stale in Path(path).glob("*.db"):  # an earlier run's values would be added in
+        stale.unlink()
+
+
+def child_exit(server: Any, worker: Any) -> None:
+    """A worker is gone: drop its live gauges (its counters stay in the sums)."""
+    from prometheus_client import multiprocess
+
+    multiprocess.mark_process_dead(worker.pid)
+
+
+def on_exit(server: Any) -> None:
+    """Remove the metrics folder this master made."""
+    if os.environ.get("CHAT_METRICS_TMP"):
+        shutil.rmtree(os.environ["PROMETHEUS_MULTIPROC_DIR"], ignore_errors=True)

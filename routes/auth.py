@@ -8,11 +8,10 @@ from typing import Any, TypeVar
 
 from flask import current_app, g, request
 from itsdangerous import BadSignature, SignatureExpired, URLSafeTimedSerializer
-from sqlalchemy import select
 
-from models import ApiToken
 from routes.deps import get_db
 from routes.errors import APIError
+from services.tokens import TokenRejected, authenticate, check_token_id
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -22,11 +21,14 @@ def _serializer() -> URLSafeTimedSerializer:
 
 
 def sign_events_token(user_id: int, turn_id: str) -> str:
-    """Return a token that lets a browser read one turn's events without headers."""
-    return _serializer().dumps({"u": user_id, "t": turn_id})
+    """Return a token that lets a browser read one turn's events without headers.
+
+    It names the API token it was made with, so revoking that token ends it too.
+    """
+    return _serializer().dumps({"u": user_id, "t": turn_id, "k": g.get("token_id")})
 
 
-def _user_from_events_token(token: str, turn_id: str) -> int:
+def _user_from_events_token(token: str, turn_id: str) -> tuple[int, int | None]:
     max_age = current_app.config["EVENTS_TOKEN_MAX_AGE"]
     try:
         data = _serializer().loads(token, max_age=max_age)
@@ -36,21 +38,33 @@ def _user_from_events_token(token: str, turn_id: str) -> int:
         raise APIError(401, "invalid_token", "The events token is not valid.") from err
     if data.get("t") != turn_id:
         raise APIError(401, "invalid_token", "The events token is for another turn.")
-    return int(data["u"])
+    token_id = data.get("k")
+    if token_id is not None:
+        try:
+            check_token_id(get_db(), int(token_id))
+        except TokenRejected as err:
+            raise APIError(401, err.code, err.message) from err
+    return int(data["u"]), token_id
 
 
-def _user_from_bearer() -> int:
+def _user_from_bearer() -> tuple[int, int]:
     header = request.headers.get("Authorization", "")
     scheme, _, token = header.partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
         raise APIError(401, "unauthorized", "Send 'Authorization: Bearer <token>'.")
-    with get_db().read() as s:
-        user_id = s.scalar(
-            select(ApiToken.user_id).where(ApiToken.token_hash == ApiToken.hash(token.strip()))
-        )
-    if user_id is None:
-        raise APIError(401, "unauthorized", "The API token is not valid.")
-    return user_id
+    try:
+        caller = authenticate(get_db(), token.strip())
+    except TokenRejected as err:
+        raise APIError(401, err.code, err.message) from err
+    return caller.user_id, caller.token_id
+
+
+def _identify(user_id: int, token_id: int | None) -> None:
+    """Record the caller for the view, and for the ASGI front (access log, stream revocation)."""
+    g.user_id, g.token_id = user_id, token_id
+    scope = request.environ.get("asgi.scope")
+    if scope is not None:
+        scope["user_id"], scope["token_id"] = user_id, token_id
 
 
 def login_required(view: F) -> F:
@@ -58,7 +72,7 @@ def login_required(view: F) -> F:
 
     @wraps(view)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        g.user_id = _user_from_bearer()
+        _identify(*_user_from_bearer())
         return view(*args, **kwargs)
 
     return wrapper  # type: ignore[return-value]
@@ -71,9 +85,9 @@ def events_auth(view: F) -> F:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         token = request.args.get("token")
         if token and not request.headers.get("Authorization", "").strip():
-            g.user_id = _user_from_events_token(token, kwargs["turn_id"])
+            _identify(*_user_from_events_token(token, kwargs["turn_id"]))
         else:
-            g.user_id = _user_from_bearer()
+            _identify(*_user_from_bearer())
         return view(*args, **kwargs)
 
     return wrapper  # type: ignore[return-value]

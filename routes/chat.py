@@ -6,6 +6,7 @@ from flask import Blueprint, Response, g
 
 from routes.auth import login_required
 from routes.deps import get_turns
+from routes.ratelimit import rate_limited
 from routes.schemas import ChatStreamRequest, parse_body
 from routes.sse import event_stream
 
@@ -14,6 +15,7 @@ bp = Blueprint("chat", __name__)
 
 @bp.post("/chat/stream")
 @login_required
+@rate_limited
 def stream() -> Response:
     """Start a turn (creating the session if none is given) and stream its events."""
     body = parse_body(ChatStreamRequest())

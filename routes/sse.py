@@ -5,10 +5,11 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 
-from flask import Response, request
+from flask import Response, current_app, g, request
 
 from engine.turns.service import TurnService
 from routes.errors import APIError
+from server.shapes import Frames
 from streaming.protocol import KEEPALIVE
 
 SSE_HEADERS = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
@@ -43,7 +44,24 @@ def event_stream(turns: TurnService, turn_id: str, after: int) -> Response:
         marker = {RELAY_HEADER: f"{turn_id} {after}"}
         return Response(mimetype="text/event-stream", headers={**SSE_HEADERS, **marker})
 
+    watcher, token_id = current_app.extensions["token_watcher"], g.get("token_id")
+
     def generate() -> Iterator[bytes]:
+        if token_id is None:
+            yield from follow()
+            return
+        watcher.open(token_id)
+        try:
+            for body in follow():
+                refusal = watcher.dead(token_id)
+                if refusal is not None:
+                    yield Frames().refuse(*refusal)
+                    return
+                yield body
+        finally:
+            watcher.close(token_id)
+
+    def follow() -> Iterator[bytes]:
         chunk, position = first, after
         idle_since = wrote_at = time.monotonic()
         while True:

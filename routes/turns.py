@@ -8,6 +8,7 @@ from flask import Blueprint, Response, g, url_for
 
 from routes.auth import events_auth, login_required, sign_events_token
 from routes.deps import get_db, get_prices, get_turns
+from routes.ratelimit import rate_limited
 from routes.schemas import TurnRequest, parse_body
 from routes.sse import event_stream, last_event_id
 from services import sessions
@@ -17,10 +18,12 @@ bp = Blueprint("turns", __name__)
 
 @bp.post("/sessions/<session_id>/turns")
 @login_required
+@rate_limited
 def create(session_id: str) -> tuple[dict[str, Any], int]:
     """Start a turn; its events stream from `events_url`."""
     body = parse_body(TurnRequest())
     turn = get_turns().start(g.user_id, session_id, body["message"])
+    g.turn_id = turn.turn_id  # for the access log
     return {
         "turn_id": turn.turn_id,
         "session_id": turn.session_id,

@@ -13,6 +13,7 @@ from engine.turns.service import TurnService
 from routes.auth import login_required
 from routes.deps import get_db, get_turns
 from routes.errors import APIError
+from routes.ratelimit import rate_limited
 from routes.schemas import parse_body, storable
 from routes.sse import RELAY_HEADER
 from services import sessions, ui_chats
@@ -68,6 +69,7 @@ class UIChatRequest(Schema):
 
 @bp.post("/ui/chat")
 @login_required
+@rate_limited
 def chat() -> Response:
     """Start a turn on the chat's session with the newest user message; stream it."""
     body = parse_body(UIChatRequest())

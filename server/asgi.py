@@ -12,6 +12,8 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
+import time
+from functools import partial
 from typing import Any
 
 from a2wsgi import WSGIMiddleware
@@ -19,8 +21,11 @@ from flask import Flask
 
 from server.shapes import shape_of
 from server.stream import stream_turn
+from telemetry import access
 
 RELAY_HEADER = b"x-relay-turn"
+# The access log's status for a client that left before any response (nginx's convention).
+CLIENT_GONE = 499
 Scope = dict[str, Any]
 Receive = Any
 Send = Any
@@ -32,6 +37,7 @@ class Front:
     def __init__(self, flask_app: Flask) -> None:
         self.flask = flask_app
         self.turns = flask_app.extensions["turns"]
+        self.tokens = flask_app.extensions["token_watcher"]
         threads = int(flask_app.config.get("WSGI_THREADS", 64))
         self.wsgi = WSGIMiddleware(flask_app, workers=threads)  # type: ignore[arg-type]
         self.max_body = int(flask_app.config["MAX_CONTENT_LENGTH"])
@@ -61,33 +67,55 @@ class Front:
                 return
 
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
-        body = await self._body(scope, receive, send)
-        if body is None:
-            return
+        started, inner = time.perf_counter(), {**scope, "relay": True}
         relay: dict[str, Any] = {}
+        status = [CLIENT_GONE]
 
-        async def capture(message: dict[str, Any]) -> None:
+        async def answer(message: dict[str, Any]) -> None:
             if message["type"] == "http.response.start":
-                headers = message["headers"]
-                marker = [v for k, v in headers if k == RELAY_HEADER]
-                if marker:
-                    turn_id, after, *spec = marker[0].decode().split()
-                    kept = [
-                        (k, v) for k, v in headers if k not in (RELAY_HEADER, b"content-length")
-                    ]
-                    relay.update(start={**message, "headers": kept}, turn=turn_id, after=after)
-                    relay["shape"] = shape_of(spec)
-                    return
-            elif relay:
-                return  # the marker's empty body
+                status[0] = message["status"]
             await send(message)
 
-        await self.wsgi({**scope, "relay": True}, _replay(body, receive), capture)
-        if relay:
-            await send(relay["start"])
-            await stream_turn(
-                self.turns, relay["turn"], int(relay["after"]), receive, send, relay["shape"]
-            )
+        try:
+            body = await self._body(scope, receive, answer)
+            if body is not None:
+                await self.wsgi(inner, _replay(body, receive), _capture(relay, answer))
+            if relay:
+                status[0] = relay["start"]["status"]
+            route = inner.get("access", {}).get("route")
+            access.observe(scope["method"], route, status[0], time.perf_counter() - started)
+            if relay:
+                # The stream writes with `send` itself: no wrapper per event on the hot path.
+                await send(relay["start"])
+                await self._stream(relay, inner.get("token_id"), receive, send)
+        finally:
+            self._log(scope, inner, relay, status[0], time.perf_counter() - started)
+
+    @staticmethod
+    def _log(
+        scope: Scope, inner: Scope, relay: dict[str, Any], status: int, seconds: float
+    ) -> None:
+        """Write the request's access line once its response is over (streams included)."""
+        record = inner.get("access") or {}
+        turn_id = record.get("turn_id") or relay.get("turn")
+        path = record.get("route") or scope["path"]
+        user_id = record.get("user_id") or inner.get("user_id")
+        access.write(scope["method"], path, status, seconds, user_id, turn_id, bool(relay))
+
+    async def _stream(
+        self, relay: dict[str, Any], token_id: int | None, receive: Receive, send: Send
+    ) -> None:
+        """Serve a relayed stream, ending it soon after its token is revoked or expires."""
+        turn_id, after, shape = relay["turn"], int(relay["after"]), relay["shape"]
+        if token_id is None:
+            await stream_turn(self.turns, turn_id, after, receive, send, shape)
+            return
+        self.tokens.open(token_id)
+        try:
+            refused = partial(self.tokens.dead, token_id)
+            await stream_turn(self.turns, turn_id, after, receive, send, shape, refused)
+        finally:
+            self.tokens.close(token_id)
 
     async def _body(self, scope: Scope, receive: Receive, send: Send) -> bytes | None:
         """The whole request body, or None once a 408/413 error was sent."""
@@ -121,6 +149,26 @@ class Front:
 
     def _too_large(self) -> str:
         return f"The request body is over the limit of {self.max_body} bytes."
+
+
+def _capture(relay: dict[str, Any], send: Send) -> Send:
+    """A send for the Flask app that keeps a relay marker's response instead of sending it."""
+
+    async def capture(message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            headers = message["headers"]
+            marker = [v for k, v in headers if k == RELAY_HEADER]
+            if marker:
+                turn_id, after, *spec = marker[0].decode().split()
+                kept = [(k, v) for k, v in headers if k not in (RELAY_HEADER, b"content-length")]
+                relay.update(start={**message, "headers": kept}, turn=turn_id, after=after)
+                relay["shape"] = shape_of(spec)
+                return
+        elif relay:
+            return  # the marker's empty body
+        await send(message)
+
+    return capture
 
 
 def _replay(body: bytes, receive: Receive) -> Receive:

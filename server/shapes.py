@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from streaming.protocol import decode_stream
 from streaming.ui_stream import DONE, UIStreamTranslator, encode_chunks
 
@@ -19,6 +21,11 @@ class Frames:
     def close(self) -> bytes:
         """The bytes that end the response."""
         return b""
+
+    def refuse(self, code: str, message: str) -> bytes:
+        """The last bytes of a stream whose token stopped working: an `error` event, no id."""
+        body = json.dumps({"error": {"code": code, "message": message, "details": {}}})
+        return f"event: error\ndata: {body}\n\n".encode()
 
 
 class UIChunks:
@@ -48,6 +55,10 @@ class UIChunks:
     def close(self) -> bytes:
         """Finish the message and the stream."""
         return encode_chunks(self.translator.close()) + DONE
+
+    def refuse(self, code: str, message: str) -> bytes:
+        """The last bytes of a stream whose token stopped working: an `error` chunk."""
+        return encode_chunks([{"type": "error", "errorText": f"{code}: {message}"}]) + DONE
 
 
 def shape_of(spec: list[str]) -> Frames | UIChunks:

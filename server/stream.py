@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from typing import Any
 
 from engine.turns.service import TurnService
 from server.shapes import Frames, UIChunks
 from streaming.protocol import KEEPALIVE
+from telemetry.metrics import STREAM_SECONDS, STREAMS_ACTIVE
 
 Send = Any
 Receive = Any
@@ -27,18 +29,28 @@ async def stream_turn(
     receive: Receive,
     send: Send,
     shape: Frames | UIChunks | None = None,
+    refused: Callable[[], tuple[str, str] | None] | None = None,
 ) -> None:
-    """Send the events after `after`, then follow live; the response's start is sent."""
+    """Send the events after `after`, then follow live; the response's start is sent.
+
+    `refused` says (code, message) once the client's token is revoked or expired: the
+    stream then ends with the shape's error (an SSE `error` event) instead of more events.
+    """
     shape = shape or Frames()
     gone = asyncio.ensure_future(_disconnected(receive))
     position, now = after, time.monotonic()
-    idle_since = wrote_at = now
+    idle_since = wrote_at = opened = now
+    STREAMS_ACTIVE.inc()
     try:
         while not gone.done():
             timings = turns.timings
             idle = time.monotonic() - idle_since >= timings.idle_check
             wait = min(timings.keepalive, timings.idle_check)
             chunk = await turns.aread(turn_id, position, wait, check_store=idle)
+            refusal = refused() if refused is not None else None
+            if refusal is not None:
+                await send({"type": "http.response.body", "body": shape.refuse(*refusal)})
+                return
             now = time.monotonic()
             if chunk.frames:
                 position, idle_since = chunk.last_seq, now
@@ -59,6 +71,8 @@ async def stream_turn(
         await send({"type": "http.response.body", "body": shape.close(), "more_body": False})
     finally:
         gone.cancel()
+        STREAMS_ACTIVE.dec()
+        STREAM_SECONDS.observe(time.monotonic() - opened)
 
 
 # Readers whose send is waiting (the client's socket buffers are full), since when.

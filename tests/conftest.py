@@ -16,6 +16,7 @@ from models.migrate import upgrade
 # The suite runs many turns at once for one test user (soaks, clusters in subprocesses that
 # inherit this environment); the limit's own tests set it explicitly.
 os.environ.setdefault("USER_MAX_CONCURRENT_TURNS", "1000")
+os.environ.setdefault("RATE_LIMIT", "off")
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 TRANSCRIPTS = SHARED / "transcripts"

@@ -26,7 +26,7 @@ FINANCE_TABLES = {"accounts", "categories", "transactions", "budgets"}
 DURABLE_TABLES = {"workers"}
 UI_TABLES = {"ui_chats"}
 ALL_TABLES = CHAT_TABLES | FINANCE_TABLES | DURABLE_TABLES | UI_TABLES
-HEAD = "0004"
+HEAD = "0005"
 
 
 def _diff(url: str) -> list[object]:
@@ -59,7 +59,13 @@ def test_chain_is_linear() -> None:
     script = ScriptDirectory.from_config(alembic_config("sqlite://"))
     assert script.get_heads() == [HEAD]
     chain = [(r.revision, r.down_revision) for r in script.walk_revisions("base", "heads")]
-    assert chain == [("0004", "0003"), ("0003", "0002"), ("0002", "0001"), ("0001", None)]
+    assert chain == [
+        ("0005", "0004"),
+        ("0004", "0003"),
+        ("0003", "0002"),
+        ("0002", "0001"),
+        ("0001", None),
+    ]
 
 
 def test_head_matches_the_models(tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ from engine.upstream.context import Plan
 from engine.upstream.retry import Failure, classify
 from engine.upstream.thread_call import CallAborted, UpstreamCall
 from streaming import protocol as P
+from telemetry.metrics import UPSTREAM_RETRIES
 
 if TYPE_CHECKING:
     from engine.turns.runner import TurnDeps
@@ -87,6 +88,7 @@ class ModelCalls:
                     attempt + 1,
                     wait,
                 )
+                UPSTREAM_RETRIES.labels(failure.code).inc()
                 if self.cancelled.wait(wait):
                     raise TurnCancelled() from err
                 waited += wait

@@ -33,6 +33,7 @@ from models import new_id
 from streaming import protocol as P
 from streaming.history import repair_history, validate_history
 from streaming.view import view_of
+from telemetry.metrics import EVENTS
 
 log = logging.getLogger(__name__)
 
@@ -89,6 +90,7 @@ class TurnRunner:
 
     def emit(self, event_type: str, data: dict[str, Any]) -> int:
         """Append one client event to this turn's log."""
+        EVENTS.inc()
         return self.deps.events.append(self.turn.turn_id, event_type, data, self.lease.number)
 
     def cancel(self) -> None:

@@ -25,6 +25,7 @@ from engine.store.turns import NewTurn
 from engine.store.workers import WorkerRegistry
 from engine.turns.runner import TurnDeps, TurnRunner
 from models.chat import TURN_RUNNING
+from telemetry.metrics import TURN_SECONDS, TURNS_ACTIVE, TURNS_FINISHED, TURNS_STARTED
 
 log = logging.getLogger(__name__)
 REAP_BATCH = 16
@@ -122,12 +123,18 @@ class TurnService:
             log.error("no thread for turn %s; handed over", turn_id)
 
     def _run(self, runner: TurnRunner) -> None:
+        status, started = "crashed", time.monotonic()
+        TURNS_STARTED.inc()
+        TURNS_ACTIVE.inc()
         try:
-            runner.run()
+            status = runner.run()
         except BaseException:
             runner.unrecorded = True
             raise
         finally:
+            TURNS_ACTIVE.dec()
+            TURNS_FINISHED.labels(status).inc()
+            TURN_SECONDS.observe(time.monotonic() - started)
             if runner.unrecorded:
                 with self._lock:
                     self._unreleased.append(runner.lease)

@@ -15,6 +15,7 @@ from engine.store.messages import MessageStore
 from models import ToolRun
 from models.chat import TOOL_RUNNING
 from models.db import Database
+from telemetry.metrics import TOOL_ERRORS, TOOL_RUNS, TOOL_SECONDS
 from tools.registry import ToolContext, ToolOutcome, ToolRegistry
 
 WAIT_STEP = 0.1
@@ -111,6 +112,12 @@ class ToolExecutor:
                     )
 
     def _save(self, lease: Lease, call: ToolCall, outcome: ToolOutcome, seconds: float) -> ToolRun:
+        # Only our tools' names become labels: a model may call any name it makes up.
+        tool = call.name if self.registry.get(call.name) is not None else "unknown"
+        TOOL_RUNS.labels(tool).inc()
+        TOOL_SECONDS.labels(tool).observe(seconds)
+        if outcome.is_error:
+            TOOL_ERRORS.labels(tool).inc()
         return self.store.finish_tool(
             lease,
             call.tool_use_id,
