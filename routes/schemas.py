@@ -1,14 +1,17 @@
-"""Marshmallow schemas for request bodies, and the one place that parses JSON bodies."""
+"""Marshmallow schemas of requests: bodies, query strings and headers (routes/api.py parses)."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from flask import current_app, request
+from flask import current_app
 from marshmallow import Schema, ValidationError, fields, validate, validates
 
 from routes.errors import APIError
+
+MAX_PAGE = 100
+# An event id: digits only, at most 18 of them (any such number fits in 64 bits).
+EVENT_ID = r"\A[0-9]{1,18}\Z"
 
 
 def storable(value: str) -> None:
@@ -46,25 +49,40 @@ class SessionRequest(Schema):
     title = fields.String(load_default=None, validate=[validate.Length(max=200), storable])
 
 
-def parse_body(schema: Schema, optional: bool = False) -> dict[str, Any]:
-    """Load the JSON body with `schema`; raise a 4xx APIError for any bad input."""
-    raw = request.get_data(cache=True)
-    if not raw.strip() and optional:
-        return schema.load({})
-    if request.mimetype != "application/json":
-        raise APIError(415, "unsupported_media_type", "Send the body as application/json.")
-    try:
-        body = json.loads(raw)
-    except (ValueError, RecursionError) as err:
-        raise APIError(400, "invalid_json", "The request body is not valid JSON.") from err
-    if not isinstance(body, dict):
-        raise APIError(
-            422,
-            "validation_error",
-            "The request body must be a JSON object.",
-            {"_schema": ["Expected a JSON object."]},
-        )
-    data = schema.load(body)
+class PageQuery(Schema):
+    """Cursor pagination: `limit` items after the `cursor` a previous page returned."""
+
+    limit = fields.Integer(
+        load_default=50, validate=validate.Range(min=1, max=MAX_PAGE), metadata={"example": 20}
+    )
+    cursor = fields.String(
+        validate=[validate.Length(min=1, max=200), validate.Regexp(r"\A[A-Za-z0-9_-]+\Z")],
+        metadata={"description": "`next_cursor` of the previous page."},
+    )
+
+
+class EventsQuery(Schema):
+    """Query of GET /api/turns/<id>/events."""
+
+    last_event_id = fields.String(
+        validate=validate.Regexp(EVENT_ID),
+        metadata={"description": "Like the Last-Event-ID header (which wins if both are sent)."},
+    )
+    token = fields.String(metadata={"description": "The signed token of `events_url`."})
+
+
+class EventsHeaders(Schema):
+    """Headers of GET /api/turns/<id>/events."""
+
+    last_event_id_header = fields.String(
+        data_key="Last-Event-ID",
+        validate=validate.Regexp(EVENT_ID),
+        metadata={"description": "Send the events after this one (digits only, up to 18)."},
+    )
+
+
+def check_message_size(data: dict[str, Any]) -> dict[str, Any]:
+    """Raise 413 for a message over MAX_MESSAGE_CHARS; return `data`."""
     limit = current_app.config["MAX_MESSAGE_CHARS"]
     if len(data.get("message") or "") > limit:
         raise APIError(
