@@ -140,6 +140,10 @@ def _replay(body: bytes, receive: Receive) -> Receive:
 async def _error(send: Send, status: int, code: str, message: str) -> None:
     """Answer with the one JSON error shape."""
     body = json.dumps({"error": {"code": code, "message": message, "details": {}}}).encode()
-    headers = [(b"content-type", b"application/json"), (b"connection", b"close")]
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode()),
+        (b"connection", b"close"),
+    ]
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
