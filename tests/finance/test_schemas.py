@@ -32,9 +32,7 @@ ECMAValidator = validators.extend(Draft202012Validator, {"pattern": _ecma_patter
 def json_schema_accepts(schema: dict[str, Any], value: Any) -> bool:
     """Validate with the jsonschema library (draft 2020-12, formats checked, ECMA patterns)."""
     Draft202012Validator.check_schema(schema)
-    return ECMAValidator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER).is_valid(
-        value
-    )
+    return ECMAValidator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER).is_valid(value)
 
 
 def marshmallow_accepts(tool: Tool, value: dict[str, Any]) -> bool:
