@@ -8,7 +8,7 @@ from flask import Flask
 def register_blueprints(app: Flask) -> None:
     """Attach every blueprint to `app` through the Api, which documents them in /openapi.json."""
     from routes import chat, health, sessions, turns, ui_chat, web
-    from routes.api import init_api
+    from routes.api import init_api, refuse_unknown_query
 
     api = init_api(app)
     api.register_blueprint(health.bp)
@@ -16,3 +16,4 @@ def register_blueprints(app: Flask) -> None:
     for bp in (sessions.bp, turns.bp, chat.bp, ui_chat.bp):
         api.register_blueprint(bp, url_prefix="/api")
     app.extensions["api"] = api
+    refuse_unknown_query(app)

@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 import flask_smorest
-from flask import Flask, Request
+from flask import Flask, Request, request
 from marshmallow import Schema
 from webargs.flaskparser import FlaskParser
 
@@ -84,6 +84,34 @@ class Api(flask_smorest.Api):
 
     def _register_error_handlers(self) -> None:
         """routes/errors.py renders every error, webargs' 422 included."""
+
+
+def refuse_unknown_query(app: Flask) -> None:
+    """422 for a query parameter the document does not name, as for unknown body fields."""
+    allowed: dict[str, set[str]] = {}
+    for endpoint, view in app.view_functions.items():
+        doc = getattr(view, "_apidoc", None)
+        if doc is None:
+            continue  # static files and the docs themselves
+        names: set[str] = set()
+        for param in doc.get("arguments", {}).get("parameters", []):
+            if param["in"] in ("query", "querystring"):
+                schema = param["schema"]
+                schema = schema() if isinstance(schema, type) else schema
+                names |= {f.data_key or n for n, f in schema.load_fields.items()}
+        allowed[endpoint] = names
+
+    @app.before_request
+    def _known_query_only() -> None:
+        names = allowed.get(request.endpoint or "")
+        unknown = names is not None and sorted(set(request.args) - names)
+        if unknown:
+            raise APIError(
+                422,
+                "validation_error",
+                "The request is invalid.",
+                {name: ["Unknown query parameter."] for name in unknown},
+            )
 
 
 def init_api(app: Flask) -> Api:

@@ -1,49 +1,54 @@
-"""Opaque pagination cursors: base64url JSON of the last item's sort key, tagged by list."""
+"""Keyset pagination cursors: the last item's sort key, written so any well-formed one is valid.
+
+A sessions cursor is `<created_at in microseconds since the epoch>.<session id>`, a messages
+cursor is the last message's position; a page starts right after that key whether or not the
+item still exists, so a client never gets an error for a cursor it was given.
+"""
 
 from __future__ import annotations
 
-import base64
-import binascii
-import json
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from routes.errors import APIError
+from marshmallow import Schema, fields, validate
+
+MAX_PAGE = 100
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+SESSION_CURSOR = r"\A[0-9]{1,17}\.[A-Za-z0-9_-]{1,64}\Z"
+MESSAGE_CURSOR = r"\A[0-9]{1,15}\Z"
 
 
-def _session_key(key: list[Any]) -> bool:
-    """(created_at ISO 8601, id)."""
-    if len(key) != 2 or not all(isinstance(k, str) for k in key):
-        return False
-    try:
-        datetime.fromisoformat(key[0])
-    except ValueError:
-        return False
-    return True
+def _page_query(name: str, pattern: str, doc: str) -> type[Schema]:
+    """A query schema of `limit` and a `cursor` matching `pattern`."""
+    return Schema.from_dict(
+        {
+            "limit": fields.Integer(
+                load_default=50,
+                validate=validate.Range(min=1, max=MAX_PAGE),
+                metadata={"description": f"Items per page, 1 to {MAX_PAGE}."},
+            ),
+            "cursor": fields.String(
+                validate=validate.Regexp(pattern),
+                metadata={"description": f"`next_cursor` of the previous page ({doc})."},
+            ),
+        },
+        name=name,
+    )
 
 
-def _message_key(key: list[Any]) -> bool:
-    """(position,)."""
-    return len(key) == 1 and type(key[0]) is int and 0 <= key[0] < 2**53
+SessionPageQuery = _page_query("SessionPageQuery", SESSION_CURSOR, "the last session's time and id")
+MessagePageQuery = _page_query("MessagePageQuery", MESSAGE_CURSOR, "the last message's position")
 
 
-KEYS = {"s": _session_key, "m": _message_key}
+def session_cursor(key: list[Any]) -> str:
+    """The cursor after a session whose key is (created_at, id)."""
+    moment, session_id = key
+    if moment.tzinfo is None:  # SQLite hands times back without a zone; they are UTC
+        moment = moment.replace(tzinfo=UTC)
+    return f"{(moment - EPOCH) // timedelta(microseconds=1)}.{session_id}"
 
 
-def encode_cursor(kind: str, key: list[Any]) -> str:
-    """Return the cursor after the item whose sort key is `key` in list `kind`."""
-    raw = json.dumps([kind, *key], separators=(",", ":")).encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
-
-
-def decode_cursor(cursor: str, kind: str) -> list[Any]:
-    """Return the sort key a cursor of list `kind` carries; 422 if it is not one."""
-    try:
-        padded = cursor + "=" * (-len(cursor) % 4)
-        value = json.loads(base64.urlsafe_b64decode(padded.encode()))
-    except (ValueError, binascii.Error, UnicodeDecodeError):
-        value = None
-    if not isinstance(value, list) or not value or value[0] != kind or not KEYS[kind](value[1:]):
-        details = {"cursor": ["Not a cursor of this list; pass next_cursor back."]}
-        raise APIError(422, "validation_error", "The request is invalid.", details)
-    return value[1:]
+def session_key(cursor: str) -> tuple[datetime, str]:
+    """The (created_at, id) a sessions cursor names."""
+    micros, _, session_id = cursor.partition(".")
+    return EPOCH + timedelta(microseconds=int(micros)), session_id

@@ -155,4 +155,63 @@ class Health(Schema):
     status = fields.String(required=True)
 
 
-SSE = {"text/event-stream": {"schema": {"type": "string"}}}
+EVENT_TYPES = [
+    "turn_start",
+    "message_start",
+    "block_start",
+    "block_delta",
+    "block_end",
+    "message_end",
+    "message_discarded",
+    "tool_result",
+    "context_trimmed",
+    "turn_error",
+    "turn_end",
+]
+# Before OpenAPI 3.2, an event stream's `schema` describes one event (as schemathesis reads it).
+SSE = {
+    "text/event-stream": {
+        "schema": {
+            "type": "object",
+            "description": "One event; `data` is its JSON (see the README's event protocol).",
+            "required": ["event", "data", "id"],
+            "properties": {
+                "id": {"type": "string", "pattern": "^[0-9]{1,18}$"},
+                "event": {"type": "string", "enum": EVENT_TYPES},
+                "data": {"type": "string", "contentMediaType": "application/json"},
+            },
+        }
+    }
+}
+UI_SSE = {
+    "text/event-stream": {
+        "schema": {
+            "type": "object",
+            "description": "One UI message chunk as JSON in `data`; the last is `[DONE]`.",
+            "required": ["data"],
+            "properties": {"data": {"type": "string"}},
+        }
+    }
+}
+
+
+def link(path: str, method: str, **parameters: str) -> dict[str, object]:
+    """An OpenAPI link to the operation at `path`/`method`, fed from this response."""
+    ref = "#/paths/" + path.replace("~", "~0").replace("/", "~1") + "/" + method
+    return {"operationRef": ref, "parameters": parameters}
+
+
+SESSION = "/api/sessions/{session_id}"
+TURN = "/api/turns/{turn_id}"
+NEW_SESSION_LINKS = {
+    "StartTurn": link(SESSION + "/turns", "post", session_id="$response.body#/id"),
+    "ShowSession": link(SESSION, "get", session_id="$response.body#/id"),
+    "ListMessages": link(SESSION + "/messages", "get", session_id="$response.body#/id"),
+    "DeleteSession": link(SESSION, "delete", session_id="$response.body#/id"),
+}
+NEW_TURN_LINKS = {
+    "ShowTurn": link(TURN, "get", turn_id="$response.body#/turn_id"),
+    "ReadEvents": link(TURN + "/events", "get", turn_id="$response.body#/turn_id"),
+    "CancelTurn": link(TURN + "/cancel", "post", turn_id="$response.body#/turn_id"),
+    "DeleteSession": link(SESSION, "delete", session_id="$response.body#/session_id"),
+}

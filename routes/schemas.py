@@ -5,13 +5,17 @@ from __future__ import annotations
 from typing import Any
 
 from flask import current_app
-from marshmallow import Schema, ValidationError, fields, validate, validates
+from marshmallow import Schema, ValidationError, fields, validate
 
 from routes.errors import APIError
 
-MAX_PAGE = 100
 # An event id: digits only, at most 18 of them (any such number fits in 64 bits).
 EVENT_ID = r"\A[0-9]{1,18}\Z"
+# Whitespace as JSON Schema's (ECMA-262) \s means it, spelled out: Python's \s differs.
+WS = r"\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+# Some character that is not whitespace, and no NUL anywhere.
+NON_BLANK = rf"\A[{WS}]*[^{WS}\x00][^\x00]*\Z"
+NO_NUL = r"\A[^\x00]*\Z"
 
 
 def storable(value: str) -> None:
@@ -27,37 +31,32 @@ def storable(value: str) -> None:
 class TurnRequest(Schema):
     """Body of POST /api/sessions/<id>/turns."""
 
-    message = fields.String(required=True, validate=storable)
-
-    @validates("message")
-    def _not_blank(self, value: str, **_: Any) -> None:
-        if not value.strip():
-            raise ValidationError("The message must not be empty.")
+    message = fields.String(
+        required=True,
+        validate=[
+            validate.Regexp(
+                NON_BLANK, error="The message must not be empty (nor contain NUL characters)."
+            ),
+            storable,
+        ],
+    )
 
 
 class ChatStreamRequest(TurnRequest):
     """Body of POST /api/chat/stream."""
 
     session_id = fields.String(
-        load_default=None, validate=[validate.Length(min=1, max=64), storable]
+        load_default=None,
+        validate=[validate.Length(min=1, max=64), validate.Regexp(NO_NUL), storable],
     )
 
 
 class SessionRequest(Schema):
     """Body of POST /api/sessions (optional)."""
 
-    title = fields.String(load_default=None, validate=[validate.Length(max=200), storable])
-
-
-class PageQuery(Schema):
-    """Cursor pagination: `limit` items after the `cursor` a previous page returned."""
-
-    limit = fields.Integer(
-        load_default=50, validate=validate.Range(min=1, max=MAX_PAGE), metadata={"example": 20}
-    )
-    cursor = fields.String(
-        validate=[validate.Length(min=1, max=200), validate.Regexp(r"\A[A-Za-z0-9_-]+\Z")],
-        metadata={"description": "`next_cursor` of the previous page."},
+    title = fields.String(
+        load_default=None,
+        validate=[validate.Length(max=200), validate.Regexp(NO_NUL), storable],
     )
 
 

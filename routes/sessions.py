@@ -9,9 +9,9 @@ from flask import g
 from routes.api import BEARER, Blueprint
 from routes.auth import login_required
 from routes.deps import get_db, get_prices, get_turns
-from routes.paging import decode_cursor, encode_cursor
-from routes.responses import MessagePage, Session, SessionDetail, SessionPage
-from routes.schemas import PageQuery, SessionRequest
+from routes.paging import MessagePageQuery, SessionPageQuery, session_cursor, session_key
+from routes.responses import NEW_SESSION_LINKS, MessagePage, Session, SessionDetail, SessionPage
+from routes.schemas import SessionRequest
 from services import sessions
 
 bp = Blueprint("sessions", __name__, description="Chat sessions.")
@@ -21,7 +21,7 @@ bp = Blueprint("sessions", __name__, description="Chat sessions.")
 @login_required
 @bp.arguments(SessionRequest, description="Optional: an empty body is a session with no title.")
 @bp.alt_response(201, schema=Session, success=True, description="The new session.")
-@bp.doc(security=BEARER)
+@bp.doc(security=BEARER, responses={201: {"links": NEW_SESSION_LINKS}})
 def create(body: dict[str, Any]) -> tuple[dict[str, Any], int]:
     """Create a session."""
     return sessions.create_session(get_db(), g.user_id, body["title"]), 201
@@ -29,14 +29,14 @@ def create(body: dict[str, Any]) -> tuple[dict[str, Any], int]:
 
 @bp.get("/sessions")
 @login_required
-@bp.arguments(PageQuery, location="query", as_kwargs=True)
+@bp.arguments(SessionPageQuery, location="query", as_kwargs=True)
 @bp.alt_response(200, schema=SessionPage, success=True, description="Newest first.")
 @bp.doc(security=BEARER)
 def index(limit: int, cursor: str | None = None) -> dict[str, Any]:
     """List the caller's sessions, newest first, a page at a time."""
-    after = decode_cursor(cursor, "s") if cursor else None
+    after = session_key(cursor) if cursor else None
     rows, key = sessions.list_sessions(get_db(), g.user_id, limit, after)
-    return {"sessions": rows, "next_cursor": key and encode_cursor("s", key)}
+    return {"sessions": rows, "next_cursor": key and session_cursor(key)}
 
 
 @bp.get("/sessions/<session_id>")
@@ -50,14 +50,14 @@ def show(session_id: str) -> dict[str, Any]:
 
 @bp.get("/sessions/<session_id>/messages")
 @login_required
-@bp.arguments(PageQuery, location="query", as_kwargs=True)
+@bp.arguments(MessagePageQuery, location="query", as_kwargs=True)
 @bp.alt_response(200, schema=MessagePage, success=True, description="Oldest first.")
 @bp.doc(security=BEARER)
 def messages(session_id: str, limit: int, cursor: str | None = None) -> dict[str, Any]:
     """List a session's messages, oldest first, a page at a time."""
-    after = decode_cursor(cursor, "m") if cursor else None
+    after = int(cursor) if cursor else None
     rows, key = sessions.list_messages(get_db(), g.user_id, session_id, limit, after)
-    return {"messages": rows, "next_cursor": key and encode_cursor("m", key)}
+    return {"messages": rows, "next_cursor": None if key is None else str(key)}
 
 
 @bp.delete("/sessions/<session_id>")

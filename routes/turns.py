@@ -9,7 +9,7 @@ from flask import Response, g, url_for
 from routes.api import BEARER, Blueprint
 from routes.auth import events_auth, login_required, sign_events_token
 from routes.deps import get_db, get_prices, get_turns
-from routes.responses import SSE, CancelAccepted, Turn, TurnStarted
+from routes.responses import NEW_TURN_LINKS, SSE, CancelAccepted, Turn, TurnStarted
 from routes.schemas import EventsHeaders, EventsQuery, TurnRequest, check_message_size
 from routes.sse import EVENTS_DOC, event_stream
 from services import sessions
@@ -21,7 +21,7 @@ bp = Blueprint("turns", __name__, description="Turns and their event streams.")
 @login_required
 @bp.arguments(TurnRequest)
 @bp.alt_response(202, schema=TurnStarted, success=True, description="Started.")
-@bp.doc(security=BEARER)
+@bp.doc(security=BEARER, responses={202: {"links": NEW_TURN_LINKS}})
 def create(body: dict[str, Any], session_id: str) -> tuple[dict[str, Any], int]:
     """Start a turn; its events stream from `events_url`."""
     check_message_size(body)

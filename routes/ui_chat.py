@@ -14,8 +14,8 @@ from routes.api import BEARER, Blueprint
 from routes.auth import login_required
 from routes.deps import get_db, get_turns
 from routes.errors import APIError
-from routes.responses import SSE, UICancelAccepted, UIChatMessages
-from routes.schemas import check_message_size, storable
+from routes.responses import UI_SSE, UICancelAccepted, UIChatMessages
+from routes.schemas import WS, check_message_size, storable
 from routes.sse import RELAY_HEADER
 from services import sessions, ui_chats
 from streaming.protocol import KEEPALIVE, decode_stream
@@ -24,7 +24,7 @@ from streaming.ui_stream import DONE, UI_STREAM_HEADERS, UIStreamTranslator, enc
 bp = Blueprint("ui_chat", __name__, description="The Vercel AI SDK's useChat endpoints.")
 UI_DOC = "The turn as the AI SDK's UI message stream (SSE `data:` chunks, then `[DONE]`)."
 
-CHAT_ID = [validate.Length(min=1, max=128), validate.Regexp(r"^[^/\s]+$"), storable]
+CHAT_ID = [validate.Length(min=1, max=128), validate.Regexp(rf"\A[^/{WS}\x00]+\Z"), storable]
 
 
 class UIChatRequest(Schema):
@@ -84,7 +84,7 @@ class ResumeHeaders(Schema):
 @login_required
 @bp.arguments(UIChatRequest)
 @bp.alt_response(200, success=True, content_type="text/event-stream", description=UI_DOC)
-@bp.doc(security=BEARER, responses={200: {"content": SSE}})
+@bp.doc(security=BEARER, responses={200: {"content": UI_SSE}})
 def chat(body: dict[str, Any]) -> Response:
     """Start a turn on the chat's session with the newest user message; stream it."""
     check_message_size(body)
@@ -101,7 +101,7 @@ def chat(body: dict[str, Any]) -> Response:
 @bp.arguments(ResumeHeaders, location="headers", as_kwargs=True)
 @bp.alt_response(200, success=True, content_type="text/event-stream", description=UI_DOC)
 @bp.alt_response(204, description="Nothing to resume.")
-@bp.doc(security=BEARER, responses={200: {"content": SSE}})
+@bp.doc(security=BEARER, responses={200: {"content": UI_SSE}})
 def resume(chat_id: str, message_id: str | None = None, steps: str | None = None) -> Response:
     """Resume the chat's turn: after the client's step if it names one, else from the start."""
     session_id = ui_chats.chat_session(get_db(), g.user_id, chat_id)

@@ -25,7 +25,7 @@ def create_session(db: Database, user_id: int, title: str | None = None) -> dict
 
 
 def list_sessions(
-    db: Database, user_id: int, limit: int = 50, after: list[Any] | None = None
+    db: Database, user_id: int, limit: int = 50, after: tuple[datetime, str] | None = None
 ) -> tuple[list[dict[str, Any]], list[Any] | None]:
     """Return a page of the user's sessions, newest first, and the next page's key (or None).
 
@@ -33,7 +33,7 @@ def list_sessions(
     """
     query = select(ChatSession).where(ChatSession.user_id == user_id)
     if after is not None:
-        moment, last_id = datetime.fromisoformat(after[0]), str(after[1])
+        moment, last_id = after
         query = query.where(
             or_(
                 ChatSession.created_at < moment,
@@ -45,14 +45,14 @@ def list_sessions(
         rows = s.scalars(query.order_by(*order).limit(limit + 1)).all()
         page = [session_dict(r) for r in rows[:limit]]
         last = rows[limit - 1] if len(rows) > limit else None
-        return page, None if last is None else [last.created_at.isoformat(), last.id]
+        return page, None if last is None else [last.created_at, last.id]
 
 
 def list_messages(
-    db: Database, user_id: int, session_id: str, limit: int = 50, after: list[Any] | None = None
-) -> tuple[list[dict[str, Any]], list[Any] | None]:
+    db: Database, user_id: int, session_id: str, limit: int = 50, after: int | None = None
+) -> tuple[list[dict[str, Any]], int | None]:
     """Return a page of a session's messages, oldest first, and the next page's key (or None)."""
-    position = after[0] if after else -1
+    position = -1 if after is None else after
     with db.read() as s:
         _owned(s.get(ChatSession, session_id), user_id, "session")
         rows = s.scalars(
@@ -62,7 +62,7 @@ def list_messages(
             .limit(limit + 1)
         ).all()
         page = [message_dict(m) for m in rows[:limit]]
-        return page, [rows[limit - 1].position] if len(rows) > limit else None
+        return page, rows[limit - 1].position if len(rows) > limit else None
 
 
 def get_session(

@@ -144,8 +144,11 @@ def test_sessions_and_messages_come_a_page_at_a_time(live: LiveServer) -> None:
         if (cursor := page["next_cursor"]) is None:
             break
     assert paged == stored and len(paged) > 1
-    wrong = live.get(path, params={"cursor": live.get("/api/sessions").json()["sessions"][0]["id"]})
-    assert wrong.status_code == 422 and "cursor" in wrong.json()["error"]["details"]
+    for wrong in ("abc", "1.x", "-1", "1" * 16):
+        response = live.get(path, params={"cursor": wrong})
+        assert response.status_code == 422 and "cursor" in response.json()["error"]["details"]
+    gone = live.get("/api/sessions", params={"cursor": "1.ses_gone"}).json()
+    assert gone == {"sessions": [], "next_cursor": None}  # before every session: an empty page
 
 
 def test_json_must_be_utf_8(live: LiveServer) -> None:
