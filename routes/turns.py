@@ -9,7 +9,7 @@ from flask import Response, g, url_for
 from routes.api import BEARER, Blueprint
 from routes.auth import events_auth, login_required, sign_events_token
 from routes.deps import get_db, get_prices, get_turns
-from routes.responses import NEW_TURN_LINKS, SSE, CancelAccepted, Turn, TurnStarted
+from routes.responses import NEW_TURN_LINKS, SSE, CancelAccepted, ErrorResponse, Turn, TurnStarted
 from routes.schemas import EventsHeaders, EventsQuery, TurnRequest, check_message_size
 from routes.sse import EVENTS_DOC, event_stream
 from services import sessions
@@ -50,6 +50,7 @@ def show(turn_id: str) -> dict[str, Any]:
 @bp.arguments(EventsHeaders, location="headers", as_kwargs=True)
 @bp.alt_response(200, success=True, content_type="text/event-stream", description=EVENTS_DOC)
 @bp.alt_response(204, description="The turn ended and nothing is left after Last-Event-ID.")
+@bp.alt_response(416, schema=ErrorResponse, description="Last-Event-ID is past the last event.")
 @bp.doc(security=[*BEARER, {}], responses={200: {"content": SSE}})
 def events(
     turn_id: str,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import threading
 from typing import Any
 
@@ -21,6 +22,7 @@ from server.shapes import shape_of
 from server.stream import stream_turn
 
 RELAY_HEADER = b"x-relay-turn"
+log = logging.getLogger(__name__)
 Scope = dict[str, Any]
 Receive = Any
 Send = Any
@@ -82,7 +84,21 @@ class Front:
                 return  # the marker's empty body
             await send(message)
 
-        await self.wsgi({**scope, "relay": True}, _replay(body, receive), capture)
+        started = False
+
+        async def tracked(message: dict[str, Any]) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await capture(message)
+
+        try:
+            await self.wsgi({**scope, "relay": True}, _replay(body, receive), tracked)
+        except Exception:
+            log.exception("the WSGI app failed outside Flask's error handlers")
+            if started:
+                raise
+            await _error(send, 500, "internal_error", "Something went wrong on our side.")
+            return
         if relay:
             await send(relay["start"])
             await stream_turn(

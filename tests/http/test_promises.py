@@ -187,3 +187,15 @@ def test_the_spec_and_the_docs_page_are_served(live: LiveServer) -> None:
     assert error["required"] == ["error"]
     page = httpx2.get(live.url + "/docs", timeout=10)
     assert page.status_code == 200 and "swagger-ui" in page.text and "openapi.json" in page.text
+
+
+def test_a_failure_outside_flask_is_a_json_500(
+    live: LiveServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def broken(scope: Any, receive: Any, send: Any) -> None:
+        raise RuntimeError("the thread pool is gone")
+
+    monkeypatch.setattr(live.server.config.app, "wsgi", broken)
+    response = live.get("/api/sessions")
+    assert response.status_code == 500
+    assert response.json()["error"]["code"] == "internal_error"
