@@ -9,6 +9,7 @@ from typing import Any
 
 import httpx2
 import pytest
+from jsonschema import Draft202012Validator
 
 from tests.http.conftest import LiveServer, decode, events_only
 from tests.http.test_turns_http import finished_turn
@@ -183,6 +184,8 @@ def test_the_spec_and_the_docs_page_are_served(live: LiveServer) -> None:
         if method != "parameters"
     }
     assert rules == documented
+    for schema in spec["components"]["schemas"].values():
+        Draft202012Validator.check_schema(schema)  # every component is valid JSON Schema
     error = spec["components"]["schemas"]["ErrorResponse"]
     assert error["required"] == ["error"]
     page = httpx2.get(live.url + "/docs", timeout=10)
