@@ -9,13 +9,14 @@ from flask import Response, request
 
 from engine.turns.service import TurnService
 from routes.errors import APIError
-from streaming.protocol import KEEPALIVE
+from streaming.protocol import KEEPALIVE, decode_stream
 
 SSE_HEADERS = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
 RELAY_HEADER = "X-Relay-Turn"
 EVENTS_DOC = (
     "`text/event-stream`: the events after Last-Event-ID, then live ones until `turn_end`. "
-    "An id past the last event written so far is 416 `last_event_id_out_of_range`."
+    "An id past the last event written so far is 416 `last_event_id_out_of_range` (except "
+    "for a turn rebuilt from storage, which any reader gets anew with `reset: true`)."
 )
 
 
@@ -65,6 +66,9 @@ def _check_in_range(turns: TurnService, turn_id: str, after: int) -> None:
     written = turns.read(turn_id, 0, 0, check_store=True)
     if not (written.finished or written.frames):
         return  # a log this worker cannot see yet: let the stream wait for it
+    first = decode_stream(written.frames.split(b"\n\n", 1)[0] + b"\n\n")
+    if first and first[0][2].get("replayed"):
+        return  # rebuilt from storage: any position gets it renumbered after it, with `reset`
     if after > written.last_seq:
         raise APIError(
             416,

@@ -10,7 +10,9 @@ from typing import Any
 import httpx2
 import pytest
 from jsonschema import Draft202012Validator
+from sqlalchemy import delete
 
+from models.chat import TurnEvents
 from tests.http.conftest import LiveServer, decode, events_only
 from tests.http.test_turns_http import finished_turn
 
@@ -116,6 +118,18 @@ def test_an_event_id_past_the_end_is_416(live: LiveServer) -> None:
         error = response.json()["error"]
         assert error["code"] == "last_event_id_out_of_range"
         assert error["details"]["last_available"] == last
+
+
+def test_a_turn_rebuilt_from_storage_serves_any_position_with_a_reset(live: LiveServer) -> None:
+    turn, _ = finished_turn(live)
+    with live.app.extensions["db"].transaction() as s:
+        s.execute(delete(TurnEvents).where(TurnEvents.turn_id == turn["turn_id"]))
+    live.app.extensions["turns"].reader.events._logs.pop(turn["turn_id"])  # the live log is gone
+    path = f"/api/turns/{turn['turn_id']}/events"
+    response = live.http.get(path, headers={"Last-Event-ID": "1000"})
+    assert response.status_code == 200
+    first = decode(response.content)[0]
+    assert first[0] == 1001 and first[1] == "turn_start" and first[2]["reset"] is True
 
 
 @pytest.mark.parametrize("limit", ["-1", "0", "101", "x", "1.5"])
