@@ -139,6 +139,29 @@ def test_bad_page_limits_are_422(live: LiveServer, limit: str) -> None:
 
 
 def test_sessions_and_messages_come_a_page_at_a_time(live: LiveServer) -> None:
+    walk_pages(live)
+
+
+def test_session_pages_on_postgres(app_config: dict[str, Any], tmp_path: Any) -> None:
+    from app import create_app
+    from models.migrate import upgrade
+    from tests.backends import fresh_postgres
+    from tests.conftest import make_user
+
+    with fresh_postgres() as url:
+        upgrade(url)
+        app = create_app({**app_config, "DATABASE_URL": url})
+        server = LiveServer(app, make_user(app.extensions["db"], "pg")[1])
+        try:
+            walk_pages(server)
+        finally:
+            server.close()
+            app.extensions["turns"].shutdown()
+            app.extensions["db"].dispose()
+
+
+def walk_pages(live: LiveServer) -> None:
+    """Five sessions two at a time, a turn's messages one at a time, and bad cursors."""
     made = [live.post("/api/sessions", json={"title": f"s{i}"}).json()["id"] for i in range(5)]
     seen, cursor = [], None
     while True:
