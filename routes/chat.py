@@ -9,7 +9,7 @@ from flask import Response, g
 from routes.api import BEARER, Blueprint
 from routes.auth import login_required
 from routes.deps import get_turns
-from routes.responses import SSE
+from routes.responses import SSE, TURN_HEADERS
 from routes.schemas import ChatStreamRequest, check_message_size
 from routes.sse import EVENTS_DOC, event_stream
 
@@ -19,7 +19,13 @@ bp = Blueprint("chat", __name__, description="A whole turn in one request.")
 @bp.post("/chat/stream")
 @login_required
 @bp.arguments(ChatStreamRequest)
-@bp.alt_response(200, success=True, content_type="text/event-stream", description=EVENTS_DOC)
+@bp.alt_response(
+    200,
+    success=True,
+    content_type="text/event-stream",
+    description=EVENTS_DOC,
+    headers=TURN_HEADERS,
+)
 @bp.doc(security=BEARER, responses={200: {"content": SSE}})
 def stream(body: dict[str, Any]) -> Response:
     """Start a turn (creating the session if none is given) and stream its events."""

@@ -215,3 +215,12 @@ NEW_TURN_LINKS = {
     "CancelTurn": link(TURN + "/cancel", "post", turn_id="$response.body#/turn_id"),
     "DeleteSession": link(SESSION, "delete", session_id="$response.body#/session_id"),
 }
+
+TURN_HEADERS = {
+    "X-Session-Id": {
+        "description": "The turn's session.",
+        "required": True,
+        "schema": {"type": "string"},
+    },
+    "X-Turn-Id": {"description": "The turn.", "required": True, "schema": {"type": "string"}},
+}

@@ -14,7 +14,7 @@ from routes.api import BEARER, Blueprint
 from routes.auth import login_required
 from routes.deps import get_db, get_turns
 from routes.errors import APIError
-from routes.responses import UI_SSE, UICancelAccepted, UIChatMessages
+from routes.responses import TURN_HEADERS, UI_SSE, UICancelAccepted, UIChatMessages
 from routes.schemas import WS, check_message_size, storable
 from routes.sse import RELAY_HEADER
 from services import sessions, ui_chats
@@ -83,7 +83,9 @@ class ResumeHeaders(Schema):
 @bp.post("/ui/chat")
 @login_required
 @bp.arguments(UIChatRequest)
-@bp.alt_response(200, success=True, content_type="text/event-stream", description=UI_DOC)
+@bp.alt_response(
+    200, success=True, content_type="text/event-stream", description=UI_DOC, headers=TURN_HEADERS
+)
 @bp.doc(security=BEARER, responses={200: {"content": UI_SSE}})
 def chat(body: dict[str, Any]) -> Response:
     """Start a turn on the chat's session with the newest user message; stream it."""
