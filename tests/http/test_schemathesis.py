@@ -21,7 +21,7 @@ from schemathesis import Case, GenerationMode
 from schemathesis.specs.openapi.checks import positive_data_acceptance
 from sqlalchemy import func, select
 
-from models import ChatSession, Turn
+from models import ChatSession, Turn, UIChat
 from tests.http.conftest import LiveServer
 
 EXAMPLES = 40  # per operation and mode: 14 operations x 2 modes x 40 = 1,120 requests at most
@@ -45,12 +45,12 @@ class Audit:
         self.operations = Counter[tuple[str, str, int]]()
         self.headers = dict(live.headers)
 
-    def rows(self) -> tuple[int, int]:
-        """Sessions and turns: only requests write them."""
+    def rows(self) -> tuple[int, ...]:
+        """Sessions, turns and AI SDK chats: only requests write them."""
         with self.live.app.extensions["db"].read() as s:
-            return (
-                s.scalar(select(func.count()).select_from(ChatSession)) or 0,
-                s.scalar(select(func.count()).select_from(Turn)) or 0,
+            return tuple(
+                s.scalar(select(func.count()).select_from(model)) or 0
+                for model in (ChatSession, Turn, UIChat)
             )
 
     def call(self, case: Case) -> Any:
