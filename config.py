@@ -120,6 +120,7 @@ def load_settings(instance_path: str) -> dict[str, Any]:
         "MAX_TOOL_ROUNDS": _int("MAX_TOOL_ROUNDS", 10),
         "MAX_MESSAGE_CHARS": _int("MAX_MESSAGE_CHARS", 16_000),
         "MAX_CONTENT_LENGTH": _int("MAX_REQUEST_BYTES", 256 * 1024),
+        "BODY_TIMEOUT": _float("BODY_TIMEOUT", 10.0),
         "UPSTREAM_MAX_RETRIES": _int("UPSTREAM_MAX_RETRIES", 4),
         "MAX_TAKEOVERS": _int("MAX_TAKEOVERS", 3),
         "EVENTS_TOKEN_MAX_AGE": _int("EVENTS_TOKEN_MAX_AGE", 3600),

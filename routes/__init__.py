@@ -6,14 +6,15 @@ from flask import Flask
 
 
 def register_blueprints(app: Flask) -> None:
-    """Attach every blueprint to `app`."""
+    """Attach every blueprint to `app` through the Api, which documents them in /openapi.json."""
     from routes import chat, health, metrics, sessions, tokens, turns, ui_chat, web
+    from routes.api import init_api, refuse_unknown_query
 
-    app.register_blueprint(health.bp)
-    app.register_blueprint(metrics.bp)
-    app.register_blueprint(web.bp)
-    app.register_blueprint(sessions.bp, url_prefix="/api")
-    app.register_blueprint(turns.bp, url_prefix="/api")
-    app.register_blueprint(chat.bp, url_prefix="/api")
-    app.register_blueprint(ui_chat.bp, url_prefix="/api")
-    app.register_blueprint(tokens.bp, url_prefix="/api")
+    api = init_api(app)
+    api.register_blueprint(health.bp)
+    api.register_blueprint(web.bp)
+    api.register_blueprint(metrics.bp)
+    for bp in (sessions.bp, turns.bp, chat.bp, ui_chat.bp, tokens.bp):
+        api.register_blueprint(bp, url_prefix="/api")
+    app.extensions["api"] = api
+    refuse_unknown_query(app)

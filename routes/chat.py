@@ -2,23 +2,36 @@
 
 from __future__ import annotations
 
-from flask import Blueprint, Response, g
+from typing import Any
 
+from flask import Response, g
+
+from routes.api import BEARER, Blueprint
 from routes.auth import login_required
 from routes.deps import get_turns
 from routes.ratelimit import rate_limited
-from routes.schemas import ChatStreamRequest, parse_body
-from routes.sse import event_stream
+from routes.responses import SSE, TURN_HEADERS
+from routes.schemas import ChatStreamRequest, check_message_size
+from routes.sse import EVENTS_DOC, event_stream
 
-bp = Blueprint("chat", __name__)
+bp = Blueprint("chat", __name__, description="A whole turn in one request.")
 
 
 @bp.post("/chat/stream")
 @login_required
 @rate_limited
-def stream() -> Response:
+@bp.arguments(ChatStreamRequest)
+@bp.alt_response(
+    200,
+    success=True,
+    content_type="text/event-stream",
+    description=EVENTS_DOC,
+    headers=TURN_HEADERS,
+)
+@bp.doc(security=BEARER, responses={200: {"content": SSE}})
+def stream(body: dict[str, Any]) -> Response:
     """Start a turn (creating the session if none is given) and stream its events."""
-    body = parse_body(ChatStreamRequest())
+    check_message_size(body)
     turn = get_turns().start(g.user_id, body["session_id"], body["message"])
     response = event_stream(get_turns(), turn.turn_id, 0)
     response.headers["X-Turn-Id"], response.headers["X-Session-Id"] = turn.turn_id, turn.session_id

@@ -71,6 +71,13 @@ def register_error_handlers(app: Flask) -> None:
 
     @app.errorhandler(HTTPException)
     def _http(err: HTTPException) -> tuple[Response, int]:
+        messages = getattr(err, "data", {}).get("messages")
+        if err.code == 422 and isinstance(messages, dict):
+            # webargs' validation of a body, query string or headers: fields by name.
+            details: dict[str, Any] = {}
+            for location in messages.values():
+                details.update(location if isinstance(location, dict) else {"_schema": location})
+            return error_response(422, "validation_error", "The request is invalid.", details)
         code = (err.name or "error").lower().replace(" ", "_")
         return error_response(err.code or 500, code, err.description or err.name)
 

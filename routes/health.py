@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
-from flask import Blueprint
 from sqlalchemy import text
 
+from routes.api import Blueprint
 from routes.deps import get_db
 from routes.errors import APIError
+from routes.responses import Health
 
-bp = Blueprint("health", __name__)
+bp = Blueprint("health", __name__, description="Liveness.")
 
 
 @bp.get("/healthz")
+@bp.alt_response(200, schema=Health, success=True, description="The database answers.")
 def healthz() -> dict[str, str]:
     """Return ok once the database answers a query."""
     try:

@@ -4,15 +4,26 @@ from __future__ import annotations
 
 import hmac
 
-from flask import Blueprint, Response, current_app, request
+from flask import Response, current_app, request
 
+from routes.api import Blueprint
 from routes.errors import APIError
 from telemetry.metrics import render
 
-bp = Blueprint("metrics", __name__)
+bp = Blueprint("metrics", __name__, description="Prometheus metrics of every worker.")
 
 
 @bp.get("/metrics")
+@bp.alt_response(
+    200,
+    success=True,
+    content_type="text/plain",
+    description="Prometheus' text exposition format.",
+)
+@bp.doc(
+    responses={200: {"content": {"text/plain": {"schema": {"type": "string"}}}}},
+    description="No token needed unless METRICS_TOKEN is set; then send it as a Bearer token.",
+)
 def metrics() -> Response:
     """Every metric of this deployment's workers, in Prometheus' text format."""
     expected = current_app.config.get("METRICS_TOKEN")

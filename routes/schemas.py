@@ -1,15 +1,22 @@
-"""Marshmallow schemas for request bodies, and the one place that parses JSON bodies."""
+"""Marshmallow schemas of requests: bodies, query strings and headers (routes/api.py parses)."""
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from flask import current_app, request
+from flask import current_app
 from marshmallow import Schema, ValidationError, fields, post_load, validate, validates
 
 from routes.errors import APIError
+
+# An event id: digits only, at most 18 of them (any such number fits in 64 bits).
+EVENT_ID = r"\A[0-9]{1,18}\Z"
+# Whitespace as JSON Schema's (ECMA-262) \s means it, spelled out: Python's \s differs.
+WS = r"\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+# Some character that is not whitespace, and no NUL anywhere.
+NON_BLANK = rf"\A[{WS}]*[^{WS}\x00][^\x00]*\Z"
+NO_NUL = r"\A[^\x00]*\Z"
 
 
 def storable(value: str) -> None:
@@ -25,26 +32,33 @@ def storable(value: str) -> None:
 class TurnRequest(Schema):
     """Body of POST /api/sessions/<id>/turns."""
 
-    message = fields.String(required=True, validate=storable)
-
-    @validates("message")
-    def _not_blank(self, value: str, **_: Any) -> None:
-        if not value.strip():
-            raise ValidationError("The message must not be empty.")
+    message = fields.String(
+        required=True,
+        validate=[
+            validate.Regexp(
+                NON_BLANK, error="The message must not be empty (nor contain NUL characters)."
+            ),
+            storable,
+        ],
+    )
 
 
 class ChatStreamRequest(TurnRequest):
     """Body of POST /api/chat/stream."""
 
     session_id = fields.String(
-        load_default=None, validate=[validate.Length(min=1, max=64), storable]
+        load_default=None,
+        validate=[validate.Length(min=1, max=64), validate.Regexp(NO_NUL), storable],
     )
 
 
 class SessionRequest(Schema):
     """Body of POST /api/sessions (optional)."""
 
-    title = fields.String(load_default=None, validate=[validate.Length(max=200), storable])
+    title = fields.String(
+        load_default=None,
+        validate=[validate.Length(max=200), validate.Regexp(NO_NUL), storable],
+    )
 
 
 MAX_TOKEN_LIFETIME = timedelta(days=3650)
@@ -86,25 +100,28 @@ class TokenRequest(Schema):
         return data
 
 
-def parse_body(schema: Schema, optional: bool = False) -> dict[str, Any]:
-    """Load the JSON body with `schema`; raise a 4xx APIError for any bad input."""
-    raw = request.get_data(cache=True)
-    if not raw.strip() and optional:
-        return schema.load({})
-    if request.mimetype != "application/json":
-        raise APIError(415, "unsupported_media_type", "Send the body as application/json.")
-    try:
-        body = json.loads(raw)
-    except (ValueError, RecursionError) as err:
-        raise APIError(400, "invalid_json", "The request body is not valid JSON.") from err
-    if not isinstance(body, dict):
-        raise APIError(
-            422,
-            "validation_error",
-            "The request body must be a JSON object.",
-            {"_schema": ["Expected a JSON object."]},
-        )
-    data = schema.load(body)
+class EventsQuery(Schema):
+    """Query of GET /api/turns/<id>/events."""
+
+    last_event_id = fields.String(
+        validate=validate.Regexp(EVENT_ID),
+        metadata={"description": "Like the Last-Event-ID header (which wins if both are sent)."},
+    )
+    token = fields.String(metadata={"description": "The signed token of `events_url`."})
+
+
+class EventsHeaders(Schema):
+    """Headers of GET /api/turns/<id>/events."""
+
+    last_event_id_header = fields.String(
+        data_key="Last-Event-ID",
+        validate=validate.Regexp(EVENT_ID),
+        metadata={"description": "Send the events after this one (digits only, up to 18)."},
+    )
+
+
+def check_message_size(data: dict[str, Any]) -> dict[str, Any]:
+    """Raise 413 for a message over MAX_MESSAGE_CHARS; return `data`."""
     limit = current_app.config["MAX_MESSAGE_CHARS"]
     if len(data.get("message") or "") > limit:
         raise APIError(

@@ -1,43 +1,69 @@
-"""Chat sessions: create, list, show with messages, delete."""
+"""Chat sessions: create, list (paginated), show with messages, page messages, delete."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from flask import Blueprint, g
+from flask import g
 
+from routes.api import BEARER, Blueprint
 from routes.auth import login_required
 from routes.deps import get_db, get_prices, get_turns
-from routes.schemas import SessionRequest, parse_body
+from routes.paging import MessagePageQuery, SessionPageQuery, session_cursor, session_key
+from routes.responses import NEW_SESSION_LINKS, MessagePage, Session, SessionDetail, SessionPage
+from routes.schemas import SessionRequest
 from services import sessions
 
-bp = Blueprint("sessions", __name__)
+bp = Blueprint("sessions", __name__, description="Chat sessions.")
 
 
 @bp.post("/sessions")
 @login_required
-def create() -> tuple[dict[str, Any], int]:
+@bp.arguments(SessionRequest, description="Optional: an empty body is a session with no title.")
+@bp.alt_response(201, schema=Session, success=True, description="The new session.")
+@bp.doc(security=BEARER, responses={201: {"links": NEW_SESSION_LINKS}})
+def create(body: dict[str, Any]) -> tuple[dict[str, Any], int]:
     """Create a session."""
-    body = parse_body(SessionRequest(), optional=True)
     return sessions.create_session(get_db(), g.user_id, body["title"]), 201
 
 
 @bp.get("/sessions")
 @login_required
-def index() -> dict[str, Any]:
-    """List the caller's sessions."""
-    return {"sessions": sessions.list_sessions(get_db(), g.user_id)}
+@bp.arguments(SessionPageQuery, location="query", as_kwargs=True)
+@bp.alt_response(200, schema=SessionPage, success=True, description="Newest first.")
+@bp.doc(security=BEARER)
+def index(limit: int, cursor: str | None = None) -> dict[str, Any]:
+    """List the caller's sessions, newest first, a page at a time."""
+    after = session_key(cursor) if cursor else None
+    rows, key = sessions.list_sessions(get_db(), g.user_id, limit, after)
+    return {"sessions": rows, "next_cursor": key and session_cursor(key)}
 
 
 @bp.get("/sessions/<session_id>")
 @login_required
+@bp.alt_response(200, schema=SessionDetail, success=True, description="The session.")
+@bp.doc(security=BEARER)
 def show(session_id: str) -> dict[str, Any]:
-    """Show a session with its messages, usage and cost."""
+    """Show a session with all its messages, usage and cost."""
     return sessions.get_session(get_db(), g.user_id, session_id, get_prices())
+
+
+@bp.get("/sessions/<session_id>/messages")
+@login_required
+@bp.arguments(MessagePageQuery, location="query", as_kwargs=True)
+@bp.alt_response(200, schema=MessagePage, success=True, description="Oldest first.")
+@bp.doc(security=BEARER)
+def messages(session_id: str, limit: int, cursor: str | None = None) -> dict[str, Any]:
+    """List a session's messages, oldest first, a page at a time."""
+    after = int(cursor) if cursor else None
+    rows, key = sessions.list_messages(get_db(), g.user_id, session_id, limit, after)
+    return {"messages": rows, "next_cursor": None if key is None else str(key)}
 
 
 @bp.delete("/sessions/<session_id>")
 @login_required
+@bp.alt_response(204, description="Deleted.", success=True)
+@bp.doc(security=BEARER)
 def destroy(session_id: str) -> tuple[str, int]:
     """Delete a session, first stopping a turn that runs on it."""
     running = sessions.running_turn(get_db(), g.user_id, session_id)

@@ -10,22 +10,15 @@ from flask import Response, current_app, g, request
 from engine.turns.service import TurnService
 from routes.errors import APIError
 from server.shapes import Frames
-from streaming.protocol import KEEPALIVE
+from streaming.protocol import KEEPALIVE, decode_stream
 
 SSE_HEADERS = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
 RELAY_HEADER = "X-Relay-Turn"
-
-
-def last_event_id() -> int:
-    """Return the reader's position from `Last-Event-ID` or `?last_event_id=`, default 0."""
-    raw = request.headers.get("Last-Event-ID") or request.args.get("last_event_id") or "0"
-    try:
-        value = int(raw.strip())
-    except ValueError as err:
-        raise APIError(400, "invalid_last_event_id", "Last-Event-ID must be an integer.") from err
-    if value < 0:
-        raise APIError(400, "invalid_last_event_id", "Last-Event-ID must not be negative.")
-    return value
+EVENTS_DOC = (
+    "`text/event-stream`: the events after Last-Event-ID, then live ones until `turn_end`. "
+    "An id past the last event written so far is 416 `last_event_id_out_of_range` (except "
+    "for a turn rebuilt from storage, which any reader gets anew with `reset: true`)."
+)
 
 
 def event_stream(turns: TurnService, turn_id: str, after: int) -> Response:
@@ -36,6 +29,8 @@ def event_stream(turns: TurnService, turn_id: str, after: int) -> Response:
     without turn_end and the client reconnects, with Last-Event-ID, to another worker.
     """
     timings = turns.timings
+    if after:
+        _check_in_range(turns, turn_id, after)
     first = turns.read(turn_id, after, 0, check_store=True)
     if first.finished and (not first.frames or first.last_seq <= after):
         return Response(status=204, headers=SSE_HEADERS)
@@ -82,3 +77,20 @@ def event_stream(turns: TurnService, turn_id: str, after: int) -> Response:
             chunk = turns.read(turn_id, position, wait, check_store=idle)
 
     return Response(generate(), mimetype="text/event-stream", headers=SSE_HEADERS)
+
+
+def _check_in_range(turns: TurnService, turn_id: str, after: int) -> None:
+    """Refuse an id past the last event written so far: no client can have seen it."""
+    written = turns.read(turn_id, 0, 0, check_store=True)
+    if not (written.finished or written.frames):
+        return  # a log this worker cannot see yet: let the stream wait for it
+    first = decode_stream(written.frames.split(b"\n\n", 1)[0] + b"\n\n")
+    if first and first[0][2].get("replayed"):
+        return  # rebuilt from storage: any position gets it renumbered after it, with `reset`
+    if after > written.last_seq:
+        raise APIError(
+            416,
+            "last_event_id_out_of_range",
+            f"Last-Event-ID {after} is past the turn's last event ({written.last_seq}).",
+            {"last_event_id": after, "last_available": written.last_seq},
+        )

@@ -4,19 +4,23 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Blueprint, current_app, g
+from flask import current_app, g
 
+from routes.api import BEARER, Blueprint
 from routes.auth import login_required
 from routes.deps import get_db
 from routes.errors import APIError
-from routes.schemas import TokenRequest, parse_body
+from routes.responses import NewToken, TokenList
+from routes.schemas import TokenRequest
 from services import tokens
 
-bp = Blueprint("tokens", __name__)
+bp = Blueprint("tokens", __name__, description="The caller's API tokens.")
 
 
 @bp.get("/tokens")
 @login_required
+@bp.alt_response(200, schema=TokenList, success=True, description="Tokens not revoked.")
+@bp.doc(security=BEARER)
 def index() -> dict[str, Any]:
     """List the caller's tokens that are not revoked; `current` marks the one in use."""
     return {"tokens": tokens.list_tokens(get_db(), g.user_id, g.token_id)}
@@ -24,9 +28,11 @@ def index() -> dict[str, Any]:
 
 @bp.post("/tokens")
 @login_required
-def create() -> tuple[dict[str, Any], int]:
+@bp.arguments(TokenRequest)
+@bp.alt_response(201, schema=NewToken, success=True, description="The token, shown once.")
+@bp.doc(security=BEARER)
+def create(body: dict[str, Any]) -> tuple[dict[str, Any], int]:
     """Issue a named token, optionally expiring; its `token` is never shown again."""
-    body = parse_body(TokenRequest())
     try:
         return tokens.create_token(get_db(), g.user_id, body["name"], body["expires_at"]), 201
     except tokens.TooManyTokens as err:
@@ -37,8 +43,10 @@ def create() -> tuple[dict[str, Any], int]:
         ) from err
 
 
-@bp.delete("/tokens/<int:token_id>")
+@bp.delete("/tokens/<int(max=2147483647):token_id>")  # beyond: 404, not an overflow
 @login_required
+@bp.alt_response(204, success=True, description="Revoked.")
+@bp.doc(security=BEARER)
 def revoke(token_id: int) -> tuple[str, int]:
     """Revoke a token at once: requests get 401, its open streams end within seconds."""
     tokens.revoke_token(get_db(), g.user_id, token_id)

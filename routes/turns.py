@@ -4,24 +4,29 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Blueprint, Response, g, url_for
+from flask import Response, g, url_for
 
+from routes.api import BEARER, Blueprint
 from routes.auth import events_auth, login_required, sign_events_token
 from routes.deps import get_db, get_prices, get_turns
 from routes.ratelimit import rate_limited
-from routes.schemas import TurnRequest, parse_body
-from routes.sse import event_stream, last_event_id
+from routes.responses import NEW_TURN_LINKS, SSE, CancelAccepted, ErrorResponse, Turn, TurnStarted
+from routes.schemas import EventsHeaders, EventsQuery, TurnRequest, check_message_size
+from routes.sse import EVENTS_DOC, event_stream
 from services import sessions
 
-bp = Blueprint("turns", __name__)
+bp = Blueprint("turns", __name__, description="Turns and their event streams.")
 
 
 @bp.post("/sessions/<session_id>/turns")
 @login_required
 @rate_limited
-def create(session_id: str) -> tuple[dict[str, Any], int]:
+@bp.arguments(TurnRequest)
+@bp.alt_response(202, schema=TurnStarted, success=True, description="Started.")
+@bp.doc(security=BEARER, responses={202: {"links": NEW_TURN_LINKS}})
+def create(body: dict[str, Any], session_id: str) -> tuple[dict[str, Any], int]:
     """Start a turn; its events stream from `events_url`."""
-    body = parse_body(TurnRequest())
+    check_message_size(body)
     turn = get_turns().start(g.user_id, session_id, body["message"])
     g.turn_id = turn.turn_id  # for the access log
     return {
@@ -34,6 +39,8 @@ def create(session_id: str) -> tuple[dict[str, Any], int]:
 
 @bp.get("/turns/<turn_id>")
 @login_required
+@bp.alt_response(200, schema=Turn, success=True, description="The turn.")
+@bp.doc(security=BEARER)
 def show(turn_id: str) -> dict[str, Any]:
     """Return a turn's status, usage and cost, and a fresh `events_url` (signed ones expire)."""
     turn = sessions.get_turn(get_db(), g.user_id, turn_id, get_prices())
@@ -42,15 +49,28 @@ def show(turn_id: str) -> dict[str, Any]:
 
 @bp.get("/turns/<turn_id>/events")
 @events_auth
-def events(turn_id: str) -> Response:
+@bp.arguments(EventsQuery, location="query", as_kwargs=True)
+@bp.arguments(EventsHeaders, location="headers", as_kwargs=True)
+@bp.alt_response(200, success=True, content_type="text/event-stream", description=EVENTS_DOC)
+@bp.alt_response(204, description="The turn ended and nothing is left after Last-Event-ID.")
+@bp.alt_response(416, schema=ErrorResponse, description="Last-Event-ID is past the last event.")
+@bp.doc(security=[*BEARER, {}], responses={200: {"content": SSE}})
+def events(
+    turn_id: str,
+    last_event_id_header: str | None = None,
+    last_event_id: str | None = None,
+    token: str | None = None,
+) -> Response:
     """Replay the turn's events after Last-Event-ID, then follow live."""
-    after = last_event_id()
+    after = int(last_event_id_header or last_event_id or 0)
     sessions.get_turn(get_db(), g.user_id, turn_id)
     return event_stream(get_turns(), turn_id, after)
 
 
 @bp.post("/turns/<turn_id>/cancel")
 @login_required
+@bp.alt_response(202, schema=CancelAccepted, success=True, description="Cancel requested.")
+@bp.doc(security=BEARER)
 def cancel(turn_id: str) -> tuple[dict[str, Any], int]:
     """Ask a running turn to stop; what it produced so far is kept."""
     turn = sessions.get_turn(get_db(), g.user_id, turn_id)

@@ -6,23 +6,26 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from flask import Blueprint, Response, g, request
+from flask import Response, g, request
 from marshmallow import EXCLUDE, Schema, ValidationError, fields, post_load, validate, validates
 
 from engine.turns.service import TurnService
+from routes.api import BEARER, Blueprint
 from routes.auth import login_required
 from routes.deps import get_db, get_turns
 from routes.errors import APIError
 from routes.ratelimit import rate_limited
-from routes.schemas import parse_body, storable
+from routes.responses import TURN_HEADERS, UI_SSE, UICancelAccepted, UIChatMessages
+from routes.schemas import WS, check_message_size, storable
 from routes.sse import RELAY_HEADER
 from services import sessions, ui_chats
 from streaming.protocol import KEEPALIVE, decode_stream
 from streaming.ui_stream import DONE, UI_STREAM_HEADERS, UIStreamTranslator, encode_chunks
 
-bp = Blueprint("ui_chat", __name__)
+bp = Blueprint("ui_chat", __name__, description="The Vercel AI SDK's useChat endpoints.")
+UI_DOC = "The turn as the AI SDK's UI message stream (SSE `data:` chunks, then `[DONE]`)."
 
-CHAT_ID = [validate.Length(min=1, max=128), validate.Regexp(r"^[^/\s]+$"), storable]
+CHAT_ID = [validate.Length(min=1, max=128), validate.Regexp(rf"\A[^/{WS}\x00]+\Z"), storable]
 
 
 class UIChatRequest(Schema):
@@ -67,12 +70,28 @@ class UIChatRequest(Schema):
         return data
 
 
+class ResumeHeaders(Schema):
+    """Headers of a resume that names the client's message and step count."""
+
+    message_id = fields.String(data_key=ui_chats.RESUME_MESSAGE_HEADER)
+    steps = fields.String(
+        data_key=ui_chats.RESUME_STEPS_HEADER,
+        validate=validate.Regexp(r"\A[0-9]{1,9}\Z"),
+        metadata={"description": "The client's count of step-start parts."},
+    )
+
+
 @bp.post("/ui/chat")
 @login_required
 @rate_limited
-def chat() -> Response:
+@bp.arguments(UIChatRequest)
+@bp.alt_response(
+    200, success=True, content_type="text/event-stream", description=UI_DOC, headers=TURN_HEADERS
+)
+@bp.doc(security=BEARER, responses={200: {"content": UI_SSE}})
+def chat(body: dict[str, Any]) -> Response:
     """Start a turn on the chat's session with the newest user message; stream it."""
-    body = parse_body(UIChatRequest())
+    check_message_size(body)
     get_turns().admit(g.user_id)  # before the chat's row is made: a refusal writes nothing
     session_id = ui_chats.chat_session(get_db(), g.user_id, body["id"], create=True)
     turn = get_turns().start(g.user_id, session_id, body["message"])
@@ -83,10 +102,12 @@ def chat() -> Response:
 
 @bp.get("/ui/chat/<chat_id>/stream")
 @login_required
-def resume(chat_id: str) -> Response:
+@bp.arguments(ResumeHeaders, location="headers", as_kwargs=True)
+@bp.alt_response(200, success=True, content_type="text/event-stream", description=UI_DOC)
+@bp.alt_response(204, description="Nothing to resume.")
+@bp.doc(security=BEARER, responses={200: {"content": UI_SSE}})
+def resume(chat_id: str, message_id: str | None = None, steps: str | None = None) -> Response:
     """Resume the chat's turn: after the client's step if it names one, else from the start."""
-    message_id = request.headers.get(ui_chats.RESUME_MESSAGE_HEADER)
-    steps = _resume_steps()
     session_id = ui_chats.chat_session(get_db(), g.user_id, chat_id)
     latest = ui_chats.latest_turn(get_db(), session_id) if session_id else None
     if latest is None:
@@ -94,7 +115,7 @@ def resume(chat_id: str) -> Response:
     turn_id, status = latest
     if message_id == turn_id and steps is not None:
         # Served finished or not: re-sending the client's step is harmless, missing it is not.
-        return ui_stream(get_turns(), turn_id, steps)
+        return ui_stream(get_turns(), turn_id, int(steps))
     if status == "running":
         return ui_stream(get_turns(), turn_id, None)
     return Response(status=204)
@@ -102,6 +123,8 @@ def resume(chat_id: str) -> Response:
 
 @bp.get("/ui/chat/<chat_id>/messages")
 @login_required
+@bp.alt_response(200, schema=UIChatMessages, success=True, description="The conversation.")
+@bp.doc(security=BEARER)
 def messages(chat_id: str) -> dict[str, Any]:
     """Return the chat's stored conversation as UIMessages, and how to resume what runs."""
     return ui_chats.chat_messages(get_db(), g.user_id, chat_id)
@@ -109,6 +132,8 @@ def messages(chat_id: str) -> dict[str, Any]:
 
 @bp.post("/ui/chat/<chat_id>/cancel")
 @login_required
+@bp.alt_response(202, schema=UICancelAccepted, success=True, description="Cancel requested.")
+@bp.doc(security=BEARER)
 def cancel(chat_id: str) -> tuple[dict[str, Any], int]:
     """Ask the chat's running turn to stop (useChat's stop() only closes the connection)."""
     session_id = ui_chats.chat_session(get_db(), g.user_id, chat_id)
@@ -118,17 +143,6 @@ def cancel(chat_id: str) -> tuple[dict[str, Any], int]:
     if running is not None:
         get_turns().cancel(running)
     return {"turn_id": running, "cancel_requested": running is not None}, 202
-
-
-def _resume_steps() -> int | None:
-    raw = request.headers.get(ui_chats.RESUME_STEPS_HEADER)
-    if raw is None:
-        return None
-    if not raw.strip().isdigit():
-        raise APIError(
-            400, "invalid_resume_steps", f"{ui_chats.RESUME_STEPS_HEADER} must be an integer >= 0."
-        )
-    return int(raw)
 
 
 class WorkerDraining(Exception):

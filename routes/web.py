@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from flask import Blueprint, Response, send_from_directory
+from flask import Response, send_from_directory
+
+from routes.api import Blueprint
 
 WEB = Path(__file__).resolve().parent.parent / "web"
 
@@ -25,10 +27,14 @@ CSP = "; ".join(
     ]
 )
 
-bp = Blueprint("web", __name__, static_folder=str(WEB), static_url_path="/web")
+bp = Blueprint(
+    "web", __name__, static_folder=str(WEB), static_url_path="/web", description="The chat page."
+)
 
 
 @bp.get("/")
+@bp.alt_response(200, success=True, content_type="text/html", description="The page.")
+@bp.doc(responses={200: {"content": {"text/html": {"schema": {"type": "string"}}}}})
 def index() -> Response:
     """Serve the chat page."""
     return send_from_directory(WEB, "index.html", max_age=0)

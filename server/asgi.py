@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import threading
 import time
 from functools import partial
@@ -26,6 +27,7 @@ from telemetry import access
 RELAY_HEADER = b"x-relay-turn"
 # The access log's status for a client that left before any response (nginx's convention).
 CLIENT_GONE = 499
+log = logging.getLogger(__name__)
 Scope = dict[str, Any]
 Receive = Any
 Send = Any
@@ -79,7 +81,13 @@ class Front:
         try:
             body = await self._body(scope, receive, answer)
             if body is not None:
-                await self.wsgi(inner, _replay(body, receive), _capture(relay, answer))
+                try:
+                    await self.wsgi(inner, _replay(body, receive), _capture(relay, answer))
+                except Exception:
+                    log.exception("the WSGI app failed outside Flask's error handlers")
+                    if status[0] != CLIENT_GONE or relay:
+                        raise  # a response has begun: the connection is cut instead
+                    await _error(answer, 500, "internal_error", "Something went wrong on our side.")
             if relay:
                 status[0] = relay["start"]["status"]
             route = inner.get("access", {}).get("route")
@@ -188,6 +196,10 @@ def _replay(body: bytes, receive: Receive) -> Receive:
 async def _error(send: Send, status: int, code: str, message: str) -> None:
     """Answer with the one JSON error shape."""
     body = json.dumps({"error": {"code": code, "message": message, "details": {}}}).encode()
-    headers = [(b"content-type", b"application/json"), (b"connection", b"close")]
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode()),
+        (b"connection", b"close"),
+    ]
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})

@@ -8,6 +8,8 @@ from typing import Any
 from uvicorn.server import Server
 from uvicorn_worker import UvicornWorker
 
+from server.protocol import JSONHttpToolsProtocol
+
 
 class _Server(Server):
     """uvicorn's server, telling the app to drain as soon as it is asked to stop."""
@@ -25,7 +27,7 @@ class Worker(UvicornWorker):
 
     CONFIG_KWARGS: dict[str, Any] = {
         "loop": "uvloop",
-        "http": "httptools",
+        "http": JSONHttpToolsProtocol,  # httptools, refusing in the JSON error shape
         "lifespan": "on",
         # Longer than DRAIN_SECONDS: streams end at once, turns move within the drain.
         "timeout_graceful_shutdown": 30,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import delete, select
+from sqlalchemy import and_, delete, or_, select
 from sqlalchemy.orm import Session
 
 from engine.errors import NotFoundError
@@ -24,16 +24,45 @@ def create_session(db: Database, user_id: int, title: str | None = None) -> dict
         return session_dict(session)
 
 
-def list_sessions(db: Database, user_id: int, limit: int = 100) -> list[dict[str, Any]]:
-    """Return the user's sessions, newest first."""
+def list_sessions(
+    db: Database, user_id: int, limit: int = 50, after: tuple[datetime, str] | None = None
+) -> tuple[list[dict[str, Any]], list[Any] | None]:
+    """Return a page of the user's sessions, newest first, and the next page's key (or None).
+
+    `after` is the sort key (created_at, id) of the last session of the previous page.
+    """
+    query = select(ChatSession).where(ChatSession.user_id == user_id)
+    if after is not None:
+        moment, last_id = after
+        query = query.where(
+            or_(
+                ChatSession.created_at < moment,
+                and_(ChatSession.created_at == moment, ChatSession.id < last_id),
+            )
+        )
+    order = (ChatSession.created_at.desc(), ChatSession.id.desc())
     with db.read() as s:
+        rows = s.scalars(query.order_by(*order).limit(limit + 1)).all()
+        page = [session_dict(r) for r in rows[:limit]]
+        last = rows[limit - 1] if len(rows) > limit else None
+        return page, None if last is None else [last.created_at, last.id]
+
+
+def list_messages(
+    db: Database, user_id: int, session_id: str, limit: int = 50, after: int | None = None
+) -> tuple[list[dict[str, Any]], int | None]:
+    """Return a page of a session's messages, oldest first, and the next page's key (or None)."""
+    position = -1 if after is None else after
+    with db.read() as s:
+        _owned(s.get(ChatSession, session_id), user_id, "session")
         rows = s.scalars(
-            select(ChatSession)
-            .where(ChatSession.user_id == user_id)
-            .order_by(ChatSession.created_at.desc())
-            .limit(limit)
+            select(Message)
+            .where(Message.session_id == session_id, Message.position > position)
+            .order_by(Message.position)
+            .limit(limit + 1)
         ).all()
-        return [session_dict(r) for r in rows]
+        page = [message_dict(m) for m in rows[:limit]]
+        return page, rows[limit - 1].position if len(rows) > limit else None
 
 
 def get_session(

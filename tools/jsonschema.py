@@ -1,98 +1,109 @@
-"""Derive an Anthropic `input_schema` (JSON Schema) from a marshmallow schema."""
+"""JSON Schema from marshmallow schemas through apispec, the machinery of /openapi.json too.
+
+apispec converts fields and validators (Enum, Dict, UUID, Url, Tuple, OneOf, Range, Length,
+Regexp...); the attribute functions here add what JSON Schema needs beyond it: ECMA-262
+patterns (no `\\A`, `\\Z` or `(?P<name>`), `uri` for URLs, tuples as `prefixItems`, decimal
+strings, and a field class's own `json_schema` refinements.
+"""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-from marshmallow import RAISE, Schema, fields, validate
+from apispec import APISpec
+from apispec.ext.marshmallow import MarshmallowPlugin
+from apispec.ext.marshmallow.openapi import OpenAPIConverter
+from marshmallow import Schema, fields
 
-_FORMATS: list[tuple[type[fields.Field], dict[str, Any]]] = [
-    (fields.Boolean, {"type": "boolean"}),
-    (fields.Integer, {"type": "integer"}),
-    (fields.Decimal, {"type": "string", "pattern": r"^-?\d+(\.\d+)?$"}),
-    (fields.Float, {"type": "number"}),
-    (fields.DateTime, {"type": "string", "format": "date-time"}),
-    (fields.Date, {"type": "string", "format": "date"}),
-    (fields.Email, {"type": "string", "format": "email"}),
-    (fields.String, {"type": "string"}),
-]
+OPENAPI_VERSION = "3.1.0"
+DECIMAL_PATTERN = r"^-?[0-9]+(\.[0-9]+)?$"
+_ESCAPES = {"A": "^", "Z": "$"}
+
+
+def ecma_regex(pattern: str) -> str:
+    """Rewrite a Python regex in ECMA-262 syntax; ValueError for what ECMA cannot say."""
+    out, i = [], 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "\\" and i + 1 < len(pattern):
+            nxt = pattern[i + 1]
+            out.append(_ESCAPES.get(nxt, ch + nxt))
+            i += 2
+            continue
+        if pattern.startswith("(?P<", i):
+            out.append("(?<")
+            i += 4
+            continue
+        if pattern.startswith("(?P=", i):
+            end = pattern.index(")", i)
+            out.append(f"\\k<{pattern[i + 4 : end]}>")
+            i = end + 1
+            continue
+        if re.match(r"\(\?[aiLmsux-]+[:)]", pattern[i:]):
+            raise ValueError(f"inline flags have no ECMA-262 equivalent: {pattern!r}")
+        out.append(ch)
+        i += 1
+    return "".join(out)
+
+
+def _ecma_pattern(self: Any, field: fields.Field, ret: dict[str, Any], **_: Any) -> dict:
+    return {"pattern": ecma_regex(ret["pattern"])} if "pattern" in ret else {}
+
+
+def _uri(self: Any, field: fields.Field, ret: dict[str, Any], **_: Any) -> dict:
+    return {"format": "uri"} if isinstance(field, fields.Url) else {}
+
+
+def _decimal(self: Any, field: fields.Field, ret: dict[str, Any], **_: Any) -> dict:
+    if not isinstance(field, fields.Decimal):
+        return {}
+    return {"type": "string", "pattern": ret.get("pattern", DECIMAL_PATTERN)}
+
+
+def _tuple(self: Any, field: fields.Field, ret: dict[str, Any], **_: Any) -> dict:
+    if not isinstance(field, fields.Tuple):
+        return {}
+    items = [self.field2property(f) for f in field.tuple_fields]
+    n = len(items)
+    return {"type": "array", "prefixItems": items, "items": False, "minItems": n, "maxItems": n}
+
+
+def _own(self: Any, field: fields.Field, ret: dict[str, Any], **_: Any) -> dict:
+    """A field class may refine what is derived (e.g. a stricter pattern)."""
+    return dict(getattr(field, "json_schema", {}))
+
+
+# In this order: the field's own refinements first, the ECMA rewrite last.
+ATTRIBUTE_FUNCTIONS = (_decimal, _uri, _tuple, _own, _ecma_pattern)
+
+
+def extend(converter: OpenAPIConverter) -> None:
+    """Teach an apispec converter (the OpenAPI document's, or ours) the functions above."""
+    for func in ATTRIBUTE_FUNCTIONS:
+        converter.add_attribute_function(func)
+
+
+def _converter() -> OpenAPIConverter:
+    spec = APISpec("tools", "1", OPENAPI_VERSION, plugins=[MarshmallowPlugin()])
+    converter = OpenAPIConverter(OPENAPI_VERSION, lambda schema: None, spec)
+    extend(converter)
+    return converter
+
+
+_CONVERTER = _converter()
 
 
 def schema_to_json(schema: Schema) -> dict[str, Any]:
     """Return the JSON Schema object that accepts what `schema.load` accepts."""
-    props: dict[str, Any] = {}
-    required: list[str] = []
-    for name, field in schema.load_fields.items():
-        key = field.data_key or name
-        props[key] = field_to_json(field)
-        if field.required:
-            required.append(key)
-    out: dict[str, Any] = {"type": "object", "properties": props}
-    if required:
-        out["required"] = required
-    if schema.unknown == RAISE:
-        out["additionalProperties"] = False
-    return out
+    out = _CONVERTER.schema2jsonschema(schema)
+    out.pop("title", None)
+    required = set(out.pop("required", []))
+    if required:  # in the schema's field order, as written
+        out["required"] = [key for key in out["properties"] if key in required]
+    return {"type": "object", **out}
 
 
 def field_to_json(field: fields.Field) -> dict[str, Any]:
     """Return the JSON Schema of one marshmallow field."""
-    if isinstance(field, fields.Nested):
-        nested = field.schema
-        out = schema_to_json(nested)
-        if field.many:
-            out = {"type": "array", "items": out}
-    elif isinstance(field, fields.List):
-        out = {"type": "array", "items": field_to_json(field.inner)}
-    else:
-        out = next((dict(s) for cls, s in _FORMATS if isinstance(field, cls)), {})
-    # A custom field class may refine the derived schema (e.g. a stricter pattern).
-    out.update(getattr(field, "json_schema", {}))
-    for validator in _validators(field):
-        out.update(_validator_to_json(validator, out))
-    if field.allow_none and "type" in out:
-        out["type"] = [out["type"], "null"]
-    description = field.metadata.get("description")
-    if description:
-        out["description"] = description
-    if field.load_default is not None and not callable(field.load_default):
-        default = field.load_default
-        if isinstance(default, str | int | float | bool):
-            out["default"] = default
-    return out
-
-
-def _validators(field: fields.Field) -> list[Any]:
-    return list(getattr(field, "validators", []) or [])
-
-
-def _validator_to_json(v: Any, current: dict[str, Any]) -> dict[str, Any]:
-    if isinstance(v, validate.OneOf):
-        return {"enum": list(v.choices)}
-    if isinstance(v, validate.Range):
-        out: dict[str, Any] = {}
-        if v.min is not None:
-            out["exclusiveMinimum" if not v.min_inclusive else "minimum"] = v.min
-        if v.max is not None:
-            out["exclusiveMaximum" if not v.max_inclusive else "maximum"] = v.max
-        return out
-    if isinstance(v, validate.Length):
-        lo, hi = (
-            ("minItems", "maxItems")
-            if current.get("type") == "array"
-            else (
-                "minLength",
-                "maxLength",
-            )
-        )
-        out = {}
-        if v.equal is not None:
-            return {lo: v.equal, hi: v.equal}
-        if v.min is not None:
-            out[lo] = v.min
-        if v.max is not None:
-            out[hi] = v.max
-        return out
-    if isinstance(v, validate.Regexp):
-        return {"pattern": v.regex.pattern}
-    return {}
+    return _CONVERTER.field2property(field)

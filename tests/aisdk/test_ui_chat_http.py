@@ -99,7 +99,7 @@ def test_resume_answers_204_when_nothing_runs_and_replays_the_clients_step_when_
     assert status == 200 and done and rest[0] == {"type": "reset-step"}
     assert fold(rest, final).message == final
     bad = live.get("/api/ui/chat/c/stream", headers={"X-Resume-Steps": "two"})
-    assert bad.status_code == 400 and bad.json()["error"]["code"] == "invalid_resume_steps"
+    assert bad.status_code == 422 and bad.json()["error"]["code"] == "validation_error"
 
 
 @pytest.mark.parametrize("cut", [2, 9, 25, 60])

@@ -13,6 +13,7 @@ import pytest
 import uvicorn
 
 from server.asgi import Front
+from server.protocol import JSONHttpToolsProtocol
 from streaming.protocol import decode_stream
 
 
@@ -26,7 +27,11 @@ class LiveServer:
         self.port = sock.getsockname()[1]
         self.url = f"http://127.0.0.1:{self.port}"
         config = uvicorn.Config(
-            Front(app), loop="uvloop", http="httptools", lifespan="on", log_level="warning"
+            Front(app),
+            loop="uvloop",
+            http=JSONHttpToolsProtocol,
+            lifespan="on",
+            log_level="warning",
         )
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(

@@ -147,8 +147,8 @@ def test_wrong_method_is_405_json(client: Any, auth: dict[str, str]) -> None:
     assert response.get_json()["error"]["code"] == "method_not_allowed"
 
 
-@pytest.mark.parametrize("value", ["abc", "-1", "1.5"])
-def test_bad_last_event_id_is_400(
+@pytest.mark.parametrize("value", ["abc", "-1", "1.5", "1_0", " 1", "1" * 19, "\uff11"])
+def test_bad_last_event_id_is_422(
     client: Any, auth: dict[str, str], session_id: str, value: str
 ) -> None:
     turn = client.post(
@@ -157,8 +157,9 @@ def test_bad_last_event_id_is_400(
     response = client.get(
         f"/api/turns/{turn['turn_id']}/events", headers={**auth, "Last-Event-ID": value}
     )
-    assert response.status_code == 400
-    assert response.get_json()["error"]["code"] == "invalid_last_event_id"
+    assert response.status_code == 422
+    error = response.get_json()["error"]
+    assert error["code"] == "validation_error" and "Last-Event-ID" in error["details"]
     app_turns = client.application.extensions["turns"]
     assert app_turns.wait(turn["turn_id"])
 

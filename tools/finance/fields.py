@@ -14,7 +14,7 @@ AMOUNT_PATTERN = r"^[0-9]{1,12}(\.[0-9]{1,4})?$"
 
 
 class StrictInteger(fields.Integer):
-    """A JSON integer: no booleans, strings or floats."""
+    """A JSON integer: no booleans, strings or fractions (2.0 is JSON Schema's integer 2)."""
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(strict=True, **kwargs)
@@ -22,6 +22,8 @@ class StrictInteger(fields.Integer):
     def _validated(self, value: Any) -> int:
         if isinstance(value, bool):
             raise self.make_error("invalid")
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
         return super()._validated(value)
 
 

@@ -1,0 +1,126 @@
+"""flask-smorest wiring: the OpenAPI document, the docs page, and strict JSON request bodies."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import flask_smorest
+from flask import Flask, Request, request
+from marshmallow import Schema
+from webargs.flaskparser import FlaskParser
+
+from routes.errors import APIError
+from routes.responses import ErrorResponse
+from tools.jsonschema import extend
+
+# The docs page loads Swagger UI (pinned) from a CDN in the browser; the server ships no asset.
+SWAGGER_UI = "https://cdn.jsdelivr.net/npm/swagger-ui-dist@5.35.0/"
+BEARER = [{"bearer": []}]
+
+DESCRIPTION = """The chat backend's HTTP API.
+
+Every error, 4xx or 5xx (including those of the HTTP server itself: 400, 408, 413, 414, 431),
+has one shape: `{"error": {"code": "...", "message": "...", "details": {...}}}`. Input that
+fails validation (body, query or header) is 422 `validation_error` with per-field messages in
+`details`; malformed JSON is 400 `invalid_json`; a non-JSON body or a charset other than UTF-8
+is 415. Lists are paginated by cursor: pass `next_cursor` back as `cursor` until it is null.
+"""
+
+OPENAPI_CONFIG: dict[str, Any] = {
+    "API_TITLE": "Chat backend",
+    "API_VERSION": "1",
+    "OPENAPI_VERSION": "3.1.0",
+    "OPENAPI_URL_PREFIX": "/",
+    "OPENAPI_JSON_PATH": "openapi.json",
+    "OPENAPI_SWAGGER_UI_PATH": "docs",
+    "OPENAPI_SWAGGER_UI_URL": SWAGGER_UI,
+    "API_SPEC_OPTIONS": {"info": {"description": DESCRIPTION}},
+}
+
+
+class JSONParser(FlaskParser):
+    """webargs' parser, reading bodies as RFC 8259 JSON: UTF-8, an object, clear errors."""
+
+    def load_json(self, req: Request, schema: Schema) -> Any:
+        """Return the body as a dict; an empty body is {} when no field is required."""
+        raw = req.get_data(cache=True)
+        if not raw.strip() and not any(f.required for f in schema.load_fields.values()):
+            return {}
+        if req.mimetype != "application/json":
+            raise APIError(415, "unsupported_media_type", "Send the body as application/json.")
+        charset = req.mimetype_params.get("charset", "utf-8").lower()
+        if charset not in ("utf-8", "utf8"):
+            raise APIError(
+                415,
+                "unsupported_charset",
+                "JSON is UTF-8 (RFC 8259): send charset=utf-8 or no charset.",
+                {"charset": [f"{charset} is not supported."]},
+            )
+        try:
+            body = json.loads(raw)
+        except (ValueError, RecursionError) as err:
+            raise APIError(400, "invalid_json", "The request body is not valid JSON.") from err
+        if not isinstance(body, dict):
+            raise APIError(
+                422,
+                "validation_error",
+                "The request body must be a JSON object.",
+                {"_schema": ["Expected a JSON object."]},
+            )
+        return body
+
+
+class Blueprint(flask_smorest.Blueprint):
+    """A blueprint whose arguments are parsed by JSONParser."""
+
+    ARGUMENTS_PARSER = JSONParser()
+
+
+class Api(flask_smorest.Api):
+    """flask-smorest's Api documenting our error shape and leaving errors to routes/errors."""
+
+    ERROR_SCHEMA = ErrorResponse
+
+    def _register_error_handlers(self) -> None:
+        """routes/errors.py renders every error, webargs' 422 included."""
+
+
+def refuse_unknown_query(app: Flask) -> None:
+    """422 for a query parameter the document does not name, as for unknown body fields."""
+    allowed: dict[str, set[str]] = {}
+    for endpoint, view in app.view_functions.items():
+        doc = getattr(view, "_apidoc", None)
+        if doc is None:
+            continue  # static files and the docs themselves
+        names: set[str] = set()
+        for param in doc.get("arguments", {}).get("parameters", []):
+            if param["in"] in ("query", "querystring"):
+                schema = param["schema"]
+                schema = schema() if isinstance(schema, type) else schema
+                names |= {f.data_key or n for n, f in schema.load_fields.items()}
+        allowed[endpoint] = names
+
+    @app.before_request
+    def _known_query_only() -> None:
+        names = allowed.get(request.endpoint or "")
+        unknown = names is not None and sorted(set(request.args) - names)
+        if unknown:
+            raise APIError(
+                422,
+                "validation_error",
+                "The request is invalid.",
+                {name: ["Unknown query parameter."] for name in unknown},
+            )
+
+
+def init_api(app: Flask) -> Api:
+    """Create the Api on `app`: /openapi.json, the /docs page, the bearer security scheme."""
+    for key, value in OPENAPI_CONFIG.items():
+        app.config.setdefault(key, value)
+    api = Api(app)
+    extend(api.ma_plugin.converter)
+    api.spec.components.security_scheme(
+        "bearer", {"type": "http", "scheme": "bearer", "description": "An API token."}
+    )
+    return api

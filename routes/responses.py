@@ -1,0 +1,254 @@
+"""Marshmallow schemas of the responses, for the OpenAPI document (views return plain dicts)."""
+
+from __future__ import annotations
+
+from marshmallow import Schema, fields
+
+
+class _Open(Schema):
+    """A response object that may gain fields: clients ignore what they do not know."""
+
+    class Meta:
+        unknown = "include"
+
+
+class ErrorBody(Schema):
+    """The error itself."""
+
+    code = fields.String(required=True, metadata={"description": "Machine-readable code."})
+    message = fields.String(required=True, metadata={"description": "What to do about it."})
+    details = fields.Dict(required=True, metadata={"description": "Per-field messages."})
+
+
+class ErrorResponse(Schema):
+    """The one error shape of every 4xx and 5xx."""
+
+    error = fields.Nested(ErrorBody, required=True)
+
+
+class Usage(_Open):
+    """Token totals."""
+
+    input_tokens = fields.Integer()
+    output_tokens = fields.Integer()
+    total_tokens = fields.Integer()
+    model_calls = fields.Integer()
+
+
+class Cost(_Open):
+    """Estimated cost."""
+
+    currency = fields.String()
+    amount = fields.String(metadata={"description": "Decimal US dollars."})
+    unpriced_models = fields.List(fields.String())
+
+
+class Session(_Open):
+    """A chat session."""
+
+    id = fields.String(required=True)
+    title = fields.String(required=True, allow_none=True)
+    created_at = fields.String(required=True, metadata={"format": "date-time"})
+
+
+class SessionPage(Schema):
+    """One page of sessions, newest first."""
+
+    sessions = fields.List(fields.Nested(Session), required=True)
+    next_cursor = fields.String(required=True, allow_none=True)
+
+
+class Message(_Open):
+    """A stored message; `content` is Anthropic-format blocks."""
+
+    id = fields.String(required=True)
+    role = fields.String(required=True)
+    content = fields.List(fields.Dict(), required=True)
+    partial_content = fields.List(fields.Dict(), required=True, allow_none=True)
+    status = fields.String(required=True)
+    stop_reason = fields.String(required=True, allow_none=True)
+    usage = fields.Dict(required=True, allow_none=True)
+    model = fields.String(required=True, allow_none=True)
+    turn_id = fields.String(required=True, allow_none=True)
+
+
+class MessagePage(Schema):
+    """One page of a session's messages, oldest first."""
+
+    messages = fields.List(fields.Nested(Message), required=True)
+    next_cursor = fields.String(required=True, allow_none=True)
+
+
+class SessionDetail(Session):
+    """A session with its messages, running turn, usage and cost."""
+
+    messages = fields.List(fields.Nested(Message), required=True)
+    running_turn_id = fields.String(required=True, allow_none=True)
+    usage = fields.Nested(Usage, required=True)
+    cost = fields.Nested(Cost, required=True)
+
+
+class TurnStarted(Schema):
+    """A started turn."""
+
+    turn_id = fields.String(required=True)
+    session_id = fields.String(required=True)
+    user_message_id = fields.String(required=True)
+    events_url = fields.String(required=True, metadata={"description": "Signed, expiring."})
+
+
+class TurnError(Schema):
+    """Why a turn failed."""
+
+    code = fields.String(required=True)
+    message = fields.String(required=True, allow_none=True)
+
+
+class Turn(_Open):
+    """A turn's status, usage and cost."""
+
+    id = fields.String(required=True)
+    session_id = fields.String(required=True)
+    status = fields.String(
+        required=True,
+        metadata={
+            "enum": ["running", "completed", "failed", "cancelled", "max_rounds", "interrupted"]
+        },
+    )
+    rounds = fields.Integer(required=True)
+    created_at = fields.String(required=True)
+    finished_at = fields.String(required=True, allow_none=True)
+    error = fields.Nested(TurnError, required=True, allow_none=True)
+    usage = fields.Nested(Usage, required=True)
+    cost = fields.Nested(Cost, required=True)
+    events_url = fields.String(required=True)
+
+
+class CancelAccepted(Schema):
+    """A cancel request was taken."""
+
+    turn_id = fields.String(required=True)
+    status = fields.String(required=True)
+    cancel_requested = fields.Boolean(required=True)
+
+
+class UICancelAccepted(Schema):
+    """A chat's cancel: the running turn, if any."""
+
+    turn_id = fields.String(required=True, allow_none=True)
+    cancel_requested = fields.Boolean(required=True)
+
+
+class UIChatMessages(_Open):
+    """The chat's stored conversation as AI SDK UIMessages."""
+
+    id = fields.String(required=True)
+    session_id = fields.String(required=True)
+    messages = fields.List(fields.Dict(), required=True)
+    running_turn_id = fields.String(required=True, allow_none=True)
+    resume_headers = fields.Dict(required=True, allow_none=True)
+
+
+class Health(Schema):
+    """The server and its database answer."""
+
+    status = fields.String(required=True)
+
+
+EVENT_TYPES = [
+    "turn_start",
+    "message_start",
+    "block_start",
+    "block_delta",
+    "block_end",
+    "message_end",
+    "message_discarded",
+    "tool_result",
+    "context_trimmed",
+    "turn_error",
+    "turn_end",
+]
+# Before OpenAPI 3.2, an event stream's `schema` describes one event (as schemathesis reads it).
+SSE = {
+    "text/event-stream": {
+        "schema": {
+            "type": "object",
+            "description": "One event; `data` is its JSON (see the README's event protocol).",
+            "required": ["event", "data", "id"],
+            "properties": {
+                "id": {"type": "string", "pattern": "^[0-9]{1,18}$"},
+                "event": {"type": "string", "enum": EVENT_TYPES},
+                "data": {"type": "string", "contentMediaType": "application/json"},
+            },
+        }
+    }
+}
+UI_SSE = {
+    "text/event-stream": {
+        "schema": {
+            "type": "object",
+            "description": "One UI message chunk as JSON in `data`; the last is `[DONE]`.",
+            "required": ["data"],
+            "properties": {"data": {"type": "string"}},
+        }
+    }
+}
+
+
+def link(path: str, method: str, **parameters: str) -> dict[str, object]:
+    """An OpenAPI link to the operation at `path`/`method`, fed from this response."""
+    ref = "#/paths/" + path.replace("~", "~0").replace("/", "~1") + "/" + method
+    return {"operationRef": ref, "parameters": parameters}
+
+
+SESSION = "/api/sessions/{session_id}"
+TURN = "/api/turns/{turn_id}"
+NEW_SESSION_LINKS = {
+    "StartTurn": link(SESSION + "/turns", "post", session_id="$response.body#/id"),
+    "ShowSession": link(SESSION, "get", session_id="$response.body#/id"),
+    "ListMessages": link(SESSION + "/messages", "get", session_id="$response.body#/id"),
+    "DeleteSession": link(SESSION, "delete", session_id="$response.body#/id"),
+}
+NEW_TURN_LINKS = {
+    "ShowTurn": link(TURN, "get", turn_id="$response.body#/turn_id"),
+    "ReadEvents": link(TURN + "/events", "get", turn_id="$response.body#/turn_id"),
+    "CancelTurn": link(TURN + "/cancel", "post", turn_id="$response.body#/turn_id"),
+    "DeleteSession": link(SESSION, "delete", session_id="$response.body#/session_id"),
+}
+
+TURN_HEADERS = {
+    "X-Session-Id": {
+        "description": "The turn's session.",
+        "required": True,
+        "schema": {"type": "string"},
+    },
+    "X-Turn-Id": {"description": "The turn.", "required": True, "schema": {"type": "string"}},
+}
+
+
+class Token(_Open):
+    """An API token as its owner sees it: never the secret."""
+
+    id = fields.Integer(required=True)
+    name = fields.String(required=True, allow_none=True)
+    created_at = fields.String(required=True, allow_none=True, metadata={"format": "date-time"})
+    expires_at = fields.String(required=True, allow_none=True, metadata={"format": "date-time"})
+    last_used_at = fields.String(
+        required=True,
+        allow_none=True,
+        metadata={"format": "date-time", "description": "Updated at most once a minute."},
+    )
+    expired = fields.Boolean(required=True)
+    current = fields.Boolean(required=True, metadata={"description": "The token of this request."})
+
+
+class NewToken(Token):
+    """A token just issued, with its secret, shown this once."""
+
+    token = fields.String(required=True, metadata={"description": "Send as a Bearer token."})
+
+
+class TokenList(Schema):
+    """The caller's tokens that are not revoked, newest first."""
+
+    tokens = fields.List(fields.Nested(Token), required=True)
