@@ -79,4 +79,4 @@ def test_revocation_metrics_and_access_log_across_two_workers(deployment: Deploy
             line["turn_id"] == turn["turn_id"] and line["path"] == "/api/turns/<turn_id>/events"
             for line in streams
         )
-        assert any(line["path"] == "/api/tokens/<int:token_id>" for line in lines)
+        assert any(line["path"].startswith("/api/tokens/<int") for line in lines)
