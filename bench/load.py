@@ -92,8 +92,9 @@ def start_server(args: argparse.Namespace, upstream: str, tmp: str) -> tuple[Any
         "ANTHROPIC_BASE_URL": upstream,
         "LOG_LEVEL": "WARNING",
         "PROMPT_CACHE": "off",
-        # Every stream is the one bench user's turn.
+        # Every stream is the one bench user's turn, started with its one token.
         "USER_MAX_CONCURRENT_TURNS": "100000",
+        "RATE_LIMIT": "off",
     }
     workers = "1"
     if args.config == "cluster":
