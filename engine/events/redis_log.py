@@ -16,12 +16,14 @@ from typing import Any
 import redis
 
 from engine.errors import LeaseLost
+from engine.events.acked import AckedFrames
 from engine.events.log import Chunk
 from engine.events.redis_follow import END, FIELD, RedisFollower, chunk_of
 from streaming.protocol import encode_event
 
 _FIELD, _END = FIELD, END
 MAX_BLOCK = 30.0
+COALESCE_SECONDS = 0.005
 log = logging.getLogger(__name__)
 
 # KEYS: stream, lease key. ARGV: lease, ttl, then (seq, field, value) triples.
@@ -62,6 +64,8 @@ class RedisEventLog:
         self._lease: dict[str, int] = {}
         self._frames: dict[str, list[bytes]] = {}
         self._fenced: set[tuple[str, int]] = set()
+        # Readers here get this process's own turns from memory, as far as Redis stored them.
+        self._acked = AckedFrames()
         # (turn, lease, seq, field, value): each entry is written under the lease it had.
         self._pending: list[tuple[str, int, int, bytes, bytes]] = []
         self._cond = threading.Condition()
@@ -81,6 +85,7 @@ class RedisEventLog:
     def open(self, turn_id: str, lease: int = 1) -> None:
         """Start the turn's sequence under `lease`."""
         self._seq[turn_id], self._lease[turn_id], self._frames[turn_id] = 0, lease, []
+        self._acked.hold(turn_id, self._frames[turn_id], 0)
 
     def append(self, turn_id: str, event_type: str, data: dict[str, Any], lease: int = 1) -> int:
         """Encode the event and queue it for the writer thread."""
@@ -126,9 +131,13 @@ class RedisEventLog:
     def attach(self, loop: asyncio.AbstractEventLoop, thread_id: int) -> None:
         """Serve `aread` in this loop: one shared XREAD follows every stream read here."""
         self._follower = RedisFollower(self._url)
+        self._acked.attach(loop)
 
     async def aread(self, turn_id: str, after: int, timeout: float) -> Chunk | None:
         """In the event loop: frames after `after`, waiting up to `timeout` for some."""
+        chunk = await self._acked.read(turn_id, after, timeout)
+        if chunk is not None:
+            return chunk
         return await self._follower.read(self._key(turn_id), after, timeout)
 
     def takeover(self, turn_id: str, lease: int) -> bytes:
@@ -141,6 +150,7 @@ class RedisEventLog:
                 frames.append(fields[_FIELD])
         self._seq[turn_id], self._lease[turn_id] = len(frames), lease
         self._frames[turn_id] = list(frames)
+        self._acked.hold(turn_id, self._frames[turn_id], len(frames))
         return b"".join(frames)
 
     def release(self, turn_id: str, lease: int) -> None:
@@ -153,6 +163,7 @@ class RedisEventLog:
             log.exception("events of handed-over turn %s may be missing in Redis", turn_id)
         for state in (self._seq, self._lease, self._frames):
             state.pop(turn_id, None)
+        self._acked.drop(turn_id)
 
     def _write_loop(self) -> None:
         while True:
@@ -161,6 +172,9 @@ class RedisEventLog:
                     self._cond.wait()
                 if self._stop:
                     return
+            # Let a few milliseconds of appends (every running turn's) share one round trip:
+            # per event, a script call of its own costs more CPU than everything else.
+            time.sleep(COALESCE_SECONDS)
             try:
                 self._flush()
             except Exception:
@@ -193,14 +207,26 @@ class RedisEventLog:
                     self._pending[:0] = batch
                 raise
             failed = []
+            progress: dict[str, int] = {}
+            ended: set[str] = set()
+            lost: set[str] = set()
             for key, result in zip(turns, results, strict=True):
                 if isinstance(result, redis.RedisError):
                     failed += by_turn[key]
-                elif result == -1:
+                    continue
+                if result == -1:
                     log.warning("turn %s was taken over elsewhere; its events stop here", key[0])
                     self._fenced.add(key)
-                elif by_turn[key][-1][3] == _END and key[0] not in self._seq:
-                    self._lease.pop(key[0], None)
+                    lost.add(key[0])
+                    continue
+                stored = [entry[2] for entry in by_turn[key] if entry[3] == _FIELD]
+                if stored:
+                    progress[key[0]] = stored[-1]
+                if by_turn[key][-1][3] == _END:
+                    ended.add(key[0])
+                    if key[0] not in self._seq:
+                        self._lease.pop(key[0], None)
+            self._acked.acked(progress, ended, lost)
             if failed:
                 with self._cond:
                     self._pending[:0] = failed
