@@ -83,3 +83,19 @@ def test_a_session_names_its_running_turn(serve: Any) -> None:
     server.read_events(started["events_url"])  # to the turn's end
     session = server.get(f"/api/sessions/{started['session_id']}").json()
     assert session["running_turn_id"] is None
+
+
+def test_the_list_shows_every_session_past_one_page(serve: Any, page: ChatPage) -> None:
+    server = serve()
+    for n in range(130):  # the API pages sessions 100 at a time at most
+        assert server.post("/api/sessions", json={"title": f"chat {n}"}).status_code == 201
+    page.open(f"{server.url}/#token={server.headers['Authorization'][7:]}")
+    page.wait(
+        lambda: page.js("return document.querySelectorAll('#sessions .session').length") == 130,
+        what="all 130 chats in the list",
+    )
+    titles = page.js(
+        "return [...document.querySelectorAll('#sessions .session .title')]"
+        ".map((t) => t.textContent)"
+    )
+    assert titles == [f"chat {n}" for n in reversed(range(130))]

@@ -61,7 +61,18 @@ async function request(method, path, body) {
 const path = (id) => encodeURIComponent(id);
 
 export const api = {
-  listSessions: () => request('GET', '/api/sessions').then((d) => d.sessions),
+  /** Every session, newest first: the API gives them a page of at most 100 at a time. */
+  listSessions: async () => {
+    const all = [];
+    let cursor = null;
+    do {
+      const query = cursor ? `&cursor=${encodeURIComponent(cursor)}` : '';
+      const page = await request('GET', `/api/sessions?limit=100${query}`);
+      all.push(...page.sessions);
+      cursor = page.next_cursor;
+    } while (cursor);
+    return all;
+  },
   createSession: (title) => request('POST', '/api/sessions', { title }),
   getSession: (id) => request('GET', `/api/sessions/${path(id)}`),
   deleteSession: (id) => request('DELETE', `/api/sessions/${path(id)}`),
