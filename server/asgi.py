@@ -65,6 +65,7 @@ class Front:
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
                 await loop.run_in_executor(None, self.turns.drain)
+                await self.turns.deps.model.aclose()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 

@@ -100,6 +100,12 @@ class ModelClient:
         """Whether `aopen` can run this client's calls in an event loop."""
         return self._make_async is not None
 
+    async def aclose(self) -> None:
+        """Close the running loop's client and its connection pool (at server shutdown)."""
+        client = self._async.pop(asyncio.get_running_loop(), None)
+        if client is not None:
+            await client.close()
+
     @asynccontextmanager
     async def aopen(
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
