@@ -12,7 +12,7 @@ import asyncio
 import threading
 from dataclasses import dataclass, field
 
-from engine.events.log import Chunk
+from engine.events.log import Chunk, wake, wake_all
 
 
 @dataclass(slots=True)
@@ -56,7 +56,7 @@ class AckedFrames:
                     turn.done, turn.gone = turn_id in ended, turn_id in lost
                     woken.append(turn)
         if woken and self._loop is not None:
-            self._loop.call_soon_threadsafe(_wake, woken)
+            self._loop.call_soon_threadsafe(_wake_turns, woken)
 
     def drop(self, turn_id: str) -> None:
         """The turn is no longer held here (handed over): readers go to Redis."""
@@ -71,7 +71,7 @@ class AckedFrames:
             loop = asyncio.get_running_loop()
             waiter = loop.create_future()
             turn.waiters.append(waiter)
-            timer = loop.call_later(timeout, _resolve, waiter)
+            timer = loop.call_later(timeout, wake, waiter)
             try:
                 await waiter
             finally:
@@ -82,13 +82,7 @@ class AckedFrames:
         return Chunk(b"".join(turn.frames[after:stored]), max(stored, after), turn.done)
 
 
-def _wake(turns: list[_Turn]) -> None:
+def _wake_turns(turns: list[_Turn]) -> None:
     for turn in turns:
         waiters, turn.waiters = turn.waiters, []
-        for waiter in waiters:
-            _resolve(waiter)
-
-
-def _resolve(waiter: asyncio.Future[None]) -> None:
-    if not waiter.done():
-        waiter.set_result(None)
+        wake_all(waiters)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -59,3 +60,15 @@ def split_frames(blob: bytes) -> list[bytes]:
     """Split encoded events into whole frames; a torn last frame (a crash) is dropped."""
     # Frames end with a blank line and their JSON never holds a raw newline.
     return [f + b"\n\n" for f in blob.split(b"\n\n")[:-1]]
+
+
+def wake(waiter: asyncio.Future[None]) -> None:
+    """Resolve a reader's wait future unless it is already done (woken or timed out)."""
+    if not waiter.done():
+        waiter.set_result(None)
+
+
+def wake_all(waiters: list[asyncio.Future[None]]) -> None:
+    """Wake every reader of a list."""
+    for waiter in waiters:
+        wake(waiter)

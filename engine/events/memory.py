@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.errors import LeaseLost
-from engine.events.log import Chunk, split_frames
+from engine.events.log import Chunk, split_frames, wake, wake_all
 from streaming.protocol import encode_event
 
 log = logging.getLogger(__name__)
@@ -116,7 +116,7 @@ class MemoryEventLog:
                 return self._chunk(turn_log, after)
             waiter = asyncio.get_running_loop().create_future()
             turn_log.waiters.append(waiter)
-        timer = asyncio.get_running_loop().call_later(timeout, _resolve, waiter)
+        timer = asyncio.get_running_loop().call_later(timeout, wake, waiter)
         try:
             await waiter
         finally:
@@ -139,9 +139,9 @@ class MemoryEventLog:
             return
         if threading.get_ident() == self._loop_thread:
             for waiter in waiters:
-                _resolve(waiter)
+                wake(waiter)
         else:
-            self._loop.call_soon_threadsafe(_resolve_all, waiters)
+            self._loop.call_soon_threadsafe(wake_all, waiters)
 
     def takeover(self, turn_id: str, lease: int) -> bytes:
         """Continue a turn: from memory if this process has it, else from its spool file."""
@@ -218,13 +218,3 @@ class MemoryEventLog:
         ]
         for key in stale:
             del self._logs[key]
-
-
-def _resolve(waiter: asyncio.Future[None]) -> None:
-    if not waiter.done():
-        waiter.set_result(None)
-
-
-def _resolve_all(waiters: list[asyncio.Future[None]]) -> None:
-    for waiter in waiters:
-        _resolve(waiter)
