@@ -42,6 +42,8 @@ class Timings:
     idle_check: float = 1.0
     drain: float = 20.0
     token_poll: float = 2.0
+    # How long a stream's reads wait to batch events (added latency, for CPU per event).
+    stream_batch: float = 0.04
 
     def scaled(self, factor: float) -> Timings:
         """Return every constant multiplied by `factor`."""
@@ -60,6 +62,7 @@ TIMING_ENV = {
     "keepalive": "KEEPALIVE_SECONDS",
     "drain": "DRAIN_SECONDS",
     "token_poll": "TOKEN_POLL_SECONDS",
+    "stream_batch": "STREAM_BATCH_SECONDS",
 }
 
 

@@ -1,6 +1,6 @@
 """Many concurrent SSE streams against the real server: the table issue 11 asks for.
 
-Run: python -m bench.load [--config single|cluster] [--workers N] [STREAMS ...]
+Run: python -m bench.load [--config single|cluster] [--workers N] [--ramp SECONDS] [STREAMS ...]
 
 The server runs as `make run` runs it (gunicorn with gunicorn.conf.py; `single` is SQLite and
 the in-process log, `cluster` PostgreSQL + Redis with WORKERS workers), pinned to core 0; the
@@ -24,8 +24,9 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
-# Seconds after a level starts: ramp (2 s) and tool rounds are over; 30 s answers still run.
-WINDOW = (10.0, 25.0)
+# The steady state: seconds after the ramp, when every tool round is over, to the time
+# the first 30 s answers end.
+SETTLE, LAST = 8.0, 27.0
 PG_ADMIN = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
 
 
@@ -118,7 +119,9 @@ def start_server(args: argparse.Namespace, upstream: str, tmp: str) -> tuple[Any
     return server, port, token
 
 
-def run_level(gen: Any, server: Any, port: int, token: str, streams: int) -> dict[str, Any]:
+def run_level(
+    gen: Any, server: Any, port: int, token: str, streams: int, ramp: float
+) -> dict[str, Any]:
     """Drive one level and measure the server while it runs."""
     pids = proc_tree(server.pid)
     base_rss, peak = rss_kib(pids), [0]
@@ -132,7 +135,7 @@ def run_level(gen: Any, server: Any, port: int, token: str, streams: int) -> dic
     sampler.start()
     cpu0, wall0 = cpu_seconds(pids), time.monotonic()
     # The steady state: every stream past its tool round and streaming text, none ended.
-    window = (wall0 + WINDOW[0], wall0 + WINDOW[1])
+    window = (wall0 + ramp + SETTLE, wall0 + max(LAST, ramp + SETTLE + 5.0))
     window_cpu: list[float] = []
 
     def measure_window() -> None:
@@ -141,7 +144,7 @@ def run_level(gen: Any, server: Any, port: int, token: str, streams: int) -> dic
             window_cpu.append(cpu_seconds(pids))
 
     threading.Thread(target=measure_window, daemon=True).start()
-    gen.stdin.write(f"{port} {token} {streams} {window[0]} {window[1]}\n")
+    gen.stdin.write(f"{port} {token} {streams} {ramp} {window[0]} {window[1]}\n")
     gen.stdin.flush()
     stats = json.loads(gen.stdout.readline())
     cpu, wall = cpu_seconds(pids) - cpu0, time.monotonic() - wall0
@@ -176,6 +179,9 @@ def main() -> None:
     parser.add_argument("--config", choices=["single", "cluster"], default="single")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--events", type=int, default=1200, help="text events per answer")
+    parser.add_argument(
+        "--ramp", type=float, default=2.0, help="seconds over which a level's streams start"
+    )
     args = parser.parse_args()
     gen = subprocess.Popen(
         ["taskset", "-c", "1", sys.executable, "-m", "bench.loadgen", str(args.events)],
@@ -185,18 +191,19 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         server, port, token = start_server(args, upstream, tmp)
         try:
-            run_level(gen, server, port, token, 5)  # warm up
+            run_level(gen, server, port, token, 5, 2.0)  # warm up
             workers = args.workers if args.config == "cluster" else 1
             print(
                 f"{args.config} config, {workers} worker(s), {args.events} text events per "
-                "answer at 40/s after a tool round; server on core 0, load on core 1"
+                f"answer at 40/s after a tool round, streams started over {args.ramp:g} s; "
+                "server on core 0, load on core 1"
             )
             print(
                 "streams | completed/errors | TTFB p50/p99 ms | added latency p50/p99/max ms "
                 "| CPU us per text event | peak RSS per stream KiB"
             )
             for streams in args.levels:
-                r = run_level(gen, server, port, token, streams)
+                r = run_level(gen, server, port, token, streams, args.ramp)
                 ttfb, lat = r["ttfb"], r["latency"]
                 print(
                     f"{streams} | {r['completed']}/{r['errors']} | {ttfb[0] * 1e3:.0f}/"

@@ -190,7 +190,8 @@ async def serve_upstream(ready: asyncio.Future[int]) -> None:
 
 
 async def main_async() -> None:
-    """Serve the upstream; on each stdin line `PORT TOKEN STREAMS`, run a level, print JSON."""
+    """Serve the upstream; on each stdin line `PORT TOKEN STREAMS RAMP START END`, run a
+    level (START..END: its steady-state window), print JSON."""
     loop = asyncio.get_running_loop()
     ready: asyncio.Future[int] = loop.create_future()
     server = asyncio.ensure_future(serve_upstream(ready))
@@ -198,10 +199,13 @@ async def main_async() -> None:
     reader = asyncio.StreamReader()
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
     while line := await reader.readline():
-        port, token, streams, WINDOW[0], WINDOW[1] = (
-            t(v) for t, v in zip((str, str, int, float, float), line.decode().split(), strict=True)
+        port, token, streams, ramp, WINDOW[0], WINDOW[1] = (
+            t(v)
+            for t, v in zip(
+                (str, str, int, float, float, float), line.decode().split(), strict=True
+            )
         )
-        stats = await level(int(port), token, streams, ramp=2.0)
+        stats = await level(int(port), token, streams, ramp)
         print(json.dumps(stats.__dict__), flush=True)
     server.cancel()
 

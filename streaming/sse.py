@@ -71,10 +71,17 @@ class SSEDecoder:
         elif tail != b"\n":
             self._partial.append(lines.pop())
         events: list[SSEEvent] = []
+        data = self._data
         for raw in lines:
-            event = self._line(raw)
+            # Inline fast paths for the lines every event has (a call per line costs more
+            # than the line's own work); the first line may carry a BOM, so it takes _line.
+            if raw[:5] == b"data:" and not self._first_line:
+                data.append(raw[6:] if raw[5:6] == b" " else raw[5:])
+                continue
+            event = self._dispatch() if not raw and not self._first_line else self._line(raw)
             if event is not None:
                 events.append(event)
+                data = self._data
         return events
 
     def flush(self) -> list[SSEEvent]:

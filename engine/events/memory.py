@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import threading
 import time
 from pathlib import Path
@@ -17,23 +16,37 @@ from typing import Any
 
 from engine.errors import LeaseLost
 from engine.events.log import Chunk, split_frames, wake, wake_all
+from engine.events.spool import Spool, kept
 from streaming.protocol import encode_event
 
 log = logging.getLogger(__name__)
 
 
 class _TurnLog:
-    __slots__ = ("cond", "fd", "finished", "finished_at", "frames", "lease", "waiters")
+    __slots__ = (
+        "cond",
+        "finished",
+        "finished_at",
+        "frames",
+        "lease",
+        "lock",
+        "sleepers",
+        "spool",
+        "waiters",
+    )
 
     def __init__(
-        self, lease: int, frames: list[bytes] | None = None, fd: int | None = None
+        self, lease: int, frames: list[bytes] | None = None, spool: Spool | None = None
     ) -> None:
         self.lease = lease
         self.frames: list[bytes] = frames or []
-        self.cond = threading.Condition(threading.Lock())
+        # The hot path takes the bare lock: Condition's own methods are Python code.
+        self.lock = threading.Lock()
+        self.cond = threading.Condition(self.lock)
+        self.sleepers = 0  # threads waiting in read(): notified only when there are some
         self.finished = False
         self.finished_at = 0.0
-        self.fd = fd
+        self.spool = spool
         # Readers waiting in the event loop, woken once per burst of appends.
         self.waiters: list[asyncio.Future[None]] = []
 
@@ -53,7 +66,7 @@ class MemoryEventLog:
 
     def open(self, turn_id: str, lease: int = 1) -> None:
         """Create the log of a new turn and forget logs finished long ago."""
-        turn_log = _TurnLog(lease, fd=self._open_spool(turn_id, truncate=True))
+        turn_log = _TurnLog(lease, spool=self._open_spool(turn_id, truncate=True))
         with self._lock:
             self._evict(time.monotonic())
             self._logs[turn_id] = turn_log
@@ -61,15 +74,16 @@ class MemoryEventLog:
     def append(self, turn_id: str, event_type: str, data: dict[str, Any], lease: int = 1) -> int:
         """Encode once, append (and spool), and wake the readers."""
         turn_log = self._held(turn_id, lease)
-        with turn_log.cond:
+        with turn_log.lock:
             if turn_log.lease != lease:
                 raise LeaseLost(turn_id)
             seq = len(turn_log.frames) + 1
             frame = encode_event(seq, event_type, data)
             turn_log.frames.append(frame)
-            if turn_log.fd is not None:
-                os.write(turn_log.fd, frame)
-            turn_log.cond.notify_all()
+            if turn_log.spool is not None:
+                turn_log.spool.write(frame)
+            if turn_log.sleepers:
+                turn_log.cond.notify_all()
             if turn_log.waiters:
                 self._wake(turn_log)
         return seq
@@ -98,7 +112,11 @@ class MemoryEventLog:
             return None
         with turn_log.cond:
             if len(turn_log.frames) <= after and not turn_log.finished:
-                turn_log.cond.wait(timeout)
+                turn_log.sleepers += 1
+                try:
+                    turn_log.cond.wait(timeout)
+                finally:
+                    turn_log.sleepers -= 1
             frames = turn_log.frames
             return Chunk(b"".join(frames[after:]), max(len(frames), after), turn_log.finished)
 
@@ -111,7 +129,7 @@ class MemoryEventLog:
         turn_log = self._logs.get(turn_id)
         if turn_log is None:
             return None
-        with turn_log.cond:
+        with turn_log.lock:
             if len(turn_log.frames) > after or turn_log.finished:
                 return self._chunk(turn_log, after)
             waiter = asyncio.get_running_loop().create_future()
@@ -121,7 +139,7 @@ class MemoryEventLog:
             await waiter
         finally:
             timer.cancel()
-        with turn_log.cond:
+        with turn_log.lock:
             if waiter in turn_log.waiters:  # timed out: nobody woke it
                 turn_log.waiters.remove(waiter)
             return self._chunk(turn_log, after)
@@ -156,7 +174,7 @@ class MemoryEventLog:
         frames: list[bytes] = []
         path = self._path(turn_id)
         if path is not None and path.exists():
-            frames = split_frames(path.read_bytes())
+            frames = split_frames(kept(path.read_bytes()))
             # Rewrite without a torn last frame, so appends continue on a clean boundary.
             path.write_bytes(b"".join(frames))
         turn_log = _TurnLog(lease, frames, self._open_spool(turn_id, truncate=False))
@@ -193,18 +211,15 @@ class MemoryEventLog:
     def _path(self, turn_id: str) -> Path | None:
         return None if self._spool is None else self._spool / f"{turn_id}.sse"
 
-    def _open_spool(self, turn_id: str, truncate: bool) -> int | None:
+    def _open_spool(self, turn_id: str, truncate: bool) -> Spool | None:
         path = self._path(turn_id)
-        if path is None:
-            return None
-        flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | (os.O_TRUNC if truncate else 0)
-        return os.open(path, flags, 0o600)
+        return None if path is None else Spool(path, truncate)
 
     def _close_spool(self, turn_log: _TurnLog, turn_id: str, remove: bool) -> None:
-        if turn_log.fd is None:
+        if turn_log.spool is None:
             return
-        os.close(turn_log.fd)
-        turn_log.fd = None
+        turn_log.spool.close()
+        turn_log.spool = None
         path = self._path(turn_id)
         if remove and path is not None:
             try:

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from concurrent.futures import Executor
 from typing import Any
 
+from engine.turns.pacing import Cadence, Pacer
 from engine.turns.round import MessageRound, RoundResult
 from engine.upstream.client import ModelClient
 from engine.upstream.thread_call import CallAborted
@@ -48,10 +49,11 @@ def run_in_loop(
     current: MessageRound,
     call: LoopCall,
     pool: Executor,
+    pacer: Pacer | None = None,
 ) -> RoundResult:
     """From the turn's thread: run one attempt in the loop and wait for its outcome."""
     future = asyncio.run_coroutine_threadsafe(
-        attempt(model, messages, tools, current, call, pool), call.loop
+        attempt(model, messages, tools, current, call, pool, pacer), call.loop
     )
     return future.result()
 
@@ -63,6 +65,7 @@ async def attempt(
     current: MessageRound,
     call: LoopCall,
     pool: Executor,
+    pacer: Pacer | None = None,
 ) -> RoundResult:
     """Stream one model message through `current`; raise CallAborted when aborted."""
     call.task = asyncio.current_task()
@@ -82,10 +85,15 @@ async def attempt(
             raise CallAborted(call.abort_reason)
         async with model.aopen(messages, tools) as chunks:
             events = JSONEvents()
+            cadence = Cadence(pacer) if pacer is not None else None
             async for chunk in chunks:
+                if cadence is not None:
+                    cadence.arrived()
                 for event in events.feed(chunk):
                     for write in current.feed(event):
                         await store(write)
+                if cadence is not None:
+                    await cadence.next()
             events.flush()
         for write in current.finish():
             await store(write)

@@ -101,7 +101,9 @@ class ModelCalls:
         loop, model = self.deps.loop, self.deps.model
         if loop is not None and getattr(model, "streams_in_loop", False):
             self.call = call = LoopCall(loop)
-            return run_in_loop(model, messages, tools, current, call, self.deps.db_pool)
+            return run_in_loop(
+                model, messages, tools, current, call, self.deps.db_pool, self.deps.pacer
+            )
         self.call = thread_call = UpstreamCall()
         with model.stream(messages, tools, thread_call):
             return current.consume(thread_call.events())

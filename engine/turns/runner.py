@@ -24,6 +24,7 @@ from engine.store.turns import NewTurn, TurnStore
 from engine.turns import resume
 from engine.turns.calls import ModelCalls
 from engine.turns.closing import close_turn, record_end
+from engine.turns.pacing import Pacer
 from engine.turns.round import RoundResult
 from engine.turns.tool_exec import ToolExecutor, result_block, tool_calls
 from engine.turns.window import ContextWindow
@@ -43,6 +44,8 @@ TRUNCATED = {
     "window; ask again (the oldest turns are left out of the model's view as needed).",
 }
 QUIET = ("handover", "fenced")
+# Events counted per metric update: /metrics lags a running turn by at most this many.
+EVENT_BATCH = 64
 REFUSAL = "The model declined to answer this request."
 
 
@@ -63,6 +66,7 @@ class TurnDeps:
     # Set when an event loop (the ASGI server's) streams the model calls; else threads do.
     loop: asyncio.AbstractEventLoop | None = None
     db_pool: Executor | None = None
+    pacer: Pacer | None = None
     window: ContextWindow = field(default_factory=ContextWindow)
 
 
@@ -87,10 +91,15 @@ class TurnRunner:
         self.rounds = 0
         self.calls = ModelCalls(deps, turn.turn_id, self.cancelled)
         self._shown_errors: set[str] = set()
+        self._unreported = 0
 
     def emit(self, event_type: str, data: dict[str, Any]) -> int:
         """Append one client event to this turn's log."""
-        EVENTS.inc()
+        # Counted in batches (a shared-memory counter costs a lock and a getpid per call),
+        # and in full before the last event, so a client that saw the end sees the count.
+        self._unreported += 1
+        if self._unreported >= EVENT_BATCH or event_type == P.TURN_END:
+            self._report_events()
         return self.deps.events.append(self.turn.turn_id, event_type, data, self.lease.number)
 
     def cancel(self) -> None:
@@ -117,6 +126,17 @@ class TurnRunner:
 
     def run(self) -> str:
         """Run the turn and return its final status; the end events are always sent."""
+        try:
+            return self._run()
+        finally:
+            self._report_events()
+
+    def _report_events(self) -> None:
+        count, self._unreported = self._unreported, 0
+        if count:
+            EVENTS.inc(count)
+
+    def _run(self) -> str:
         status, error = "failed", ("internal_error", "The turn failed on our side.")
         try:
             history, stop = self._begin()

@@ -23,6 +23,7 @@ from engine.limits import UserLimits
 from engine.store.fence import Lease
 from engine.store.turns import NewTurn
 from engine.store.workers import WorkerRegistry
+from engine.turns.pacing import Pacer
 from engine.turns.runner import TurnDeps, TurnRunner
 from models.chat import TURN_RUNNING
 from telemetry.metrics import TURN_SECONDS, TURNS_ACTIVE, TURNS_FINISHED, TURNS_STARTED
@@ -159,6 +160,7 @@ class TurnService:
         """
         self.deps.loop = loop
         self.deps.db_pool = ThreadPoolExecutor(max_workers=DB_THREADS, thread_name_prefix="db")
+        self.deps.pacer = Pacer(loop, lambda: self.timings.stream_batch)
         attach = getattr(self.events, "attach", None)
         if attach is not None:
             attach(loop, threading.get_ident())

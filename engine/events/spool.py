@@ -1,0 +1,63 @@
+"""An append-only file of a turn's frames, written through a memory map instead of write().
+
+A write() per frame dirties the file's inode every time (its mtime), which costs ext4 a
+journal update per event; stores into a shared mapping cost a copy, and the kernel keeps
+them when the process is killed. Only a window of the file is mapped, so a long turn holds
+no more memory than the window. Bytes past the last frame read as NULs until `close`
+trims them; frames never contain a NUL (their JSON escapes it), so a reader cuts there.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+from pathlib import Path
+
+WINDOW = 64 * 1024
+PAGE = mmap.ALLOCATIONGRANULARITY
+
+
+class Spool:
+    """Appends bytes to one file through a sliding memory-mapped window."""
+
+    __slots__ = ("_end", "_fd", "_map", "_start", "size")
+
+    def __init__(self, path: Path, truncate: bool) -> None:
+        flags = os.O_RDWR | os.O_CREAT | (os.O_TRUNC if truncate else 0)
+        self._fd = os.open(path, flags, 0o600)
+        self.size = 0 if truncate else len(kept(path.read_bytes()))
+        self._map: mmap.mmap | None = None
+        self._start = self._end = 0
+
+    def write(self, data: bytes) -> None:
+        """Append `data`; it survives this process being killed as soon as this returns."""
+        size, end = self.size, self.size + len(data)
+        if end > self._end:
+            self._remap(size, len(data))
+        assert self._map is not None
+        self._map[size - self._start : end - self._start] = data
+        self.size = end
+
+    def close(self) -> None:
+        """Unmap, trim the file to its frames and close it."""
+        if self._map is not None:
+            self._map.close()
+            self._map = None
+        os.ftruncate(self._fd, self.size)
+        os.close(self._fd)
+
+    def _remap(self, at: int, need: int) -> None:
+        if self._map is not None:
+            self._map.close()
+        start = at - at % PAGE
+        length = max(WINDOW, (at - start) + need + PAGE)
+        # Grow the file first: touching a mapped page past its end is a SIGBUS.
+        os.ftruncate(self._fd, start + length)
+        self._map = mmap.mmap(self._fd, length, offset=start)
+        self._start, self._end = start, start + length
+
+
+def kept(blob: bytes) -> bytes:
+    """The frames of a spool file: what precedes the NUL padding of a mapped window."""
+    cut = blob.find(b"\0")
+    return blob if cut < 0 else blob[:cut]
