@@ -1,0 +1,99 @@
+"""The shared beat: trickling streams read once per beat, bursts never wait, aborts stay apart."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from engine.turns import pacing
+from engine.turns.pacing import Cadence, Pacer
+
+
+def run(coro: object) -> object:
+    """Run a coroutine in a fresh loop."""
+    return asyncio.run(coro)  # type: ignore[arg-type]
+
+
+def test_streams_waiting_for_the_network_share_one_beat() -> None:
+    async def scenario() -> tuple[int, int]:
+        loop = asyncio.get_running_loop()
+        pacer = Pacer(loop, lambda: 0.05)
+        released: list[float] = []
+
+        async def stream() -> None:
+            cadence = Cadence(pacer)
+            await asyncio.sleep(pacing.WAITED * 2)  # the first read waits for bytes
+            cadence.arrived()
+            await cadence.next()
+            released.append(loop.time())
+
+        armed = []
+        original = loop.call_later
+
+        def spy(delay: float, callback: object, *args: object) -> object:
+            if callback == pacer._release:
+                armed.append(delay)
+            return original(delay, callback, *args)  # type: ignore[arg-type]
+
+        loop.call_later = spy  # type: ignore[method-assign]
+        await asyncio.gather(*(stream() for _ in range(20)))
+        return len(armed), len(released)
+
+    timers, moments = run(scenario())  # type: ignore[misc]
+    assert timers == 1  # one timer for the whole loop, not one per stream
+    assert moments == 20  # every stream released by that one beat
+
+
+def test_a_stream_whose_bytes_are_already_there_never_waits() -> None:
+    async def scenario() -> int:
+        pacer = Pacer(asyncio.get_running_loop(), lambda: 60.0)
+        cadence = Cadence(pacer)
+        for _ in range(1000):  # a burst: each read returns at once
+            cadence.arrived()
+            await cadence.next()
+        return len(pacer._waiters)
+
+    assert run(scenario()) == 0
+
+
+def test_once_caught_up_a_stream_stays_paced() -> None:
+    async def scenario() -> list[bool]:
+        pacer = Pacer(asyncio.get_running_loop(), lambda: 0.01)
+        cadence = Cadence(pacer)
+        await asyncio.sleep(pacing.WAITED * 2)
+        waited = []
+        for _ in range(3):
+            cadence.arrived()
+            before = len(pacer._waiters)
+            task = asyncio.ensure_future(cadence.next())
+            await asyncio.sleep(0)
+            waited.append(len(pacer._waiters) > before)
+            await task
+        return waited
+
+    assert run(scenario()) == [True, True, True]
+
+
+def test_cancelling_one_waiting_stream_leaves_the_others_waiting() -> None:
+    async def scenario() -> tuple[bool, bool]:
+        pacer = Pacer(asyncio.get_running_loop(), lambda: 0.05)
+        first = asyncio.ensure_future(pacer.beat())
+        second = asyncio.ensure_future(pacer.beat())
+        await asyncio.sleep(0)
+        first.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await first
+        await second  # released by the beat, not cancelled with the first
+        return first.cancelled(), second.cancelled()
+
+    assert run(scenario()) == (True, False)
+
+
+def test_no_batching_means_no_wait() -> None:
+    async def scenario() -> int:
+        pacer = Pacer(asyncio.get_running_loop(), lambda: 0.0)
+        await pacer.beat()
+        return len(pacer._waiters)
+
+    assert run(scenario()) == 0
