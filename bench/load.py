@@ -160,6 +160,7 @@ def run_level(
             pct(stats["latency"], 0.99),
             max(stats["latency"], default=float("nan")),
         ),
+        "steady_latency_p99": pct(stats["window_latency"], 0.99),
         "cpu_us_per_event": cpu / max(stats["events"], 1) * 1e6,
         "steady_us_per_event": (window_cpu[1] - window_cpu[0])
         / max(stats["window_events"], 1)
@@ -210,7 +211,8 @@ def main() -> None:
                     f"{ttfb[1] * 1e3:.0f} | {lat[0] * 1e3:.1f}/{lat[1] * 1e3:.1f}/"
                     f"{lat[2] * 1e3:.1f} | {r['cpu_us_per_event']:.1f} | "
                     f"{r['rss_kib_per_stream']:.0f} (steady state {r['steady_us_per_event']:.1f} us"
-                    f" per event; {r['events_per_s']:,.0f} events/s, "
+                    f" per event, latency p99 {r['steady_latency_p99'] * 1e3:.1f} ms; "
+                    f"{r['events_per_s']:,.0f} events/s, "
                     f"{r['cores']:.2f} cores)",
                     flush=True,
                 )

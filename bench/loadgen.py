@@ -126,6 +126,7 @@ class Stats:
 
     ttfb: list[float] = field(default_factory=list)
     latency: list[float] = field(default_factory=list)
+    window_latency: list[float] = field(default_factory=list)
     events: int = 0
     window_events: int = 0
     completed: int = 0
@@ -153,11 +154,14 @@ async def client(port: int, token: str, question: str, stats: Stats) -> None:
                 stats.ttfb.append(now - sent)
                 first = False
             # The oldest stamp of a read: the event that waited longest.
+            steady = WINDOW[0] <= now < WINDOW[1]
             if stamp := STAMP.search(chunk):
                 stats.latency.append(now - float(stamp.group(1)))
+                if steady:
+                    stats.window_latency.append(stats.latency[-1])
             count = chunk.count(b"\nevent: block_delta\n")
             stats.events += count
-            if WINDOW[0] <= now < WINDOW[1]:
+            if steady:
                 stats.window_events += count
             ended = ended or b'"status":"completed"' in chunk
         writer.close()

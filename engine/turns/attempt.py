@@ -86,14 +86,18 @@ async def attempt(
         async with model.aopen(messages, tools) as chunks:
             events = JSONEvents()
             cadence = Cadence(pacer) if pacer is not None else None
-            async for chunk in chunks:
+            try:
+                async for chunk in chunks:
+                    if cadence is not None:
+                        cadence.arrived()
+                    for event in events.feed(chunk):
+                        for write in current.feed(event):
+                            await store(write)
+                    if cadence is not None:
+                        await cadence.next()
+            finally:
                 if cadence is not None:
-                    cadence.arrived()
-                for event in events.feed(chunk):
-                    for write in current.feed(event):
-                        await store(write)
-                if cadence is not None:
-                    await cadence.next()
+                    cadence.close()
             events.flush()
         for write in current.finish():
             await store(write)

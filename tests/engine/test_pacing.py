@@ -1,4 +1,5 @@
-"""The shared beat: trickling streams read once per beat, bursts never wait, aborts stay apart."""
+"""The shared beat: trickling streams read once per beat, bursts never wait, aborts stay apart,
+and the beat grows with the number of paced streams."""
 
 from __future__ import annotations
 
@@ -78,6 +79,7 @@ def test_once_caught_up_a_stream_stays_paced() -> None:
 def test_cancelling_one_waiting_stream_leaves_the_others_waiting() -> None:
     async def scenario() -> tuple[bool, bool]:
         pacer = Pacer(asyncio.get_running_loop(), lambda: 0.05)
+        pacer.streams = pacing.FULL_AT
         first = asyncio.ensure_future(pacer.beat())
         second = asyncio.ensure_future(pacer.beat())
         await asyncio.sleep(0)
@@ -97,3 +99,33 @@ def test_no_batching_means_no_wait() -> None:
         return len(pacer._waiters)
 
     assert run(scenario()) == 0
+
+
+def test_the_beat_grows_with_the_paced_streams_and_ends_with_them() -> None:
+    async def scenario() -> tuple[list[float], int]:
+        loop = asyncio.get_running_loop()
+        pacer = Pacer(loop, lambda: 0.04)
+        armed: list[float] = []
+        original = loop.call_later
+
+        def spy(delay: float, callback: object, *args: object) -> object:
+            if callback == pacer._release:
+                armed.append(round(delay, 6))
+            return original(delay, callback, *args)  # type: ignore[arg-type]
+
+        loop.call_later = spy  # type: ignore[method-assign]
+        cadences = [Cadence(pacer) for _ in range(pacing.FULL_AT)]
+        await asyncio.sleep(pacing.WAITED * 2)  # every stream's first read waited
+        for count in (pacing.FULL_AT, pacing.FULL_AT // 4):
+            for cadence in cadences[:count]:
+                cadence.arrived()
+            await asyncio.gather(*(c.next() for c in cadences[:count]))
+        for cadence in cadences:
+            cadence.close()
+            cadence.close()  # twice: counted once
+        return armed, pacer.streams
+
+    armed, left = run(scenario())  # type: ignore[misc]
+    # The first beat is armed by the first paced stream (1 of FULL_AT), the next at full load.
+    assert armed == [round(0.04 / pacing.FULL_AT, 6), 0.04]
+    assert left == 0
