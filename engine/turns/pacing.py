@@ -3,11 +3,12 @@
 Each upstream read costs a task wake-up, a decoder pass, a reader wake-up and a client
 write, however few events it carries. Waiting for the next beat before reading again lets
 the bytes of several events gather in the socket's buffer, so all of those costs are paid
-once per beat instead of once per event. The beat bounds the latency this adds, and it
-grows with the load: a worker with few streams has CPU to spare and reads at once, one
-with FULL_AT paced streams or more waits the whole configured beat. The first read of a
-call is never delayed, nor is a stream whose bytes are already waiting (a burst, the
-offline demo model).
+once per beat instead of once per event. The beat bounds the latency this adds, so it
+is paid only under load: below BATCH_FROM paced streams a worker has CPU to spare and
+reads at once. (A beat shorter than the gap between a stream's events would cost a wake-up
+more per event, not less, so the beat does not shrink with the load: it is on or off.)
+The first read of a call is never delayed, nor is a stream whose bytes are already waiting
+(a burst, the offline demo model).
 """
 
 from __future__ import annotations
@@ -18,8 +19,8 @@ from collections.abc import Callable
 
 # A read that took longer than this waited for the network.
 WAITED = 0.002
-# Paced streams from which the beat is as long as configured (shorter below, in proportion).
-FULL_AT = 200
+# Streams caught up with the network from which reads wait for the beat.
+BATCH_FROM = 100
 
 
 class Pacer:
@@ -32,8 +33,8 @@ class Pacer:
 
     async def beat(self) -> None:
         """Wait for the next beat (at once when batching is off)."""
-        interval = self._interval() * min(1.0, self.streams / FULL_AT)
-        if interval <= 0:
+        interval = self._interval()
+        if interval <= 0 or self.streams < BATCH_FROM:
             return
         # A future per waiter: cancelling one stream (abort, watchdog) never touches others.
         waiter = self._loop.create_future()

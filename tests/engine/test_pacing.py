@@ -1,5 +1,5 @@
 """The shared beat: trickling streams read once per beat, bursts never wait, aborts stay apart,
-and the beat grows with the number of paced streams."""
+and only a loaded worker waits for the beat."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ def test_streams_waiting_for_the_network_share_one_beat() -> None:
     async def scenario() -> tuple[int, int]:
         loop = asyncio.get_running_loop()
         pacer = Pacer(loop, lambda: 0.05)
+        pacer.streams = pacing.BATCH_FROM  # a loaded worker
         released: list[float] = []
 
         async def stream() -> None:
@@ -61,6 +62,7 @@ def test_a_stream_whose_bytes_are_already_there_never_waits() -> None:
 def test_once_caught_up_a_stream_stays_paced() -> None:
     async def scenario() -> list[bool]:
         pacer = Pacer(asyncio.get_running_loop(), lambda: 0.01)
+        pacer.streams = pacing.BATCH_FROM  # a loaded worker
         cadence = Cadence(pacer)
         await asyncio.sleep(pacing.WAITED * 2)
         waited = []
@@ -79,7 +81,7 @@ def test_once_caught_up_a_stream_stays_paced() -> None:
 def test_cancelling_one_waiting_stream_leaves_the_others_waiting() -> None:
     async def scenario() -> tuple[bool, bool]:
         pacer = Pacer(asyncio.get_running_loop(), lambda: 0.05)
-        pacer.streams = pacing.FULL_AT
+        pacer.streams = pacing.BATCH_FROM
         first = asyncio.ensure_future(pacer.beat())
         second = asyncio.ensure_future(pacer.beat())
         await asyncio.sleep(0)
@@ -101,31 +103,24 @@ def test_no_batching_means_no_wait() -> None:
     assert run(scenario()) == 0
 
 
-def test_the_beat_grows_with_the_paced_streams_and_ends_with_them() -> None:
-    async def scenario() -> tuple[list[float], int]:
-        loop = asyncio.get_running_loop()
-        pacer = Pacer(loop, lambda: 0.04)
-        armed: list[float] = []
-        original = loop.call_later
-
-        def spy(delay: float, callback: object, *args: object) -> object:
-            if callback == pacer._release:
-                armed.append(round(delay, 6))
-            return original(delay, callback, *args)  # type: ignore[arg-type]
-
-        loop.call_later = spy  # type: ignore[method-assign]
-        cadences = [Cadence(pacer) for _ in range(pacing.FULL_AT)]
+def test_only_a_loaded_worker_waits_and_ended_streams_stop_counting() -> None:
+    async def scenario() -> tuple[int, int, int]:
+        pacer = Pacer(asyncio.get_running_loop(), lambda: 0.01)
+        cadences = [Cadence(pacer) for _ in range(pacing.BATCH_FROM)]
         await asyncio.sleep(pacing.WAITED * 2)  # every stream's first read waited
-        for count in (pacing.FULL_AT, pacing.FULL_AT // 4):
-            for cadence in cadences[:count]:
-                cadence.arrived()
-            await asyncio.gather(*(c.next() for c in cadences[:count]))
+        few = cadences[: pacing.BATCH_FROM - 1]
+        for cadence in few:
+            cadence.arrived()
+        await asyncio.gather(*(c.next() for c in few))
+        waited_few = len(pacer._waiters)  # below the threshold: nobody waited
+        cadences[-1].arrived()
+        last = asyncio.ensure_future(cadences[-1].next())
+        await asyncio.sleep(0)
+        waited_loaded = len(pacer._waiters)  # the threshold reached: the beat is on
+        await last
         for cadence in cadences:
             cadence.close()
             cadence.close()  # twice: counted once
-        return armed, pacer.streams
+        return waited_few, waited_loaded, pacer.streams
 
-    armed, left = run(scenario())  # type: ignore[misc]
-    # The first beat is armed by the first paced stream (1 of FULL_AT), the next at full load.
-    assert armed == [round(0.04 / pacing.FULL_AT, 6), 0.04]
-    assert left == 0
+    assert run(scenario()) == (0, 1, 0)
