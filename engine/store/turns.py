@@ -213,6 +213,7 @@ class TurnStore:
                     Turn.takeovers,
                     Turn.progress,
                     Turn.stalls,
+                    Turn.worker_id,
                 )
                 .where(
                     Turn.status == TURN_RUNNING,
@@ -234,7 +235,10 @@ class TurnStore:
                     .select_from(Message)
                     .where(Message.turn_id == row.id, Message.status.in_(MESSAGE_FINISHED))
                 )
-                stalls = row.stalls + 1 if finished <= row.progress else 1
+                # Stalls count the deaths since the turn last got further: a turn handed
+                # over by a draining worker (no worker) did not take its worker down.
+                died = row.worker_id is not None
+                stalls = (row.stalls if finished <= row.progress else 0) + int(died)
                 s.execute(
                     update(Turn)
                     .where(Turn.id == row.id)
