@@ -8,6 +8,7 @@ no response is a 5xx, and a request answered 4xx writes nothing.
 
 from __future__ import annotations
 
+import contextlib
 from collections import Counter
 from collections.abc import Iterator
 from typing import Any
@@ -16,7 +17,7 @@ import httpx2
 import pytest
 import schemathesis
 from hypothesis import HealthCheck, Phase, given, settings
-from hypothesis.errors import Unsatisfiable
+from hypothesis.errors import FlakyStrategyDefinition, Unsatisfiable
 from schemathesis import Case, GenerationMode
 from schemathesis.specs.openapi.checks import positive_data_acceptance
 from sqlalchemy import func, select
@@ -42,6 +43,8 @@ class Audit:
 
     def __init__(self, live: LiveServer) -> None:
         self.live, self.statuses = live, Counter[int]()
+        # Every failed check, kept as it happens (Hypothesis may report a replay instead).
+        self.problems: list[str] = []
         self.operations = Counter[tuple[str, str, int]]()
         self.headers = dict(live.headers)
         with live.app.extensions["db"].read() as s:
@@ -63,6 +66,13 @@ class Audit:
 
     def call(self, case: Case) -> Any:
         """Send the case with the token, validate the response, audit writes."""
+        try:
+            return self._call(case)
+        except Exception as exc:
+            self.problems.append(f"{case.method} {case.path}: {type(exc).__name__}: {exc}")
+            raise
+
+    def _call(self, case: Case) -> Any:
         before = self.rows()
         self.spare_own_token(case)
         case.headers = {**(case.headers or {}), **self.headers}  # the real token, always
@@ -129,11 +139,17 @@ def test_generated_requests_conform_and_never_fail(live: LiveServer, audit: Audi
         def validate_response(self, response: Any, case: Case, **kwargs: Any) -> None:
             """Validated in `audit.call`."""
 
-    Machine.run(
-        settings=settings(
-            max_examples=STATEFUL_SCENARIOS, stateful_step_count=STATEFUL_STEPS, **SETTINGS
+    # The links feed responses back into what is generated next, and some responses depend
+    # on timing (a turn still running in one run, finished when Hypothesis replays it):
+    # Hypothesis then calls the generation flaky and stops. That is the server's state
+    # moving on, not a failure; every check that failed is in the audit, asserted below.
+    with contextlib.suppress(FlakyStrategyDefinition):
+        Machine.run(
+            settings=settings(
+                max_examples=STATEFUL_SCENARIOS, stateful_step_count=STATEFUL_STEPS, **SETTINGS
+            )
         )
-    )
+    assert not audit.problems, audit.problems
     print(f"schemathesis: {audit.total} requests, statuses {dict(sorted(audit.statuses.items()))}")
     for key, n in sorted(audit.operations.items()):
         print(*key, n)
