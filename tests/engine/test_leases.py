@@ -150,37 +150,25 @@ def count_statements(db: Any, fn: Any) -> list[str]:
     return seen
 
 
-def test_takeovers_in_a_row_without_progress_are_counted_and_progress_resets_them(
+def test_worker_deaths_in_a_row_without_progress_are_counted_and_hand_overs_are_not(
     db: Any, user: tuple[int, str], stores: tuple[TurnStore, MessageStore]
 ) -> None:
     turns, messages = stores
     [holder] = workers(db, 1)
     _, lease = turns.start_turn(user[0], create_session(db, user[0])["id"], "hi", holder.worker_id)
     stalls = []
-    for step in range(4):
-        with db.transaction() as s:  # its worker dies: the heartbeat stops
-            s.execute(
-                update(Worker).where(Worker.id == holder.worker_id).values(heartbeat_at=past(s))
-            )
+    for step in range(9):
+        if step < 5:  # more hand-overs by draining workers than MAX_TAKEOVERS: no deaths
+            assert turns.release(lease)
+        else:
+            with db.transaction() as s:  # its worker dies: the heartbeat stops
+                s.execute(
+                    update(Worker).where(Worker.id == holder.worker_id).values(heartbeat_at=past(s))
+                )
         holder = WorkerRegistry(db)
         [orphan] = turns.take_orphans(holder.worker_id, stale_after=30, limit=5)
         lease = orphan.lease
         stalls.append(orphan.stalls)
-        if step == 1:  # this holder gets somewhere: a message is finished
+        if step == 6:  # this holder gets somewhere: a message is finished
             messages.add_message(lease, "msg_done", "assistant", [{"type": "text"}], "complete")
-    assert stalls == [1, 2, 1, 2]
-
-
-def test_a_turn_handed_over_by_a_draining_worker_is_not_counted_as_a_stall(
-    db: Any, user: tuple[int, str], stores: tuple[TurnStore, MessageStore]
-) -> None:
-    turns, _ = stores
-    [holder] = workers(db, 1)
-    _, lease = turns.start_turn(user[0], create_session(db, user[0])["id"], "hi", holder.worker_id)
-    stalls = []
-    for _ in range(5):  # more hand-overs than MAX_TAKEOVERS, none of them a death
-        assert turns.release(lease)
-        [orphan] = turns.take_orphans(WorkerRegistry(db).worker_id, stale_after=30, limit=5)
-        lease = orphan.lease
-        stalls.append(orphan.stalls)
-    assert stalls == [0, 0, 0, 0, 0]
+    assert stalls == [0, 0, 0, 0, 0, 1, 2, 1, 2]
