@@ -117,8 +117,7 @@ class MemoryEventLog:
                     turn_log.cond.wait(timeout)
                 finally:
                     turn_log.sleepers -= 1
-            frames = turn_log.frames
-            return Chunk(b"".join(frames[after:]), max(len(frames), after), turn_log.finished)
+            return self._chunk(turn_log, after)
 
     def attach(self, loop: asyncio.AbstractEventLoop, thread_id: int) -> None:
         """Serve `aread` in this loop, which runs in thread `thread_id`."""
@@ -156,8 +155,7 @@ class MemoryEventLog:
         if not waiters or self._loop is None:
             return
         if threading.get_ident() == self._loop_thread:
-            for waiter in waiters:
-                wake(waiter)
+            wake_all(waiters)
         else:
             self._loop.call_soon_threadsafe(wake_all, waiters)
 

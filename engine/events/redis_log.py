@@ -219,9 +219,9 @@ class RedisEventLog:
                     self._fenced.add(key)
                     lost.add(key[0])
                     continue
-                stored = [entry[2] for entry in by_turn[key] if entry[3] == _FIELD]
-                if stored:
-                    progress[key[0]] = stored[-1]
+                stored = next((e[2] for e in reversed(by_turn[key]) if e[3] == _FIELD), None)
+                if stored is not None:
+                    progress[key[0]] = stored
                 if by_turn[key][-1][3] == _END:
                     ended.add(key[0])
                     if key[0] not in self._seq:
