@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from sqlalchemy import Select, func, select
+from sqlalchemy import bindparam, func, select
 
 from engine.errors import LimitExceeded
 from engine.upstream.tokens import usage_tokens
@@ -24,6 +24,12 @@ from models.db import Database
 # A running turn usually ends within seconds: a client may try again soon.
 RUNNING_RETRY_AFTER = 5.0
 DAY = timedelta(days=1)
+# Counts the running turns of the user bound as `_user` (built once: it runs on every start).
+RUNNING_TURNS = (
+    select(func.count())
+    .select_from(Turn)
+    .where(Turn.user_id == bindparam("_user"), Turn.status == TURN_RUNNING)
+)
 
 
 @dataclass(frozen=True)
@@ -52,8 +58,8 @@ class UserLimits:
         if self.limits.daily_tokens is not None:
             self._check_daily(user_id, self.limits.daily_tokens)
         if self.limits.max_running is not None:
-            with self.db.read() as s:
-                running = s.scalar(running_turns(user_id)) or 0
+            with self.db.begin_read() as conn:
+                running = conn.scalar(RUNNING_TURNS, {"_user": user_id}) or 0
             check_running(running, self.limits.max_running)
 
     def tokens_today(self, user_id: int) -> int:
@@ -85,15 +91,6 @@ class UserLimits:
             max(1.0, math.ceil(wait)),
             {"limit": budget, "used": used},
         )
-
-
-def running_turns(user_id: int) -> Select[tuple[int]]:
-    """The statement counting the user's running turns."""
-    return (
-        select(func.count())
-        .select_from(Turn)
-        .where(Turn.user_id == user_id, Turn.status == TURN_RUNNING)
-    )
 
 
 def check_running(running: int, limit: int) -> None:

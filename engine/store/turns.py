@@ -5,15 +5,30 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import timedelta
 
-from sqlalchemy import and_, func, insert, or_, select, update
+from sqlalchemy import and_, bindparam, func, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
 from engine.errors import LeaseLost, NotFoundError, TurnConflict
-from engine.limits import check_running, running_turns
+from engine.limits import RUNNING_TURNS, check_running
 from engine.store.fence import Lease, db_now
+from engine.store.messages import NEXT_POSITION
 from models import ChatSession, Message, Turn, TurnEvents, User, Worker, new_id, utcnow
 from models.chat import MESSAGE_FINISHED, TURN_RUNNING
 from models.db import Database
+
+T, S = Turn.__table__.c, ChatSession.__table__.c
+# Built once, as in engine/store/messages.py: a turn's start and end are on every turn's path.
+_LOCK_USER = select(User.__table__.c.id).where(User.__table__.c.id == bindparam("_user"))
+_LOCK_USER = _LOCK_USER.with_for_update(key_share=True)
+_NEW_SESSION = insert(ChatSession.__table__)
+_SESSION = select(S.user_id, S.title).where(S.id == bindparam("_session"))
+_TITLE = update(ChatSession.__table__).where(S.id == bindparam("_session"))
+_NEW_TURN = insert(Turn.__table__)
+_USER_MESSAGE = insert(Message.__table__).values(position=NEXT_POSITION)
+_FINISH = update(Turn.__table__).where(
+    T.id == bindparam("_turn"), T.lease == bindparam("_lease"), T.status == TURN_RUNNING
+)
+_ARCHIVE = insert(TurnEvents.__table__)
 
 
 @dataclass(frozen=True)
@@ -68,48 +83,43 @@ class TurnStore:
         """
         turn_id, message_id = new_id("turn"), new_id("msg")
         try:
-            with self.db.transaction() as s:
+            with self.db.begin() as conn:
                 if max_running is not None:
                     # Serializes one user's starts on PostgreSQL (SQLite's BEGIN IMMEDIATE
                     # already does), so concurrent starts cannot both take the last place.
-                    s.execute(
-                        select(User.id).where(User.id == user_id).with_for_update(key_share=True)
-                    )
-                    check_running(s.scalar(running_turns(user_id)) or 0, max_running)
+                    conn.execute(_LOCK_USER, {"_user": user_id})
+                    check_running(conn.scalar(RUNNING_TURNS, {"_user": user_id}) or 0, max_running)
                 if session_id is None:
                     session_id = new_id("ses")
-                    s.execute(
-                        insert(ChatSession).values(id=session_id, user_id=user_id, title=text[:80])
+                    conn.execute(
+                        _NEW_SESSION, {"id": session_id, "user_id": user_id, "title": text[:80]}
                     )
                 else:
-                    row = s.execute(
-                        select(ChatSession.user_id, ChatSession.title).where(
-                            ChatSession.id == session_id
-                        )
-                    ).first()
+                    row = conn.execute(_SESSION, {"_session": session_id}).first()
                     if row is None or row.user_id != user_id:
                         raise NotFoundError("session", session_id)
                     if row.title is None:
-                        s.execute(
-                            update(ChatSession)
-                            .where(ChatSession.id == session_id)
-                            .values(title=text[:80])
-                        )
-                s.execute(
-                    insert(Turn).values(
-                        id=turn_id, session_id=session_id, user_id=user_id, worker_id=worker_id
-                    )
+                        conn.execute(_TITLE, {"_session": session_id, "title": text[:80]})
+                conn.execute(
+                    _NEW_TURN,
+                    {
+                        "id": turn_id,
+                        "session_id": session_id,
+                        "user_id": user_id,
+                        "worker_id": worker_id,
+                    },
                 )
-                s.execute(
-                    insert(Message).values(
-                        id=message_id,
-                        session_id=session_id,
-                        turn_id=turn_id,
-                        role="user",
-                        position=next_position(s, session_id),
-                        status="complete",
-                        content=[{"type": "text", "text": text}],
-                    )
+                conn.execute(
+                    _USER_MESSAGE,
+                    {
+                        "id": message_id,
+                        "session_id": session_id,
+                        "turn_id": turn_id,
+                        "role": "user",
+                        "status": "complete",
+                        "content": [{"type": "text", "text": text}],
+                        "_session": session_id,
+                    },
                 )
         except IntegrityError as err:
             raise TurnConflict(session_id or "") from err
@@ -129,29 +139,28 @@ class TurnStore:
         LeaseLost if the turn is no longer ours.
         """
         code, message = error or (None, None)
-        with self.db.transaction() as s:
-            done = s.execute(
-                update(Turn)
-                .where(
-                    Turn.id == lease.turn_id,
-                    Turn.lease == lease.number,
-                    Turn.status == TURN_RUNNING,
-                )
-                .values(
-                    status=status,
-                    rounds=rounds,
-                    finished_at=utcnow(),
-                    error_code=code,
-                    error_message=message,
-                    worker_id=None,
-                )
+        with self.db.begin() as conn:
+            done = conn.execute(
+                _FINISH,
+                {
+                    "_turn": lease.turn_id,
+                    "_lease": lease.number,
+                    "status": status,
+                    "rounds": rounds,
+                    "finished_at": utcnow(),
+                    "error_code": code,
+                    "error_message": message,
+                    "worker_id": None,
+                },
             ).rowcount
             if not done:
                 raise LeaseLost(lease.turn_id)
             if frames is not None:
                 # Each frame holds exactly one blank line: their count is the last sequence.
                 last = frames.count(b"\n\n")
-                s.merge(TurnEvents(turn_id=lease.turn_id, last_seq=last, frames=frames))
+                conn.execute(
+                    _ARCHIVE, {"turn_id": lease.turn_id, "last_seq": last, "frames": frames}
+                )
 
     def stored_turn(self, turn_id: str) -> tuple[str | None, bytes | None]:
         """Return a turn's status and its archived frames (once it finished)."""
@@ -260,11 +269,3 @@ class TurnStore:
                 lease = Lease(row.id, row.session_id, row.lease + 1)
                 out.append(Orphan(turn, row.user_id, lease, row.takeovers + 1, stalls))
         return out
-
-
-def next_position(s: object, session_id: str) -> int:
-    """The position after the session's last message (inside the caller's transaction)."""
-    current = s.scalar(  # type: ignore[attr-defined]
-        select(func.max(Message.position)).where(Message.session_id == session_id)
-    )
-    return 0 if current is None else current + 1

@@ -11,8 +11,7 @@ from typing import Any
 
 from engine.errors import TurnCancelled
 from engine.store.fence import Lease
-from engine.store.messages import MessageStore
-from models import ToolRun
+from engine.store.messages import MessageStore, StoredRun
 from models.chat import TOOL_RUNNING
 from models.db import Database
 from telemetry.metrics import TOOL_ERRORS, TOOL_RUNS, TOOL_SECONDS
@@ -56,13 +55,13 @@ class ToolExecutor:
         calls: list[ToolCall],
         cancelled: threading.Event | None = None,
         quiet: Callable[[], bool] = lambda: False,
-    ) -> list[ToolRun]:
-        """Return one stored ToolRun per call, in order, running each id at most once.
+    ) -> list[StoredRun]:
+        """Return one stored run per call, in order, running each id at most once.
 
         When the turn stops quietly (`quiet()`: handed over or fenced out) nothing more is
         stored: TurnCancelled is raised and the claims stay for the next holder.
         """
-        runs: dict[str, ToolRun] = {}
+        runs: dict[str, StoredRun] = {}
         pending = []
         stop = cancelled or threading.Event()
         for call in calls:
@@ -111,7 +110,9 @@ class ToolExecutor:
                         True,
                     )
 
-    def _save(self, lease: Lease, call: ToolCall, outcome: ToolOutcome, seconds: float) -> ToolRun:
+    def _save(
+        self, lease: Lease, call: ToolCall, outcome: ToolOutcome, seconds: float
+    ) -> StoredRun:
         # Only our tools' names become labels: a model may call any name it makes up.
         tool = call.name if self.registry.get(call.name) is not None else "unknown"
         TOOL_RUNS.labels(tool).inc()
@@ -146,7 +147,7 @@ def tool_calls(
     return list(calls.values())
 
 
-def result_block(run: ToolRun) -> dict[str, Any]:
+def result_block(run: StoredRun) -> dict[str, Any]:
     """Return the tool_result block that answers `run`."""
     block: dict[str, Any] = {
         "type": "tool_result",
