@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import func, or_, select, update
+from sqlalchemy import bindparam, func, or_, select, update
 
 from engine.errors import NotFoundError
 from models import ApiToken, User
@@ -17,6 +17,12 @@ from models.db import Database
 # every request behind SQLite's one writer.
 LAST_USED_EVERY = timedelta(minutes=1)
 MAX_ACTIVE_TOKENS = 100
+_T = ApiToken.__table__.c
+# Built once: every request authenticates, and building a statement costs more than running it.
+_BY_HASH = select(_T.id, _T.user_id, _T.expires_at, _T.revoked_at, _T.last_used_at).where(
+    _T.token_hash == bindparam("_hash")
+)
+_USED = update(ApiToken.__table__).where(_T.id == bindparam("_id"))
 
 
 class TokenRejected(Exception):
@@ -49,19 +55,15 @@ def aware(moment: datetime | None) -> datetime | None:
 def authenticate(db: Database, token: str) -> Caller:
     """Return the caller a clear token stands for, or raise TokenRejected."""
     now = utcnow()
-    with db.read() as s:
-        row = s.execute(
-            select(ApiToken.id, ApiToken.user_id, ApiToken.expires_at, ApiToken.revoked_at)
-            .add_columns(ApiToken.last_used_at)
-            .where(ApiToken.token_hash == ApiToken.hash(token))
-        ).one_or_none()
+    with db.begin_read() as conn:
+        row = conn.execute(_BY_HASH, {"_hash": ApiToken.hash(token)}).one_or_none()
     if row is None:
         raise TokenRejected("unauthorized", "The API token is not valid.")
     check_usable(row.expires_at, row.revoked_at, now)
     last = aware(row.last_used_at)
     if last is None or now - last >= LAST_USED_EVERY:
-        with db.transaction() as s:
-            s.execute(update(ApiToken).where(ApiToken.id == row.id).values(last_used_at=now))
+        with db.begin() as conn:
+            conn.execute(_USED, {"_id": row.id, "last_used_at": now})
     return Caller(row.user_id, row.id)
 
 
