@@ -32,8 +32,11 @@ class EventLog(Protocol):
     def snapshot(self, turn_id: str, lease: int) -> bytes:
         """Return every frame appended so far (the holder's own view)."""
 
-    def finish(self, turn_id: str, lease: int = 1) -> bytes:
-        """Mark the turn's log complete and return all of its frames."""
+    def finish(self, turn_id: str, lease: int = 1, archived: bool = False) -> bytes:
+        """Mark the turn's log complete and return all of its frames.
+
+        `archived`: the database already holds them (the log may then keep less).
+        """
 
     def read(self, turn_id: str, after: int, timeout: float) -> Chunk | None:
         """Return the frames after `after`, waiting up to `timeout` for some; None if unknown."""

@@ -1,8 +1,10 @@
-"""The in-process event log: a list of encoded frames per turn, spooled to a local file.
+"""The in-process event log: encoded frames per turn, spooled to a local file.
 
 The spool lets a restarted single-process server take over its interrupted turns and
 continue their event numbering exactly where clients left off (the OS keeps what was
-written even when the process is killed).
+written even when the process is killed). It also bounds memory: only the last TAIL bytes
+of frames stay in memory, enough for live readers; a reader further behind reads the
+spool, and once a turn's frames are archived in the database, the database.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import asyncio
 import logging
 import threading
 import time
+from array import array
 from pathlib import Path
 from typing import Any
 
@@ -20,14 +23,20 @@ from engine.events.spool import Spool, kept
 from streaming.protocol import encode_event
 
 log = logging.getLogger(__name__)
+# Bytes of recent frames kept in memory (between TAIL and twice that) once a spool or the
+# archive holds them all: live readers are seconds behind at most.
+TAIL = 32 * 1024
 
 
 class _TurnLog:
     __slots__ = (
+        "base",
         "cond",
+        "ends",
         "finished",
         "finished_at",
         "frames",
+        "kept_from",
         "lease",
         "lock",
         "sleepers",
@@ -39,7 +48,17 @@ class _TurnLog:
         self, lease: int, frames: list[bytes] | None = None, spool: Spool | None = None
     ) -> None:
         self.lease = lease
+        # Frames base+1, base+2, ... are in memory; the earlier ones only in the spool.
         self.frames: list[bytes] = frames or []
+        self.base = 0
+        # With a spool: the spool offset where each frame ends, and where `frames` start.
+        self.ends = array("Q")
+        self.kept_from = 0
+        if spool is not None:
+            for frame in self.frames:
+                self.kept_from += len(frame)
+                self.ends.append(self.kept_from)
+            self.kept_from = 0
         # The hot path takes the bare lock: Condition's own methods are Python code.
         self.lock = threading.Lock()
         self.cond = threading.Condition(self.lock)
@@ -77,11 +96,15 @@ class MemoryEventLog:
         with turn_log.lock:
             if turn_log.lease != lease:
                 raise LeaseLost(turn_id)
-            seq = len(turn_log.frames) + 1
+            seq = turn_log.base + len(turn_log.frames) + 1
             frame = encode_event(seq, event_type, data)
             turn_log.frames.append(frame)
-            if turn_log.spool is not None:
-                turn_log.spool.write(frame)
+            spool = turn_log.spool
+            if spool is not None:
+                spool.write(frame)
+                turn_log.ends.append(spool.size)
+                if spool.size - turn_log.kept_from > 2 * TAIL:
+                    _trim(turn_log, spool.size)
             if turn_log.sleepers:
                 turn_log.cond.notify_all()
             if turn_log.waiters:
@@ -92,18 +115,29 @@ class MemoryEventLog:
         """Return every frame appended so far."""
         turn_log = self._held(turn_id, lease)
         with turn_log.cond:
-            return b"".join(turn_log.frames)
+            return _whole(turn_log)
 
-    def finish(self, turn_id: str, lease: int = 1) -> bytes:
-        """Mark complete, wake readers, drop the spool, return every frame."""
+    def finish(self, turn_id: str, lease: int = 1, archived: bool = False) -> bytes:
+        """Mark complete, wake readers, drop the spool, return every frame.
+
+        `archived`: the database holds the frames, so only a tail stays in memory (readers
+        further behind are served from the archive). Otherwise all of them stay, for
+        whoever takes the turn over to record its end.
+        """
         turn_log = self._held(turn_id, lease)
         with turn_log.cond:
+            whole = _whole(turn_log)
+            if archived:
+                _trim(turn_log, len(whole), start=len(whole) - _kept_bytes(turn_log))
+            elif turn_log.base:
+                turn_log.frames, turn_log.base = split_frames(whole), 0
+            turn_log.ends = array("Q")
             turn_log.finished = True
             turn_log.finished_at = time.monotonic()
             self._close_spool(turn_log, turn_id, remove=True)
             turn_log.cond.notify_all()
             self._wake(turn_log)
-            return b"".join(turn_log.frames)
+            return whole
 
     def read(self, turn_id: str, after: int, timeout: float) -> Chunk | None:
         """Return frames after `after` as soon as there are any (or at `timeout`)."""
@@ -111,7 +145,7 @@ class MemoryEventLog:
         if turn_log is None:
             return None
         with turn_log.cond:
-            if len(turn_log.frames) <= after and not turn_log.finished:
+            if _count(turn_log) <= after and not turn_log.finished:
                 turn_log.sleepers += 1
                 try:
                     turn_log.cond.wait(timeout)
@@ -129,7 +163,7 @@ class MemoryEventLog:
         if turn_log is None:
             return None
         with turn_log.lock:
-            if len(turn_log.frames) > after or turn_log.finished:
+            if _count(turn_log) > after or turn_log.finished:
                 return self._chunk(turn_log, after)
             waiter = asyncio.get_running_loop().create_future()
             turn_log.waiters.append(waiter)
@@ -144,9 +178,16 @@ class MemoryEventLog:
             return self._chunk(turn_log, after)
 
     @staticmethod
-    def _chunk(turn_log: _TurnLog, after: int) -> Chunk:
-        frames = turn_log.frames
-        return Chunk(b"".join(frames[after:]), max(len(frames), after), turn_log.finished)
+    def _chunk(turn_log: _TurnLog, after: int) -> Chunk | None:
+        """Frames after `after`; None when only the archive still has them."""
+        base, frames, count = turn_log.base, turn_log.frames, _count(turn_log)
+        if after >= base:
+            return Chunk(b"".join(frames[after - base :]), max(count, after), turn_log.finished)
+        spool = turn_log.spool
+        if spool is None:
+            return None
+        start = turn_log.ends[after - 1] if after else 0
+        return Chunk(spool.read(start, spool.size), count, turn_log.finished)
 
     def _wake(self, turn_log: _TurnLog) -> None:
         # Under the turn log's lock. Appends made by the loop itself (the model streams run
@@ -168,7 +209,7 @@ class MemoryEventLog:
                 if existing.lease >= lease:
                     raise LeaseLost(turn_id)
                 existing.lease = lease  # the older holder's appends fail from now on
-                return b"".join(existing.frames)
+                return _whole(existing)
         frames: list[bytes] = []
         path = self._path(turn_id)
         if path is not None and path.exists():
@@ -231,3 +272,34 @@ class MemoryEventLog:
         ]
         for key in stale:
             del self._logs[key]
+
+
+def _count(turn_log: _TurnLog) -> int:
+    """The last sequence number appended."""
+    return turn_log.base + len(turn_log.frames)
+
+
+def _kept_bytes(turn_log: _TurnLog) -> int:
+    return sum(map(len, turn_log.frames))
+
+
+def _whole(turn_log: _TurnLog) -> bytes:
+    """Every frame of the turn (a finished, archived log keeps only its tail)."""
+    if turn_log.base and turn_log.spool is not None:
+        return turn_log.spool.read(0, turn_log.spool.size)
+    return b"".join(turn_log.frames)
+
+
+def _trim(turn_log: _TurnLog, end: int, start: int | None = None) -> None:
+    """Drop the oldest frames held elsewhere until at most TAIL bytes stay in memory.
+
+    `end` is where the last frame ends and `start` where the first one in memory starts.
+    """
+    start = turn_log.kept_from if start is None else start
+    frames, drop = turn_log.frames, 0
+    while end - start > TAIL and drop < len(frames) - 1:
+        start += len(frames[drop])
+        drop += 1
+    del frames[:drop]
+    turn_log.base += drop
+    turn_log.kept_from = start

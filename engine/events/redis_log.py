@@ -106,7 +106,7 @@ class RedisEventLog:
             raise LeaseLost(turn_id)
         return b"".join(self._frames[turn_id])
 
-    def finish(self, turn_id: str, lease: int = 1) -> bytes:
+    def finish(self, turn_id: str, lease: int = 1, archived: bool = False) -> bytes:
         """Queue an end marker after the turn's frames and return all of them at once."""
         if self._lease.get(turn_id) != lease:
             raise LeaseLost(turn_id)

@@ -13,7 +13,8 @@ import mmap
 import os
 from pathlib import Path
 
-WINDOW = 64 * 1024
+# Mapped pages count towards the process's memory: a small window keeps a stream's share low.
+WINDOW = 16 * 1024
 PAGE = mmap.ALLOCATIONGRANULARITY
 
 
@@ -37,6 +38,11 @@ class Spool:
         assert self._map is not None
         self._map[size - self._start : end - self._start] = data
         self.size = end
+
+    def read(self, start: int, end: int) -> bytes:
+        """Return the bytes written between offsets `start` and `end`."""
+        # The page cache is shared with the mapping: a read sees every store made through it.
+        return os.pread(self._fd, end - start, start)
 
     def close(self) -> None:
         """Unmap, trim the file to its frames and close it."""

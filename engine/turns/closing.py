@@ -55,7 +55,7 @@ def record_end(
     _finish_row(runner, status, error, frames)
     if emit_end:
         runner.emit(P.TURN_END, end)
-    deps.events.finish(turn_id, lease)
+    deps.events.finish(turn_id, lease, archived=not runner.unrecorded)
 
 
 def settle(runner: TurnRunner) -> None:
