@@ -21,6 +21,34 @@ from streaming.changes import (
 __all__ = ["MessageAccumulator"]
 
 _FIRST_KEYS = ("id", "type", "role", "model", "content", "stop_reason", "stop_sequence", "usage")
+# Fragments joined into one string at a time: a long answer then holds a few long strings,
+# not thousands of short ones (each about 50 bytes of object header), and every character is
+# copied twice at most (once folded, once joined).
+FOLD = 64
+
+
+class _Pieces:
+    """A string arriving in fragments, kept as folded chunks and a short tail."""
+
+    __slots__ = ("chunks", "tail")
+
+    def __init__(self, *pieces: str) -> None:
+        self.chunks: list[str] = []
+        self.tail: list[str] = list(pieces)
+
+    def add(self, piece: str) -> None:
+        """Append one fragment."""
+        tail = self.tail
+        tail.append(piece)
+        if len(tail) >= FOLD:
+            self.chunks.append("".join(tail))
+            tail.clear()
+
+    def join(self) -> str:
+        """The whole string so far."""
+        if not self.chunks:
+            return "".join(self.tail)
+        return "".join(self.chunks) + "".join(self.tail)
 
 
 class _OpenBlock:
@@ -30,8 +58,8 @@ class _OpenBlock:
 
     def __init__(self, block: dict[str, Any]) -> None:
         self.block = dict(block)
-        self.frags: dict[str, list[str]] = {}
-        self.json_parts: list[str] | None = None
+        self.frags: dict[str, _Pieces] = {}
+        self.json_parts: _Pieces | None = None
         self.owns_citations = False
 
     def add(self, key: str, value: Any) -> None:
@@ -39,11 +67,11 @@ class _OpenBlock:
         parts = self.frags.get(key)
         if parts is not None:
             if isinstance(value, str):
-                parts.append(value)
+                parts.add(value)
                 return
             del self.frags[key]
         elif isinstance(value, str) and isinstance(self.block.get(key), str):
-            self.frags[key] = [self.block[key], value]
+            self.frags[key] = _Pieces(self.block[key], value)
             return
         self.block[key] = value
 
@@ -55,10 +83,10 @@ class _OpenBlock:
         elif kind == "input_json_delta":
             fragment = delta.get("partial_json", "")
             if self.json_parts is None:
-                self.json_parts = []
+                self.json_parts = _Pieces()
             if isinstance(fragment, bytes):
                 fragment = fragment.decode("utf-8", "replace")
-            self.json_parts.append(fragment if isinstance(fragment, str) else "")
+            self.json_parts.add(fragment if isinstance(fragment, str) else "")
         elif kind == "thinking_delta":
             self.add("thinking", delta.get("thinking", ""))
         elif kind == "signature_delta":
@@ -80,11 +108,11 @@ class _OpenBlock:
         """Join fragments and parse tool input once; return the final block and any error."""
         block = self.block
         for key, parts in self.frags.items():
-            block[key] = "".join(parts)
+            block[key] = parts.join()
         self.frags = {}
         if self.json_parts is None:
             return block, None
-        raw = "".join(self.json_parts)
+        raw = self.json_parts.join()
         if not raw.strip():
             if not isinstance(block.get("input"), dict):
                 block["input"] = {}
@@ -104,9 +132,9 @@ class _OpenBlock:
         """Return a copy with fragments joined and raw tool JSON under `partial_json`."""
         snap = dict(self.block)
         for key, parts in self.frags.items():
-            snap[key] = "".join(parts)
+            snap[key] = parts.join()
         if self.json_parts is not None:
-            snap["partial_json"] = "".join(self.json_parts)
+            snap["partial_json"] = self.json_parts.join()
         return snap
 
 

@@ -24,8 +24,9 @@ from streaming.protocol import encode_event
 
 log = logging.getLogger(__name__)
 # Bytes of recent frames kept in memory (between TAIL and twice that) once a spool or the
-# archive holds them all: live readers are seconds behind at most.
-TAIL = 32 * 1024
+# archive holds them all: about a second of text events, and live readers are a read beat
+# (STREAM_BATCH_SECONDS) behind; a reader further behind reads the spool.
+TAIL = 8 * 1024
 
 
 class _TurnLog:

@@ -28,7 +28,7 @@ def test_a_spooled_turn_keeps_a_bounded_tail_and_serves_every_position(tmp_path:
     log, turn = MemoryEventLog(spool_dir=str(tmp_path)), new_id("turn")
     fill(log, turn)
     whole = log.snapshot(turn, 1)
-    assert len(split_frames(whole)) == EVENTS and len(whole) > 4 * TAIL
+    assert len(split_frames(whole)) == EVENTS and len(whole) > 16 * TAIL
     assert TAIL <= in_memory(log, turn) <= 2 * TAIL
     for after in (0, 1, 17, EVENTS // 2, EVENTS - 3, EVENTS, EVENTS + 4):
         chunk = log.read(turn, after, 0.0)

@@ -279,3 +279,27 @@ def test_restarted_index_replaces_block() -> None:
         {"type": "text", "text": "a"},
         {"type": "text", "text": "B"},
     ]
+
+
+def test_long_blocks_are_held_as_few_strings_and_join_exactly() -> None:
+    """Thousands of fragments fold into chunks; snapshots and the final block are exact."""
+    from streaming.accumulator import FOLD
+
+    acc = MessageAccumulator()
+    words = [f"w{i}é " for i in range(3000)]
+    parts = [f'{{"n": {i}, "s": "é\\u2028"}}, ' for i in range(1000)]
+    feed_all(acc, [start(), block_start(0, {"type": "text", "text": "<"}), block_start(1, TOOL)])
+    feed_all(acc, [json_part(1, '{"rows": [')])
+    for i, word in enumerate(words):
+        acc.feed(text(0, word))
+        if i < len(parts):
+            acc.feed(json_part(1, parts[i]))
+        if i == 1234:
+            snapshot = dict(acc.incomplete_blocks())
+            assert snapshot[0]["text"] == "<" + "".join(words[:1235])
+    held = acc._open[0].frags["text"]
+    assert len(held.chunks) + len(held.tail) <= len(words) // FOLD + FOLD
+    feed_all(acc, [json_part(1, "0]}")])
+    blocks = stopped_blocks(feed_all(acc, [stop(0), stop(1)]))
+    assert blocks[0].block["text"] == "<" + "".join(words)
+    assert len(blocks[1].block["input"]["rows"]) == len(parts) + 1
