@@ -10,6 +10,7 @@ and in time, so a client that announces a body and never sends it holds no threa
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import logging
 import threading
@@ -62,6 +63,9 @@ class Front:
             if message["type"] == "lifespan.startup":
                 self.turns.attach_loop(loop)
                 await loop.run_in_executor(None, self.turns.start_background)
+                # What is loaded by now (modules, the app, the engine) lives as long as the
+                # worker: the collector's full passes need not scan it again and again.
+                gc.freeze()
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
                 await loop.run_in_executor(None, self.turns.drain)
