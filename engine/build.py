@@ -56,8 +56,13 @@ def build_turn_service(config: dict[str, Any], db: Database) -> TurnService:
 def context_window(config: dict[str, Any], model: ModelClient) -> ContextWindow:
     """Return the window every request is fitted into: the model's, less its output budget."""
 
+    last: list[Any] = [None, None, 0]  # tools, day, tokens: both change rarely, if ever
+
     def overhead(tools: list[dict[str, Any]]) -> int:
-        return request_tokens(model.request([], tools))
+        day = model.today()
+        if last[0] is not tools or last[1] != day:
+            last[:] = [tools, day, request_tokens(model.request([], tools))]
+        return int(last[2])
 
     return ContextWindow(config.get("MODEL_CONTEXT_TOKENS", 200_000), model.max_tokens, overhead)
 

@@ -52,9 +52,23 @@ def marker(mode: CacheMode) -> dict[str, str]:
 
 
 def canonical_tools(tools: list[Block]) -> list[Block]:
-    """Return the tools sorted by name with every object's keys sorted, so bytes never vary."""
+    """Return the tools sorted by name with every object's keys sorted, so bytes never vary.
+
+    The result for the last list seen is reused while the same list object comes again (a
+    server sends one list on every request; sorting it was a tenth of a turn's CPU), so it
+    is shared: never change it.
+    """
+    global _last_tools
+    last = _last_tools
+    if last is not None and last[0] is tools:
+        return last[1]
     ordered = sorted(tools, key=lambda tool: tool["name"])
-    return [cast(Block, _sorted_keys(_unmarked(tool))) for tool in ordered]
+    result = [cast(Block, _sorted_keys(_unmarked(tool))) for tool in ordered]
+    _last_tools = (tools, result)
+    return result
+
+
+_last_tools: tuple[list[Block], list[Block]] | None = None
 
 
 def place(

@@ -201,3 +201,15 @@ def test_each_call_reads_everything_the_previous_call_wrote(turns: list[list[Rou
             written = [p.tokens for p in previous if p.ttl and p.tokens >= MIN_TOKENS]
             assert usage.cache_read_input_tokens >= max(written, default=0)
         previous = prompt
+
+
+def test_the_same_tool_list_is_sorted_once_and_a_new_list_is_sorted_again() -> None:
+    tools = copy.deepcopy(TOOLS)
+    first = canonical_tools(tools)
+    assert canonical_tools(tools) is first  # one server, one list: sorted once
+    reordered = list(reversed(copy.deepcopy(TOOLS)))
+    reordered[0] = {**reordered[0], "description": "changed"}
+    again = canonical_tools(reordered)
+    assert again is not first and again != first
+    assert [tool["name"] for tool in again] == [tool["name"] for tool in first]
+    assert json.dumps(canonical_tools(copy.deepcopy(tools))) == json.dumps(first)
