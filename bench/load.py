@@ -213,7 +213,8 @@ def main() -> None:
                     f"{lat[2] * 1e3:.1f} | {r['cpu_us_per_event']:.1f} | "
                     f"{r['rss_kib_per_stream']:.0f} (steady state {r['steady_us_per_event']:.1f} us"
                     f" per event, latency p99 {r['steady_latency_p99'] * 1e3:.1f} ms; "
-                    f"{r['events_per_s']:,.0f} events/s, {r['cpu_ms_per_turn']:.1f} ms CPU per turn, "
+                    f"{r['events_per_s']:,.0f} events/s, "
+                    f"{r['cpu_ms_per_turn']:.1f} ms CPU per turn, "
                     f"{r['cores']:.2f} cores)",
                     flush=True,
                 )
