@@ -15,18 +15,22 @@ from pathlib import Path
 
 # Mapped pages count towards the process's memory: a small window keeps a stream's share low.
 WINDOW = 16 * 1024
+# The file grows this much at a time (sparse: no disk blocks until written), so its size,
+# an inode update in the filesystem's journal, changes once per GROW bytes, not per window.
+GROW = 1024 * 1024
 PAGE = mmap.ALLOCATIONGRANULARITY
 
 
 class Spool:
     """Appends bytes to one file through a sliding memory-mapped window."""
 
-    __slots__ = ("_end", "_fd", "_map", "_start", "size")
+    __slots__ = ("_end", "_fd", "_length", "_map", "_start", "size")
 
     def __init__(self, path: Path, truncate: bool) -> None:
         flags = os.O_RDWR | os.O_CREAT | (os.O_TRUNC if truncate else 0)
         self._fd = os.open(path, flags, 0o600)
         self.size = 0 if truncate else len(kept(path.read_bytes()))
+        self._length = os.fstat(self._fd).st_size
         self._map: mmap.mmap | None = None
         self._start = self._end = 0
 
@@ -57,8 +61,10 @@ class Spool:
             self._map.close()
         start = at - at % PAGE
         length = max(WINDOW, (at - start) + need + PAGE)
-        # Grow the file first: touching a mapped page past its end is a SIGBUS.
-        os.ftruncate(self._fd, start + length)
+        if start + length > self._length:
+            # Grow the file first: touching a mapped page past its end is a SIGBUS.
+            self._length = max(start + length, self._length + GROW)
+            os.ftruncate(self._fd, self._length)
         self._map = mmap.mmap(self._fd, length, offset=start)
         self._start, self._end = start, start + length
 

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from engine.events.log import split_frames
 from engine.events.spool import WINDOW, Spool, kept
@@ -61,3 +64,22 @@ def test_frames_written_survive_the_process_being_killed(tmp_path: Path) -> None
     got = split_frames(kept(path.read_bytes()))
     assert len(got) == 3000
     assert got[-1] == encode_event(3000, "block_delta", {"text": "2999"})
+
+
+def test_the_file_grows_once_per_grow_step_not_once_per_window(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from engine.events import spool as spool_module
+
+    sizes: list[int] = []
+    real = os.ftruncate
+    monkeypatch.setattr(spool_module.os, "ftruncate", lambda fd, n: (sizes.append(n), real(fd, n)))
+    written = frames(4000)  # about 4 * 180 KiB: many windows, under two grow steps
+    spool = Spool(tmp_path / "t.sse", truncate=True)
+    for frame in written:
+        spool.write(frame)
+    assert len(b"".join(written)) > 40 * WINDOW
+    assert sizes == [spool_module.GROW]  # one extension; every window after it is mapped only
+    spool.close()
+    assert sizes[-1] == len(b"".join(written))  # close trims to the frames
+    assert split_frames((tmp_path / "t.sse").read_bytes()) == written
