@@ -55,7 +55,7 @@ def canonical_tools(tools: list[Block]) -> list[Block]:
     """Return the tools sorted by name with every object's keys sorted, so bytes never vary.
 
     The result for the last list seen is reused while the same list object comes again (a
-    server sends one list on every request; sorting it was a tenth of a turn's CPU), so it
+    server sends one list on every request; sorting it took about 7% of a turn's CPU), so it
     is shared: never change it.
     """
     global _last_tools
