@@ -14,6 +14,7 @@ import logging
 import threading
 import time
 from array import array
+from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
@@ -53,13 +54,8 @@ class _TurnLog:
         self.frames: list[bytes] = frames or []
         self.base = 0
         # With a spool: the spool offset where each frame ends, and where `frames` start.
-        self.ends = array("Q")
+        self.ends = array("Q", accumulate(map(len, self.frames)) if spool is not None else ())
         self.kept_from = 0
-        if spool is not None:
-            for frame in self.frames:
-                self.kept_from += len(frame)
-                self.ends.append(self.kept_from)
-            self.kept_from = 0
         # The hot path takes the bare lock: Condition's own methods are Python code.
         self.lock = threading.Lock()
         self.cond = threading.Condition(self.lock)
@@ -129,7 +125,7 @@ class MemoryEventLog:
         with turn_log.cond:
             whole = _whole(turn_log)
             if archived:
-                _trim(turn_log, len(whole), start=len(whole) - _kept_bytes(turn_log))
+                _trim(turn_log, len(whole))
             elif turn_log.base:
                 turn_log.frames, turn_log.base = split_frames(whole), 0
             turn_log.ends = array("Q")
@@ -280,10 +276,6 @@ def _count(turn_log: _TurnLog) -> int:
     return turn_log.base + len(turn_log.frames)
 
 
-def _kept_bytes(turn_log: _TurnLog) -> int:
-    return sum(map(len, turn_log.frames))
-
-
 def _whole(turn_log: _TurnLog) -> bytes:
     """Every frame of the turn (a finished, archived log keeps only its tail)."""
     if turn_log.base and turn_log.spool is not None:
@@ -291,12 +283,12 @@ def _whole(turn_log: _TurnLog) -> bytes:
     return b"".join(turn_log.frames)
 
 
-def _trim(turn_log: _TurnLog, end: int, start: int | None = None) -> None:
+def _trim(turn_log: _TurnLog, end: int) -> None:
     """Drop the oldest frames held elsewhere until at most TAIL bytes stay in memory.
 
-    `end` is where the last frame ends and `start` where the first one in memory starts.
+    `end` is where the last frame ends (in the spool, or in the whole log without one).
     """
-    start = turn_log.kept_from if start is None else start
+    start = turn_log.kept_from
     frames, drop = turn_log.frames, 0
     while end - start > TAIL and drop < len(frames) - 1:
         start += len(frames[drop])
