@@ -133,7 +133,7 @@ def run_level(
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
-    cpu0, wall0 = cpu_seconds(pids), time.monotonic()
+    cpu0, gen0, wall0 = cpu_seconds(pids), cpu_seconds([gen.pid]), time.monotonic()
     # The steady state: every stream past its tool round and streaming text, none ended.
     window = (wall0 + ramp + SETTLE, wall0 + max(LAST, ramp + SETTLE + 5.0))
     window_cpu: list[float] = []
@@ -148,6 +148,7 @@ def run_level(
     gen.stdin.flush()
     stats = json.loads(gen.stdout.readline())
     cpu, wall = cpu_seconds(pids) - cpu0, time.monotonic() - wall0
+    gen_cpu = cpu_seconds([gen.pid]) - gen0
     done.set()
     sampler.join()
     return {
@@ -169,6 +170,8 @@ def run_level(
         else float("nan"),
         "rss_kib_per_stream": max(0, peak[0] - base_rss) / streams,
         "cores": cpu / wall,
+        # Near 1.0 the load generator, not the server, sets the latencies measured.
+        "load_cores": gen_cpu / wall,
         "cpu_ms_per_turn": cpu / max(stats["completed"], 1) * 1e3,
         "events_per_s": stats["events"] / wall,
     }
@@ -215,7 +218,7 @@ def main() -> None:
                     f" per event, latency p99 {r['steady_latency_p99'] * 1e3:.1f} ms; "
                     f"{r['events_per_s']:,.0f} events/s, "
                     f"{r['cpu_ms_per_turn']:.1f} ms CPU per turn, "
-                    f"{r['cores']:.2f} cores)",
+                    f"{r['cores']:.2f} cores; load generator {r['load_cores']:.2f})",
                     flush=True,
                 )
         finally:
