@@ -138,3 +138,24 @@ def test_redis_log_reports_a_gap_instead_of_skipping_events() -> None:
         assert log.read(turn, 2, 0.1).frames.startswith(b"id: 3\n")
     finally:
         log.close()
+
+
+def test_redis_log_holds_a_long_turn_in_bounded_memory_and_archives_it_whole() -> None:
+    log = RedisEventLog(redis_or_skip())
+    try:
+        turn = new_id("turn")
+        log.open(turn)
+        for i in range(3000):
+            log.append(turn, "block_delta", {"i": i, "text": "a few words of an answer"})
+            if i % 500 == 499:
+                log._flush()  # as the writer thread does, a batch at a time
+        log._flush()
+        held = log._frames[turn]
+        assert held.base > 2500 and held.size <= 16 * 1024
+        whole = log.snapshot(turn, 1)
+        assert [seq for seq, _, _ in decode_stream(whole)] == list(range(1, 3001))
+        assert log.finish(turn) == whole
+        frames, last = read_to_end(log, turn, 0)
+        assert (frames, last) == (whole, 3000)
+    finally:
+        log.close()

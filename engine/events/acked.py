@@ -4,31 +4,81 @@ Readers in the process that runs a turn need not ask Redis for frames it just wr
 writer thread says how far each turn's frames are stored, and readers here get exactly
 those frames from memory. Frames not yet stored are never shown, so a takeover elsewhere
 (which continues from what Redis holds) can never contradict what a client saw.
+
+Memory stays small however long a turn runs: past the last TAIL bytes, stored frames are
+kept zlib-packed (the turn's archive is built from them at its end, with no round trip to
+Redis), and a reader that far behind reads Redis instead.
 """
 
 from __future__ import annotations
 
 import asyncio
 import threading
-from dataclasses import dataclass, field
+import zlib
 
 from engine.events.log import Chunk, wake, wake_all
 
+# Bytes of recent frames kept as they are (between TAIL and twice that): live readers are
+# a read beat behind. Older ones are packed TAIL bytes or more at a time.
+TAIL = 8 * 1024
 
-@dataclass(slots=True)
-class _Turn:
-    frames: list[bytes]
-    acked: int = 0
-    done: bool = False  # the end marker is stored: no more frames
-    gone: bool = False  # fenced or handed over: Redis is the only truth now
-    waiters: list[asyncio.Future[None]] = field(default_factory=list)
+
+class HeldFrames:
+    """One turn's frames held here: the last ones as they are, older ones packed."""
+
+    __slots__ = ("acked", "base", "done", "frames", "gone", "lock", "packed", "size", "waiters")
+
+    def __init__(self, frames: list[bytes], acked: int) -> None:
+        self.frames = list(frames)  # frames base+1, base+2, ...
+        self.base = 0
+        self.size = sum(map(len, frames))  # bytes in `frames`
+        self.packed: list[bytes] = []  # frames 1..base, in zlib blocks
+        self.acked = acked
+        self.done = False  # the end marker is stored: no more frames
+        self.gone = False  # fenced or handed over: Redis is the only truth now
+        self.waiters: list[asyncio.Future[None]] = []
+        self.lock = threading.Lock()
+
+    def add(self, frame: bytes) -> None:
+        """Keep a frame just appended (not yet stored)."""
+        with self.lock:
+            self.frames.append(frame)
+            self.size += len(frame)
+
+    def whole(self) -> bytes:
+        """Every frame held, stored or not."""
+        with self.lock:
+            packed, tail = list(self.packed), b"".join(self.frames)
+        return b"".join(map(zlib.decompress, packed)) + tail
+
+    def pack(self) -> None:
+        """Pack the stored frames before the last TAIL bytes, if they make TAIL bytes or more.
+
+        Only one thread packs a turn (the writer thread, or the one holding it before it is
+        shared), and appends only add at the end: the frames chosen stay the first ones
+        while zlib runs outside the lock, so readers here never wait for it.
+        """
+        with self.lock:
+            limit, size, count = min(self.acked - self.base, len(self.frames)), self.size, 0
+            while count < limit and size - len(self.frames[count]) >= TAIL:
+                size -= len(self.frames[count])
+                count += 1
+            raw = b"".join(self.frames[:count])
+        if len(raw) < TAIL:
+            return
+        block = zlib.compress(raw, 1)
+        with self.lock:
+            self.packed.append(block)
+            del self.frames[:count]
+            self.base += count
+            self.size -= len(raw)
 
 
 class AckedFrames:
     """Per turn held here: its frames, how many Redis holds, and the readers waiting."""
 
     def __init__(self) -> None:
-        self._turns: dict[str, _Turn] = {}
+        self._turns: dict[str, HeldFrames] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._lock = threading.Lock()
 
@@ -36,14 +86,17 @@ class AckedFrames:
         """Wake readers in this loop."""
         self._loop = loop
 
-    def hold(self, turn_id: str, frames: list[bytes], acked: int) -> None:
-        """This process appends to the turn from now on; `frames` is its (shared) list."""
+    def hold(self, turn_id: str, frames: list[bytes], acked: int) -> HeldFrames:
+        """This process appends to the turn from now on, after `frames` (`acked` stored)."""
+        turn = HeldFrames(frames, acked)
+        turn.pack()
         with self._lock:
-            self._turns[turn_id] = _Turn(frames, acked)
+            self._turns[turn_id] = turn
+        return turn
 
     def acked(self, progress: dict[str, int], ended: set[str], lost: set[str]) -> None:
         """From the writer thread: frames stored up to `progress`; turns ended or lost."""
-        woken: list[_Turn] = []
+        woken: list[HeldFrames] = []
         with self._lock:
             for turn_id, seq in progress.items():
                 turn = self._turns.get(turn_id)
@@ -57,13 +110,16 @@ class AckedFrames:
                     woken.append(turn)
         if woken and self._loop is not None:
             self._loop.call_soon_threadsafe(_wake_turns, woken)
+        for turn in woken:
+            if turn.size > 2 * TAIL and not (turn.done or turn.gone):
+                turn.pack()
 
     def drop(self, turn_id: str) -> None:
         """The turn is no longer held here (handed over): readers go to Redis."""
         self.acked({}, set(), {turn_id})
 
     async def read(self, turn_id: str, after: int, timeout: float) -> Chunk | None:
-        """Stored frames after `after`, waiting up to `timeout`; None if not held here."""
+        """Stored frames after `after`, waiting up to `timeout`; None if not here (or packed)."""
         turn = self._turns.get(turn_id)
         if turn is None:
             return None
@@ -76,13 +132,15 @@ class AckedFrames:
                 await waiter
             finally:
                 timer.cancel()
-        if turn.gone:
-            return None
-        stored = turn.acked
-        return Chunk(b"".join(turn.frames[after:stored]), max(stored, after), turn.done)
+        with turn.lock:
+            if turn.gone or after < turn.base:
+                return None
+            stored, base = turn.acked, turn.base
+            frames = b"".join(turn.frames[after - base : stored - base])
+        return Chunk(frames, max(stored, after), turn.done)
 
 
-def _wake_turns(turns: list[_Turn]) -> None:
+def _wake_turns(turns: list[HeldFrames]) -> None:
     for turn in turns:
         waiters, turn.waiters = turn.waiters, []
         wake_all(waiters)

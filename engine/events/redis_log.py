@@ -16,7 +16,7 @@ from typing import Any
 import redis
 
 from engine.errors import LeaseLost
-from engine.events.acked import AckedFrames
+from engine.events.acked import AckedFrames, HeldFrames
 from engine.events.log import Chunk
 from engine.events.redis_follow import END, FIELD, RedisFollower, chunk_of
 from streaming.protocol import encode_event
@@ -62,7 +62,7 @@ class RedisEventLog:
         self._retain = retain_seconds
         self._seq: dict[str, int] = {}
         self._lease: dict[str, int] = {}
-        self._frames: dict[str, list[bytes]] = {}
+        self._frames: dict[str, HeldFrames] = {}
         self._fenced: set[tuple[str, int]] = set()
         # Readers here get this process's own turns from memory, as far as Redis stored them.
         self._acked = AckedFrames()
@@ -84,8 +84,8 @@ class RedisEventLog:
 
     def open(self, turn_id: str, lease: int = 1) -> None:
         """Start the turn's sequence under `lease`."""
-        self._seq[turn_id], self._lease[turn_id], self._frames[turn_id] = 0, lease, []
-        self._acked.hold(turn_id, self._frames[turn_id], 0)
+        self._seq[turn_id], self._lease[turn_id] = 0, lease
+        self._frames[turn_id] = self._acked.hold(turn_id, [], 0)
 
     def append(self, turn_id: str, event_type: str, data: dict[str, Any], lease: int = 1) -> int:
         """Encode the event and queue it for the writer thread."""
@@ -94,7 +94,7 @@ class RedisEventLog:
         seq = self._seq[turn_id] + 1
         self._seq[turn_id] = seq
         frame = encode_event(seq, event_type, data)
-        self._frames[turn_id].append(frame)
+        self._frames[turn_id].add(frame)
         with self._cond:
             self._pending.append((turn_id, lease, seq, _FIELD, frame))
             self._cond.notify()
@@ -104,19 +104,20 @@ class RedisEventLog:
         """Return every frame this holder appended (or took over) so far."""
         if self._lease.get(turn_id) != lease:
             raise LeaseLost(turn_id)
-        return b"".join(self._frames[turn_id])
+        return self._frames[turn_id].whole()
 
     def finish(self, turn_id: str, lease: int = 1, archived: bool = False) -> bytes:
         """Queue an end marker after the turn's frames and return all of them at once."""
         if self._lease.get(turn_id) != lease:
             raise LeaseLost(turn_id)
         last = self._seq.pop(turn_id)
+        whole = self._frames.pop(turn_id).whole()
         with self._cond:
             # The marker wakes blocked readers and tells them the last sequence; written by
             # the writer thread so a slow Redis never holds up the turn's archive.
             self._pending.append((turn_id, lease, last + 1, _END, str(last).encode()))
             self._cond.notify()
-        return b"".join(self._frames.pop(turn_id))
+        return whole
 
     def read(self, turn_id: str, after: int, timeout: float) -> Chunk | None:
         """Return frames after `after`, blocking up to `timeout`; None if Redis cannot say."""
@@ -149,8 +150,7 @@ class RedisEventLog:
             if _FIELD in fields:
                 frames.append(fields[_FIELD])
         self._seq[turn_id], self._lease[turn_id] = len(frames), lease
-        self._frames[turn_id] = list(frames)
-        self._acked.hold(turn_id, self._frames[turn_id], len(frames))
+        self._frames[turn_id] = self._acked.hold(turn_id, frames, len(frames))
         return b"".join(frames)
 
     def release(self, turn_id: str, lease: int) -> None:
