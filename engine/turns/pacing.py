@@ -1,4 +1,4 @@
-"""Batches of upstream reads: every stream in the loop reads at one shared beat.
+"""Batches of upstream reads: every stream in the loop reads at a shared, staggered beat.
 
 Each upstream read costs a task wake-up, a decoder pass, a reader wake-up and a client
 write, however few events it carries. Waiting for the next beat before reading again lets
@@ -21,42 +21,69 @@ from collections.abc import Callable
 WAITED = 0.002
 # Streams caught up with the network from which reads wait for the beat.
 BATCH_FROM = 100
+# Groups of streams whose beats are staggered across the interval.
+PHASES = 4
 
 
 class Pacer:
-    """One beat per event loop, armed only while some stream waits for it."""
+    """One beat per event loop, in PHASES staggered groups, armed only while some stream waits.
+
+    Each stream reads once per interval, but the streams are dealt round-robin into PHASES
+    groups released a fraction of the interval apart: one beat releasing every stream at
+    once would queue the last of them behind all the others' work.
+    """
 
     def __init__(self, loop: asyncio.AbstractEventLoop, interval: Callable[[], float]) -> None:
         self._loop, self._interval = loop, interval
-        self._waiters: list[asyncio.Future[None]] = []
+        self._waiters: list[list[asyncio.Future[None]]] = [[] for _ in range(PHASES)]
+        self._tick = 0  # the phase the next tick releases
+        self._dealt = 0
+        self._armed = False
         self.streams = 0  # paced streams now (only the loop's thread counts them)
 
-    async def beat(self) -> None:
-        """Wait for the next beat (at once when batching is off)."""
+    @property
+    def waiting(self) -> int:
+        """Streams waiting for their beat now."""
+        return sum(map(len, self._waiters))
+
+    def deal(self) -> int:
+        """The phase of a stream that starts being paced."""
+        self._dealt += 1
+        return self._dealt % PHASES
+
+    async def beat(self, phase: int = 0) -> None:
+        """Wait for the next beat of `phase` (at once when batching is off)."""
         interval = self._interval()
         if interval <= 0 or self.streams < BATCH_FROM:
             return
         # A future per waiter: cancelling one stream (abort, watchdog) never touches others.
         waiter = self._loop.create_future()
-        if not self._waiters:
-            self._loop.call_later(interval, self._release)
-        self._waiters.append(waiter)
+        self._waiters[phase].append(waiter)
+        if not self._armed:
+            self._armed = True
+            self._loop.call_later(interval / PHASES, self._release)
         await waiter
 
     def _release(self) -> None:
-        waiters, self._waiters = self._waiters, []
+        phase, self._tick = self._tick, (self._tick + 1) % PHASES
+        waiters, self._waiters[phase] = self._waiters[phase], []
         for waiter in waiters:
             if not waiter.done():
                 waiter.set_result(None)
+        # Ticks go on while any phase waits, so every phase keeps its place in the interval.
+        self._armed = any(self._waiters)
+        if self._armed:
+            self._loop.call_later(max(self._interval(), 0.001) / PHASES, self._release)
 
 
 class Cadence:
     """One stream's reads: free while its bytes arrive faster than it reads, then paced."""
 
-    __slots__ = ("_paced", "_pacer", "_since", "_waited")
+    __slots__ = ("_paced", "_pacer", "_phase", "_since", "_waited")
 
     def __init__(self, pacer: Pacer) -> None:
         self._pacer, self._paced, self._waited = pacer, False, False
+        self._phase = 0
         self._since = time.monotonic()
 
     def arrived(self) -> None:
@@ -73,7 +100,8 @@ class Cadence:
             # Caught up with the network: from now on read once per beat.
             self._paced = True
             self._pacer.streams += 1
-        await self._pacer.beat()
+            self._phase = self._pacer.deal()
+        await self._pacer.beat(self._phase)
 
     def close(self) -> None:
         """The stream ended: it no longer counts towards the load."""

@@ -4,6 +4,7 @@ and only a loaded worker waits for the beat."""
 from __future__ import annotations
 
 import asyncio
+from itertools import pairwise
 
 import pytest
 
@@ -43,8 +44,8 @@ def test_streams_waiting_for_the_network_share_one_beat() -> None:
         return len(armed), len(released)
 
     timers, moments = run(scenario())  # type: ignore[misc]
-    assert timers == 1  # one timer for the whole loop, not one per stream
-    assert moments == 20  # every stream released by that one beat
+    assert timers <= pacing.PHASES  # one ticker for the whole loop, not a timer per stream
+    assert moments == 20  # every stream released within one interval
 
 
 def test_a_stream_whose_bytes_are_already_there_never_waits() -> None:
@@ -54,7 +55,7 @@ def test_a_stream_whose_bytes_are_already_there_never_waits() -> None:
         for _ in range(1000):  # a burst: each read returns at once
             cadence.arrived()
             await cadence.next()
-        return len(pacer._waiters)
+        return pacer.waiting
 
     assert run(scenario()) == 0
 
@@ -68,10 +69,10 @@ def test_once_caught_up_a_stream_stays_paced() -> None:
         waited = []
         for _ in range(3):
             cadence.arrived()
-            before = len(pacer._waiters)
+            before = pacer.waiting
             task = asyncio.ensure_future(cadence.next())
             await asyncio.sleep(0)
-            waited.append(len(pacer._waiters) > before)
+            waited.append(pacer.waiting > before)
             await task
         return waited
 
@@ -98,7 +99,7 @@ def test_no_batching_means_no_wait() -> None:
     async def scenario() -> int:
         pacer = Pacer(asyncio.get_running_loop(), lambda: 0.0)
         await pacer.beat()
-        return len(pacer._waiters)
+        return pacer.waiting
 
     assert run(scenario()) == 0
 
@@ -112,11 +113,11 @@ def test_only_a_loaded_worker_waits_and_ended_streams_stop_counting() -> None:
         for cadence in few:
             cadence.arrived()
         await asyncio.gather(*(c.next() for c in few))
-        waited_few = len(pacer._waiters)  # below the threshold: nobody waited
+        waited_few = pacer.waiting  # below the threshold: nobody waited
         cadences[-1].arrived()
         last = asyncio.ensure_future(cadences[-1].next())
         await asyncio.sleep(0)
-        waited_loaded = len(pacer._waiters)  # the threshold reached: the beat is on
+        waited_loaded = pacer.waiting  # the threshold reached: the beat is on
         await last
         for cadence in cadences:
             cadence.close()
@@ -124,3 +125,34 @@ def test_only_a_loaded_worker_waits_and_ended_streams_stop_counting() -> None:
         return waited_few, waited_loaded, pacer.streams
 
     assert run(scenario()) == (0, 1, 0)
+
+
+def test_phases_spread_the_streams_over_the_interval() -> None:
+    interval = 0.2
+
+    async def scenario() -> list[list[float]]:
+        loop = asyncio.get_running_loop()
+        pacer = Pacer(loop, lambda: interval)
+        pacer.streams = pacing.BATCH_FROM
+        cadences = [Cadence(pacer) for _ in range(4 * pacing.PHASES)]
+        await asyncio.sleep(pacing.WAITED * 2)  # every stream caught up with the network
+        released: list[list[float]] = [[] for _ in cadences]
+
+        async def stream(index: int) -> None:
+            for _ in range(3):
+                cadences[index].arrived()
+                await cadences[index].next()
+                released[index].append(loop.time())
+
+        await asyncio.gather(*(stream(i) for i in range(len(cadences))))
+        return released
+
+    released = run(scenario())  # type: ignore[misc]
+    firsts = sorted(times[0] for times in released)  # type: ignore[union-attr]
+    tick = interval / pacing.PHASES
+    # Each phase is released on its own tick, a fraction of the interval after the last,
+    gaps = [b - a for a, b in pairwise(firsts) if b - a > tick / 2]
+    assert len(gaps) == pacing.PHASES - 1 and min(gaps) >= tick * 0.8
+    # and each stream still reads once per interval.
+    for times in released:  # type: ignore[union-attr]
+        assert all(b - a >= interval * 0.8 for a, b in pairwise(times))
