@@ -28,14 +28,18 @@ def read_to_end(log: Any, turn: str, after: int) -> tuple[bytes, int]:
     raise AssertionError("the log never finished")
 
 
+@pytest.fixture
+def redis_log() -> Iterator[RedisEventLog]:
+    log = RedisEventLog(redis_or_skip())
+    yield log
+    log.close()
+
+
 @pytest.fixture(params=["memory", "redis"])
-def log(request: pytest.FixtureRequest) -> Iterator[Any]:
+def log(request: pytest.FixtureRequest) -> Any:
     if request.param == "memory":
-        yield MemoryEventLog()
-        return
-    redis_log = RedisEventLog(redis_or_skip())
-    yield redis_log
-    redis_log.close()
+        return MemoryEventLog()
+    return request.getfixturevalue("redis_log")
 
 
 def test_reads_replay_after_any_position_and_mark_the_end(log: Any) -> None:
@@ -124,38 +128,32 @@ def test_a_reader_falls_back_to_the_archive_when_the_live_log_never_finishes(
         app.extensions["db"].dispose()
 
 
-def test_redis_log_reports_a_gap_instead_of_skipping_events() -> None:
-    log = RedisEventLog(redis_or_skip())
-    try:
-        turn = new_id("turn")
-        log.open(turn)
-        for i in range(4):
-            log.append(turn, "block_delta", {"i": i})
-        log.finish(turn)
-        read_to_end(log, turn, 0)
-        log._redis.xdel(RedisEventLog._key(turn), "0-2")  # a write that was lost
-        assert log.read(turn, 0, 0.1) is None
-        assert log.read(turn, 2, 0.1).frames.startswith(b"id: 3\n")
-    finally:
-        log.close()
+def test_redis_log_reports_a_gap_instead_of_skipping_events(redis_log: RedisEventLog) -> None:
+    turn = new_id("turn")
+    redis_log.open(turn)
+    for i in range(4):
+        redis_log.append(turn, "block_delta", {"i": i})
+    redis_log.finish(turn)
+    read_to_end(redis_log, turn, 0)
+    redis_log._redis.xdel(RedisEventLog._key(turn), "0-2")  # a write that was lost
+    assert redis_log.read(turn, 0, 0.1) is None
+    assert redis_log.read(turn, 2, 0.1).frames.startswith(b"id: 3\n")
 
 
-def test_redis_log_holds_a_long_turn_in_bounded_memory_and_archives_it_whole() -> None:
-    log = RedisEventLog(redis_or_skip())
-    try:
-        turn = new_id("turn")
-        log.open(turn)
-        for i in range(3000):
-            log.append(turn, "block_delta", {"i": i, "text": "a few words of an answer"})
-            if i % 500 == 499:
-                log._flush()  # as the writer thread does, a batch at a time
-        log._flush()
-        held = log._frames[turn]
-        assert held.base > 2500 and held.size <= 16 * 1024
-        whole = log.snapshot(turn, 1)
-        assert [seq for seq, _, _ in decode_stream(whole)] == list(range(1, 3001))
-        assert log.finish(turn) == whole
-        frames, last = read_to_end(log, turn, 0)
-        assert (frames, last) == (whole, 3000)
-    finally:
-        log.close()
+def test_redis_log_holds_a_long_turn_in_bounded_memory_and_archives_it_whole(
+    redis_log: RedisEventLog,
+) -> None:
+    turn = new_id("turn")
+    redis_log.open(turn)
+    for i in range(3000):
+        redis_log.append(turn, "block_delta", {"i": i, "text": "a few words of an answer"})
+        if i % 500 == 499:
+            redis_log._flush()  # as the writer thread does, a batch at a time
+    redis_log._flush()
+    held = redis_log._frames[turn]
+    assert held.base > 2500 and held.size <= 16 * 1024
+    whole = redis_log.snapshot(turn, 1)
+    assert [seq for seq, _, _ in decode_stream(whole)] == list(range(1, 3001))
+    assert redis_log.finish(turn) == whole
+    frames, last = read_to_end(redis_log, turn, 0)
+    assert (frames, last) == (whole, 3000)
