@@ -28,6 +28,8 @@ BIN = Path(sys.executable).parent
 # the first 30 s answers end.
 SETTLE, LAST = 8.0, 27.0
 PG_ADMIN = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
+# A Redis database of its own, emptied after the run.
+EVENT_LOG = "redis://127.0.0.1:6379/15"
 
 
 def proc_tree(pid: int) -> list[int]:
@@ -73,14 +75,19 @@ def database(config: str, tmp: str) -> str:
     if config == "single":
         return f"sqlite:///{tmp}/bench.db"
     name = f"chat_bench_{os.getpid()}"
+    pg_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)', f'CREATE DATABASE "{name}"')
+    return PG_ADMIN.rsplit("/", 1)[0] + f"/{name}"
+
+
+def pg_admin(*statements: str) -> None:
+    """Run statements on the PostgreSQL server outside a transaction (CREATE/DROP DATABASE)."""
     from sqlalchemy import create_engine, text
 
     admin = create_engine(PG_ADMIN, isolation_level="AUTOCOMMIT")
     with admin.connect() as conn:
-        conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        conn.execute(text(f'CREATE DATABASE "{name}"'))
+        for statement in statements:
+            conn.execute(text(statement))
     admin.dispose()
-    return PG_ADMIN.rsplit("/", 1)[0] + f"/{name}"
 
 
 def start_server(args: argparse.Namespace, upstream: str, tmp: str) -> tuple[Any, int, str]:
@@ -99,7 +106,7 @@ def start_server(args: argparse.Namespace, upstream: str, tmp: str) -> tuple[Any
     }
     workers = "1"
     if args.config == "cluster":
-        env["EVENT_LOG_URL"] = "redis://127.0.0.1:6379/0"
+        env["EVENT_LOG_URL"] = EVENT_LOG
         workers = str(args.workers)
     flask = [str(BIN / "flask"), "--app", "app"]
     for command in (["db-upgrade"], ["seed-demo", "bench"]):
@@ -117,6 +124,15 @@ def start_server(args: argparse.Namespace, upstream: str, tmp: str) -> tuple[Any
     server = subprocess.Popen(command, cwd=ROOT, env=env, stderr=subprocess.DEVNULL)
     time.sleep(4)
     return server, port, token
+
+
+def clear_events() -> None:
+    """Empty the bench's own Redis database (the event log would keep its turns an hour)."""
+    import redis
+
+    client = redis.Redis.from_url(EVENT_LOG)
+    client.flushdb()
+    client.close()
 
 
 def run_level(
@@ -224,6 +240,9 @@ def main() -> None:
         finally:
             server.terminate()
             server.wait(40)
+            if args.config == "cluster":  # leave no database and no events behind
+                pg_admin(f'DROP DATABASE IF EXISTS "chat_bench_{os.getpid()}" WITH (FORCE)')
+                clear_events()
             gen.terminate()
 
 
