@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -56,13 +57,15 @@ def build_turn_service(config: dict[str, Any], db: Database) -> TurnService:
 def context_window(config: dict[str, Any], model: ModelClient) -> ContextWindow:
     """Return the window every request is fitted into: the model's, less its output budget."""
 
-    last: list[Any] = [None, None, 0]  # tools, day, tokens: both change rarely, if ever
+    # The estimate for the last tools list and day: both change rarely, if ever.
+    last: tuple[list[dict[str, Any]], date, int] | None = None
 
     def overhead(tools: list[dict[str, Any]]) -> int:
+        nonlocal last
         day = model.today()
-        if last[0] is not tools or last[1] != day:
-            last[:] = [tools, day, request_tokens(model.request([], tools))]
-        return int(last[2])
+        if last is None or last[0] is not tools or last[1] != day:
+            last = (tools, day, request_tokens(model.request([], tools)))
+        return last[2]
 
     return ContextWindow(config.get("MODEL_CONTEXT_TOKENS", 200_000), model.max_tokens, overhead)
 

@@ -51,6 +51,10 @@ def marker(mode: CacheMode) -> dict[str, str]:
     return {"type": "ephemeral"}
 
 
+# The last tools list canonical_tools saw, and its result.
+_last_tools: tuple[list[Block], list[Block]] | None = None
+
+
 def canonical_tools(tools: list[Block]) -> list[Block]:
     """Return the tools sorted by name with every object's keys sorted, so bytes never vary.
 
@@ -66,9 +70,6 @@ def canonical_tools(tools: list[Block]) -> list[Block]:
     result = [cast(Block, _sorted_keys(_unmarked(tool))) for tool in ordered]
     _last_tools = (tools, result)
     return result
-
-
-_last_tools: tuple[list[Block], list[Block]] | None = None
 
 
 def place(
