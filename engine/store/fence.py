@@ -36,6 +36,11 @@ _HOLD = (
 )
 
 
+# The same test as a condition of a write: one statement instead of a SELECT before it.
+# A write that matches no row then calls `hold` to tell a lost lease from a missing row.
+HELD = _HOLD.exists()
+
+
 def hold(conn: Connection, lease: Lease) -> None:
     """Inside a write transaction: raise LeaseLost unless `lease` is current.
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import bindparam, func, insert, select, update
+from sqlalchemy import Insert, bindparam, func, insert, not_, select, update
 
-from engine.store.fence import Lease, hold
+from engine.store.fence import HELD, Lease, hold
 from models import Message, ToolRun
 from models.chat import MESSAGE_FINISHED, TOOL_DONE, TOOL_RUNNING
 from models.db import Database
@@ -15,25 +15,57 @@ from streaming.history import repair_history
 
 M, R = Message.__table__.c, ToolRun.__table__.c
 # Statements are built once (with bind parameters): building one costs more CPU than
-# running it on SQLite. The SET clause of an update comes from the values passed.
+# running it on SQLite. The SET clause of an update comes from the values passed. Every
+# write carries the lease test (HELD, binding _turn and _lease) in its own WHERE clause.
 NEXT_POSITION = (
     select(func.coalesce(func.max(M.position) + 1, 0))
     .where(M.session_id == bindparam("_session"))
     .scalar_subquery()
 )
-_ADD = insert(Message.__table__).values(position=NEXT_POSITION)
-_UPDATE = update(Message.__table__).where(M.id == bindparam("_id"), M.turn_id == bindparam("_turn"))
-_STREAMING = select(M.id).where(M.turn_id == bindparam("_turn"), M.status == "streaming")
-_DISCARD = update(Message.__table__).where(M.id.in_(bindparam("_ids", expanding=True)))
+_UPDATE = update(Message.__table__).where(
+    M.id == bindparam("_id"), M.turn_id == bindparam("_turn"), HELD
+)
+_DISCARD = (
+    update(Message.__table__)
+    .where(M.turn_id == bindparam("_turn"), M.status == "streaming", HELD)
+    .values(status="discarded")
+    .returning(M.id)
+)
 _CONVERSATION = (
     select(M.id, M.role, M.content)
     .where(M.session_id == bindparam("_session"), M.status.in_(MESSAGE_FINISHED))
     .order_by(M.position)
 )
 _RUN_KEY = (R.session_id == bindparam("_session"), R.tool_use_id == bindparam("_tool_use"))
-_RUN = select(R.tool_use_id, R.name, R.status, R.result, R.is_error).where(*_RUN_KEY)
-_CLAIM = insert(ToolRun.__table__)
-_FINISH = update(ToolRun.__table__).where(*_RUN_KEY)
+_RUN_COLUMNS = (R.tool_use_id, R.name, R.status, R.result, R.is_error)
+_RUN = select(*_RUN_COLUMNS).where(*_RUN_KEY)
+_FINISH = update(ToolRun.__table__).where(*_RUN_KEY, HELD).returning(*_RUN_COLUMNS)
+_CLAIM_COLUMNS = ("session_id", "tool_use_id", "turn_id", "name", "input", "result", "status")
+_CLAIM = (
+    insert(ToolRun.__table__)
+    .from_select(
+        _CLAIM_COLUMNS,
+        select(*(bindparam(c, type_=R[c].type) for c in _CLAIM_COLUMNS)).where(
+            HELD, not_(select(R.tool_use_id).where(*_RUN_KEY).exists())
+        ),
+    )
+    .returning(R.id)
+)
+_ADDS: dict[tuple[str, ...], Insert] = {}
+
+
+def _add(columns: tuple[str, ...]) -> Insert:
+    """The fenced insert of a message with these columns (built once per set of columns)."""
+    statement = _ADDS.get(columns)
+    if statement is None:
+        values = [bindparam(c, type_=M[c].type) for c in columns]
+        statement = (
+            insert(Message.__table__)
+            .from_select((*columns, "position"), select(*values, NEXT_POSITION).where(HELD))
+            .returning(M.id)
+        )
+        _ADDS[columns] = statement
+    return statement
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,24 +96,27 @@ class MessageStore:
     ) -> None:
         """Insert a message at the end of the turn's session."""
         row = {"id": message_id, "session_id": lease.session_id, "turn_id": lease.turn_id}
-        row.update(role=role, content=content, status=status, _session=lease.session_id)
+        row.update(role=role, content=content, status=status, **fields)
         with self.db.begin() as conn:
-            hold(conn, lease)
-            conn.execute(_ADD, {**row, **fields})
+            added = conn.execute(
+                _add(tuple(row)),
+                {**row, "_session": lease.session_id, **_fence(lease)},
+            ).first()
+            if added is None:
+                hold(conn, lease)
 
     def update_message(self, lease: Lease, message_id: str, **fields: Any) -> None:
         """Overwrite some columns of one of the turn's messages."""
         with self.db.begin() as conn:
-            hold(conn, lease)
-            conn.execute(_UPDATE, {"_id": message_id, "_turn": lease.turn_id, **fields})
+            if not conn.execute(_UPDATE, {"_id": message_id, **_fence(lease), **fields}).rowcount:
+                hold(conn, lease)
 
     def discard_streaming(self, lease: Lease) -> list[str]:
         """Mark the turn's rows still `streaming` as discarded; return their ids."""
         with self.db.begin() as conn:
-            hold(conn, lease)
-            ids = list(conn.scalars(_STREAMING, {"_turn": lease.turn_id}))
-            if ids:
-                conn.execute(_DISCARD, {"_ids": ids, "status": "discarded"})
+            ids = list(conn.scalars(_DISCARD, _fence(lease)))
+            if not ids:
+                hold(conn, lease)
         return ids
 
     def conversation(self, session_id: str) -> list[dict[str, Any]]:
@@ -116,13 +151,11 @@ class MessageStore:
         """
         key = {"_session": lease.session_id, "_tool_use": tool_use_id}
         with self.db.begin() as conn:
-            hold(conn, lease)
-            existing = conn.execute(_RUN, key).first()
-            if existing is not None:
-                return StoredRun(*existing)
-            conn.execute(
+            claimed = conn.execute(
                 _CLAIM,
                 {
+                    **key,
+                    **_fence(lease),
                     "session_id": lease.session_id,
                     "tool_use_id": tool_use_id,
                     "turn_id": lease.turn_id,
@@ -131,8 +164,11 @@ class MessageStore:
                     "result": [],
                     "status": TOOL_RUNNING,
                 },
-            )
-        return None
+            ).first()
+            if claimed is not None:
+                return None
+            hold(conn, lease)
+            return StoredRun(*conn.execute(_RUN, key).one())
 
     def finish_tool(
         self,
@@ -145,15 +181,23 @@ class MessageStore:
         """Store a claimed tool's result before it is sent anywhere; return the run."""
         key = {"_session": lease.session_id, "_tool_use": tool_use_id}
         with self.db.begin() as conn:
-            hold(conn, lease)
-            conn.execute(
+            done = conn.execute(
                 _FINISH,
                 {
                     **key,
+                    **_fence(lease),
                     "result": result,
                     "is_error": is_error,
                     "duration_ms": duration_ms,
                     "status": TOOL_DONE,
                 },
-            )
-            return StoredRun(*conn.execute(_RUN, key).one())
+            ).first()
+            if done is None:
+                hold(conn, lease)
+                done = conn.execute(_RUN, key).one()  # a claim that is gone: NoResultFound
+            return StoredRun(*done)
+
+
+def _fence(lease: Lease) -> dict[str, Any]:
+    """The bind parameters of HELD."""
+    return {"_turn": lease.turn_id, "_lease": lease.number}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
 
@@ -15,7 +16,25 @@ from engine.store.messages import MessageStore
 from engine.store.turns import TurnStore
 from engine.store.workers import WorkerRegistry
 from models import Message, ToolRun, Worker
+from models.db import Database
+from models.migrate import upgrade
 from services.sessions import create_session
+from tests.backends import fresh_postgres
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def db(request: pytest.FixtureRequest, db_url: str) -> Iterator[Database]:
+    """Each test here on both databases: the fenced writes are SQL each dialect runs."""
+    if request.param == "sqlite":
+        database = Database(db_url)
+        yield database
+        database.dispose()
+        return
+    with fresh_postgres() as url:
+        upgrade(url)
+        database = Database(url)
+        yield database
+        database.dispose()
 
 
 @pytest.fixture
@@ -64,6 +83,24 @@ def test_after_a_takeover_every_write_with_the_old_lease_fails_and_changes_nothi
     assert after[1] == before[1] == []
     assert not turns.release(old)
     messages.update_message(orphan.lease, "msg_a", status="discarded")  # the new holder writes
+
+
+def test_a_claimed_tool_use_id_is_never_claimed_again(
+    db: Any, user: tuple[int, str], stores: tuple[TurnStore, MessageStore]
+) -> None:
+    turns, messages = stores
+    _, lease = turns.start_turn(user[0], create_session(db, user[0])["id"], "hi")
+    assert messages.claim_tool(lease, "toolu_1", "t", {"a": 1}) is None
+    again = messages.claim_tool(lease, "toolu_1", "t", {"a": 1})
+    assert again is not None and (again.tool_use_id, again.status) == ("toolu_1", "running")
+    done = messages.finish_tool(lease, "toolu_1", [{"type": "text", "text": "4"}], False, 3)
+    assert (done.status, done.result, done.is_error) == (
+        "done",
+        [{"type": "text", "text": "4"}],
+        False,
+    )
+    assert messages.claim_tool(lease, "toolu_1", "t", {"a": 1}) == done
+    assert [(r.tool_use_id, r.status) for r in rows(db, ToolRun)] == [("toolu_1", "done")]
 
 
 def test_a_turn_taken_by_one_reaper_is_skipped_by_the_next(
