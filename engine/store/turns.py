@@ -87,7 +87,8 @@ class TurnStore:
                 if max_running is not None:
                     # Serializes one user's starts on PostgreSQL (SQLite's BEGIN IMMEDIATE
                     # already does), so concurrent starts cannot both take the last place.
-                    conn.execute(_LOCK_USER, {"_user": user_id})
+                    if conn.dialect.name != "sqlite":
+                        conn.execute(_LOCK_USER, {"_user": user_id})
                     check_running(conn.scalar(RUNNING_TURNS, {"_user": user_id}) or 0, max_running)
                 if session_id is None:
                     session_id = new_id("ses")
