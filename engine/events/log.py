@@ -32,8 +32,8 @@ class EventLog(Protocol):
     def snapshot(self, turn_id: str, lease: int) -> bytes:
         """Return every frame appended so far (the holder's own view)."""
 
-    def finish(self, turn_id: str, lease: int = 1, archived: bool = False) -> bytes:
-        """Mark the turn's log complete and return all of its frames.
+    def finish(self, turn_id: str, lease: int = 1, archived: bool = False) -> None:
+        """Mark the turn's log complete (`snapshot` first gives its frames).
 
         `archived`: the database already holds them (the log may then keep less).
         """

@@ -114,8 +114,8 @@ class MemoryEventLog:
         with turn_log.cond:
             return _whole(turn_log)
 
-    def finish(self, turn_id: str, lease: int = 1, archived: bool = False) -> bytes:
-        """Mark complete, wake readers, drop the spool, return every frame.
+    def finish(self, turn_id: str, lease: int = 1, archived: bool = False) -> None:
+        """Mark complete, wake readers, drop the spool.
 
         `archived`: the database holds the frames, so only a tail stays in memory (readers
         further behind are served from the archive). Otherwise all of them stay, for
@@ -134,7 +134,6 @@ class MemoryEventLog:
             self._close_spool(turn_log, turn_id, remove=True)
             turn_log.cond.notify_all()
             self._wake(turn_log)
-            return whole
 
     def read(self, turn_id: str, after: int, timeout: float) -> Chunk | None:
         """Return frames after `after` as soon as there are any (or at `timeout`)."""

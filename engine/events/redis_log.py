@@ -106,18 +106,17 @@ class RedisEventLog:
             raise LeaseLost(turn_id)
         return self._frames[turn_id].whole()
 
-    def finish(self, turn_id: str, lease: int = 1, archived: bool = False) -> bytes:
-        """Queue an end marker after the turn's frames and return all of them at once."""
+    def finish(self, turn_id: str, lease: int = 1, archived: bool = False) -> None:
+        """Queue an end marker after the turn's frames."""
         if self._lease.get(turn_id) != lease:
             raise LeaseLost(turn_id)
         last = self._seq.pop(turn_id)
-        whole = self._frames.pop(turn_id).whole()
+        del self._frames[turn_id]
         with self._cond:
             # The marker wakes blocked readers and tells them the last sequence; written by
             # the writer thread so a slow Redis never holds up the turn's archive.
             self._pending.append((turn_id, lease, last + 1, _END, str(last).encode()))
             self._cond.notify()
-        return whole
 
     def read(self, turn_id: str, after: int, timeout: float) -> Chunk | None:
         """Return frames after `after`, blocking up to `timeout`; None if Redis cannot say."""
