@@ -39,6 +39,14 @@ class LeaseLost(Exception):
         self.turn_id = turn_id
 
 
+class EndedElsewhere(Exception):
+    """The log a dead worker left already holds turn_end: only the row needs its status."""
+
+    def __init__(self, status: str, error: tuple[str, str] | None) -> None:
+        super().__init__(status)
+        self.status, self.error = status, error
+
+
 class Draining(Exception):
     """This worker is shutting down and takes no new turns."""
 

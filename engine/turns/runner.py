@@ -16,7 +16,7 @@ from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.errors import LeaseLost, TurnCancelled, TurnFailed
+from engine.errors import EndedElsewhere, LeaseLost, TurnCancelled, TurnFailed
 from engine.events.log import EventLog
 from engine.store.fence import Lease
 from engine.store.messages import MessageStore
@@ -146,14 +146,9 @@ class TurnRunner:
         except LeaseLost:
             self.stop_kind = self.stop_kind if self.quiet() else "fenced"
         except TurnFailed as err:
-            status, error = (
-                ("interrupted" if err.code == resume.WORKER_LOST else status),
-                (
-                    err.code,
-                    err.message,
-                ),
-            )
-        except _EndedElsewhere as ended:
+            status = "interrupted" if err.code == resume.WORKER_LOST else status
+            error = (err.code, err.message)
+        except EndedElsewhere as ended:
             return self._end_elsewhere(ended.status, ended.error)
         except Exception:
             log.exception("turn %s crashed", self.turn.turn_id)
@@ -178,7 +173,7 @@ class TurnRunner:
             return self.deps.messages.history(self.turn.session_id), None
         view = view_of(self.deps.events.takeover(self.turn.turn_id, self.lease.number))
         if view.status is not None:
-            raise _EndedElsewhere(view.status, view.errors[-1] if view.errors else None)
+            raise EndedElsewhere(view.status, view.errors[-1] if view.errors else None)
         self._shown_errors = {code for code, _ in view.errors}
         rows = self.deps.messages.turn_messages(self.turn.turn_id)
         for event_type, data in resume.catch_up(view, rows, start):
@@ -299,11 +294,3 @@ class TurnRunner:
             log.exception("handing over turn %s failed; the reaper will", self.turn.turn_id)
         log.info("turn %s: left to another worker (%s)", self.turn.turn_id, self.stop_kind)
         return str(self.stop_kind)
-
-
-class _EndedElsewhere(Exception):
-    """The log a dead worker left already holds turn_end: only the row needs its status."""
-
-    def __init__(self, status: str, error: tuple[str, str] | None) -> None:
-        super().__init__(status)
-        self.status, self.error = status, error
