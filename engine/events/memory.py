@@ -123,11 +123,11 @@ class MemoryEventLog:
         """
         turn_log = self._held(turn_id, lease)
         with turn_log.cond:
-            whole = _whole(turn_log)
             if archived:
-                _trim(turn_log, len(whole))
+                # Where the last frame ends, from what is in memory: no read of the spool.
+                _trim(turn_log, turn_log.kept_from + sum(map(len, turn_log.frames)))
             elif turn_log.base:
-                turn_log.frames, turn_log.base = split_frames(whole), 0
+                turn_log.frames, turn_log.base = split_frames(_whole(turn_log)), 0
             turn_log.ends = array("Q")
             turn_log.finished = True
             turn_log.finished_at = time.monotonic()
