@@ -53,15 +53,15 @@ class UserLimits:
         """Turns a user may run at once (None: unlimited)."""
         return self.limits.max_running
 
-    def admit(self, user_id: int, running: bool = True) -> None:
+    def admit(self, user_id: int, count_running: bool = True) -> None:
         """Raise LimitExceeded if the user may not start a turn now.
 
-        `running=False` leaves out the count of running turns, for a caller whose start
-        counts them again in its own transaction.
+        `count_running=False` leaves out the count of running turns, for a caller whose
+        start counts them again in its own transaction.
         """
         if self.limits.daily_tokens is not None:
             self._check_daily(user_id, self.limits.daily_tokens)
-        if running and self.limits.max_running is not None:
+        if count_running and self.limits.max_running is not None:
             with self.db.begin_read() as conn:
                 running = conn.scalar(RUNNING_TURNS, {"_user": user_id}) or 0
             check_running(running, self.limits.max_running)

@@ -91,7 +91,7 @@ class TurnService:
 
         Raises LimitExceeded, writing nothing, when the user is over a limit.
         """
-        self.admit(user_id, running=False)  # start_turn counts them, under a lock
+        self.admit(user_id, count_running=False)  # start_turn counts them, under a lock
         self.start_background()
         max_running = self.limits.max_running if self.limits else None
         new, lease = self.deps.turns.start_turn(
@@ -101,12 +101,12 @@ class TurnService:
         self._launch(TurnRunner(self.deps, new, user_id, lease))
         return new
 
-    def admit(self, user_id: int, running: bool = True) -> None:
+    def admit(self, user_id: int, count_running: bool = True) -> None:
         """Raise Draining or LimitExceeded if this worker would refuse the user's turn now."""
         if self._draining.is_set():
             raise Draining()
         if self.limits is not None:
-            self.limits.admit(user_id, running)
+            self.limits.admit(user_id, count_running)
 
     def _launch(self, runner: TurnRunner) -> None:
         turn_id = runner.turn.turn_id
