@@ -41,6 +41,11 @@ _HOLD = (
 HELD = _HOLD.exists()
 
 
+def held_params(lease: Lease) -> dict[str, Any]:
+    """The bind parameters of HELD (and of `hold`)."""
+    return {"_turn": lease.turn_id, "_lease": lease.number}
+
+
 def hold(conn: Connection, lease: Lease) -> None:
     """Inside a write transaction: raise LeaseLost unless `lease` is current.
 
@@ -48,7 +53,7 @@ def hold(conn: Connection, lease: Lease) -> None:
     for this write to finish and every later write with the old lease fails. SQLite needs
     no lock: its write transactions are serialized (BEGIN IMMEDIATE).
     """
-    if conn.execute(_HOLD, {"_turn": lease.turn_id, "_lease": lease.number}).first() is None:
+    if conn.execute(_HOLD, held_params(lease)).first() is None:
         raise LeaseLost(lease.turn_id)
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from sqlalchemy import Insert, bindparam, func, insert, not_, select, update
 
-from engine.store.fence import HELD, Lease, hold
+from engine.store.fence import HELD, Lease, held_params, hold
 from models import Message, ToolRun
 from models.chat import MESSAGE_FINISHED, TOOL_DONE, TOOL_RUNNING
 from models.db import Database
@@ -100,7 +100,7 @@ class MessageStore:
         with self.db.begin() as conn:
             added = conn.execute(
                 _add(tuple(row)),
-                {**row, "_session": lease.session_id, **_fence(lease)},
+                {**row, "_session": lease.session_id, **held_params(lease)},
             ).first()
             if added is None:
                 hold(conn, lease)
@@ -108,13 +108,14 @@ class MessageStore:
     def update_message(self, lease: Lease, message_id: str, **fields: Any) -> None:
         """Overwrite some columns of one of the turn's messages."""
         with self.db.begin() as conn:
-            if not conn.execute(_UPDATE, {"_id": message_id, **_fence(lease), **fields}).rowcount:
+            params = {"_id": message_id, **held_params(lease), **fields}
+            if not conn.execute(_UPDATE, params).rowcount:
                 hold(conn, lease)
 
     def discard_streaming(self, lease: Lease) -> list[str]:
         """Mark the turn's rows still `streaming` as discarded; return their ids."""
         with self.db.begin() as conn:
-            ids = list(conn.scalars(_DISCARD, _fence(lease)))
+            ids = list(conn.scalars(_DISCARD, held_params(lease)))
             if not ids:
                 hold(conn, lease)
         return ids
@@ -155,7 +156,7 @@ class MessageStore:
                 _CLAIM,
                 {
                     **key,
-                    **_fence(lease),
+                    **held_params(lease),
                     "session_id": lease.session_id,
                     "tool_use_id": tool_use_id,
                     "turn_id": lease.turn_id,
@@ -185,7 +186,7 @@ class MessageStore:
                 _FINISH,
                 {
                     **key,
-                    **_fence(lease),
+                    **held_params(lease),
                     "result": result,
                     "is_error": is_error,
                     "duration_ms": duration_ms,
@@ -196,8 +197,3 @@ class MessageStore:
                 hold(conn, lease)
                 done = conn.execute(_RUN, key).one()  # a claim that is gone: NoResultFound
             return StoredRun(*done)
-
-
-def _fence(lease: Lease) -> dict[str, Any]:
-    """The bind parameters of HELD."""
-    return {"_turn": lease.turn_id, "_lease": lease.number}
