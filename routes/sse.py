@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 from flask import Response, current_app, g, request
 
+from engine.events.log import Chunk
 from engine.turns.service import TurnService
 from routes.errors import APIError
 from server.shapes import Frames
@@ -21,19 +22,24 @@ EVENTS_DOC = (
 )
 
 
-def event_stream(turns: TurnService, turn_id: str, after: int) -> Response:
+def event_stream(turns: TurnService, turn_id: str, after: int, started: bool = False) -> Response:
     """Stream the events after `after`, then follow live until the turn ends.
 
     A finished turn with nothing after `after` answers 204: the SSE spec's way to tell an
     EventSource to stop reconnecting. When this worker drains (a deploy), the stream ends
     without turn_end and the client reconnects, with Last-Event-ID, to another worker.
+    `started`: the caller just started the turn, from event 0, so no 204 can apply and
+    nothing need be read (or looked up in the database) before answering.
     """
     timings = turns.timings
-    if after:
-        _check_in_range(turns, turn_id, after)
-    first = turns.read(turn_id, after, 0, check_store=True)
-    if first.finished and (not first.frames or first.last_seq <= after):
-        return Response(status=204, headers=SSE_HEADERS)
+    if started:
+        first = Chunk(b"", after, False)
+    else:
+        if after:
+            _check_in_range(turns, turn_id, after)
+        first = turns.read(turn_id, after, 0, check_store=True)
+        if first.finished and (not first.frames or first.last_seq <= after):
+            return Response(status=204, headers=SSE_HEADERS)
     if request.environ.get("asgi.scope", {}).get("relay"):
         # Behind the ASGI front: the event loop streams it (server/stream.py), no thread.
         marker = {RELAY_HEADER: f"{turn_id} {after}"}
