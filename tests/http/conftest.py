@@ -14,11 +14,12 @@ import uvicorn
 
 from server.asgi import Front
 from server.protocol import JSONHttpToolsProtocol
+from server.worker import FrontServer
 from streaming.protocol import decode_stream
 
 
 class LiveServer:
-    """The app as servers run it (the ASGI front on uvicorn and uvloop) on 127.0.0.1."""
+    """The app as workers run it (the ASGI front on uvicorn and uvloop) on 127.0.0.1."""
 
     def __init__(self, app: Any, token: str) -> None:
         self.app = app
@@ -33,7 +34,7 @@ class LiveServer:
             lifespan="on",
             log_level="warning",
         )
-        self.server = uvicorn.Server(config)
+        self.server = FrontServer(config)
         self.thread = threading.Thread(
             target=self.server.run, kwargs={"sockets": [sock]}, daemon=True
         )

@@ -1,0 +1,92 @@
+"""The acceptor: every waiting connection is served, a bounded burst per wake-up."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from collections.abc import Iterator
+
+import pytest
+import uvloop
+
+from server.accept import BURST, Acceptor
+
+
+class Echo(asyncio.Protocol):
+    """Answers each read with the same bytes."""
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        self.transport.write(data)  # type: ignore[attr-defined]
+
+
+@pytest.fixture
+def loop() -> Iterator[asyncio.AbstractEventLoop]:
+    loop = uvloop.new_event_loop()
+    yield loop
+    loop.close()
+
+
+@pytest.fixture
+def listener() -> Iterator[socket.socket]:
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(128)
+    yield sock
+    sock.close()
+
+
+def connect(listener: socket.socket, count: int) -> list[socket.socket]:
+    """Clients whose connections wait in the listener's accept queue."""
+    clients = [socket.create_connection(listener.getsockname()) for _ in range(count)]
+    for i, client in enumerate(clients):
+        client.sendall(b"%d\n" % i)
+    return clients
+
+
+def test_every_waiting_connection_is_served(loop, listener) -> None:
+    clients = connect(listener, 3 * BURST + 5)
+    acceptor = Acceptor(loop, listener, Echo)
+
+    async def replies() -> list[bytes]:
+        async def one(client: socket.socket) -> bytes:
+            client.setblocking(False)
+            return await loop.sock_recv(client, 64)
+
+        return await asyncio.wait_for(asyncio.gather(*map(one, clients)), 10)
+
+    assert loop.run_until_complete(replies()) == [b"%d\n" % i for i in range(len(clients))]
+    acceptor.close()
+    for client in clients:
+        client.close()
+
+
+def test_one_wake_up_accepts_a_bounded_burst(loop, listener) -> None:
+    # With several workers on one socket, one of them must not take every waiting client.
+    clients = connect(listener, BURST + BURST // 2)
+    acceptor = Acceptor(loop, listener, Echo)
+    acceptor._accept()
+    assert len(acceptor.connecting) == BURST
+    acceptor._accept()
+    assert len(acceptor.connecting) == len(clients)
+    acceptor._accept()  # nothing waits: returns at once
+    assert len(acceptor.connecting) == len(clients)
+    loop.run_until_complete(asyncio.gather(*acceptor.connecting))
+    acceptor.close()
+    for client in clients:
+        client.close()
+
+
+def test_a_closed_acceptor_takes_no_more_connections(loop, listener) -> None:
+    acceptor = Acceptor(loop, listener, Echo)
+    acceptor.close()
+    clients = connect(listener, 2)
+    loop.run_until_complete(asyncio.sleep(0.05))
+    assert not acceptor.connecting
+    listener.setblocking(False)
+    accepted, _ = listener.accept()  # still waiting in the kernel's queue
+    accepted.close()
+    for client in clients:
+        client.close()
