@@ -18,11 +18,11 @@ import time
 from functools import partial
 from typing import Any
 
-from a2wsgi import WSGIMiddleware
 from flask import Flask
 
 from server.shapes import shape_of
 from server.stream import stream_turn
+from server.wsgi import ThreadedWSGI
 from telemetry import access
 
 RELAY_HEADER = b"x-relay-turn"
@@ -42,7 +42,7 @@ class Front:
         self.turns = flask_app.extensions["turns"]
         self.tokens = flask_app.extensions["token_watcher"]
         threads = int(flask_app.config.get("WSGI_THREADS", 64))
-        self.wsgi = WSGIMiddleware(flask_app, workers=threads)  # type: ignore[arg-type]
+        self.wsgi = ThreadedWSGI(flask_app, workers=threads)
         self.max_body = int(flask_app.config["MAX_CONTENT_LENGTH"])
         self.body_timeout = float(flask_app.config.get("BODY_TIMEOUT", 10.0))
 
@@ -87,7 +87,7 @@ class Front:
             body = await self._body(scope, receive, answer)
             if body is not None:
                 try:
-                    await self.wsgi(inner, _replay(body, receive), _capture(relay, answer))
+                    await self.wsgi(inner, body, _capture(relay, answer))
                 except Exception:
                     log.exception("the WSGI app failed outside Flask's error handlers")
                     if status[0] != CLIENT_GONE or relay:
@@ -182,20 +182,6 @@ def _capture(relay: dict[str, Any], send: Send) -> Send:
         await send(message)
 
     return capture
-
-
-def _replay(body: bytes, receive: Receive) -> Receive:
-    """A receive that gives the body read already, then waits for the client to go."""
-    sent = False
-
-    async def replay() -> dict[str, Any]:
-        nonlocal sent
-        if not sent:
-            sent = True
-            return {"type": "http.request", "body": body, "more_body": False}
-        return await receive()
-
-    return replay
 
 
 async def _error(send: Send, status: int, code: str, message: str) -> None:
