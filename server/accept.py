@@ -12,12 +12,16 @@ workers on one socket, one worker never takes every waiting connection at once.
 from __future__ import annotations
 
 import asyncio
+import errno
 import logging
 import socket
 from collections.abc import Callable
 
 log = logging.getLogger(__name__)
 BURST = 16
+# After a failed accept() other than a client giving up (out of file descriptors, say): the
+# socket stays readable, so retrying at once would spin the loop on the same error.
+PAUSE = 0.1
 
 
 class Acceptor:
@@ -32,12 +36,17 @@ class Acceptor:
     ) -> None:
         self.loop, self.listener, self.protocol_factory = loop, listener, protocol_factory
         self.connecting: set[asyncio.Task[object]] = set()
+        self.closed = False
+        self._resume: asyncio.TimerHandle | None = None
         listener.listen(backlog)  # gunicorn's sockets listen already: this only sets the backlog
         listener.setblocking(False)
         loop.add_reader(listener.fileno(), self._accept)
 
     def close(self) -> None:
         """Stop accepting (the listening socket itself stays open)."""
+        self.closed = True
+        if self._resume is not None:
+            self._resume.cancel()
         self.loop.remove_reader(self.listener.fileno())
 
     def _accept(self) -> None:
@@ -47,8 +56,11 @@ class Acceptor:
             except (BlockingIOError, InterruptedError):
                 return
             except OSError as exc:
-                # Out of file descriptors, or the peer gave up: the next wake-up tries again.
-                log.warning("accept() failed: %s", exc)
+                if exc.errno == errno.ECONNABORTED:  # the client gave up while it waited
+                    continue
+                log.warning("accept() failed, pausing for %g s: %s", PAUSE, exc)
+                self.loop.remove_reader(self.listener.fileno())
+                self._resume = self.loop.call_later(PAUSE, self._reopen)
                 return
             conn.setblocking(False)
             if conn.family in (socket.AF_INET, socket.AF_INET6):
@@ -56,6 +68,11 @@ class Acceptor:
             task = self.loop.create_task(self._connect(conn))
             self.connecting.add(task)
             task.add_done_callback(self.connecting.discard)
+
+    def _reopen(self) -> None:
+        self._resume = None
+        if not self.closed:
+            self.loop.add_reader(self.listener.fileno(), self._accept)
 
     async def _connect(self, conn: socket.socket) -> None:
         try:

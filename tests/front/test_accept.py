@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import errno
 import socket
 from collections.abc import Iterator
 
@@ -88,5 +89,42 @@ def test_a_closed_acceptor_takes_no_more_connections(loop, listener) -> None:
     listener.setblocking(False)
     accepted, _ = listener.accept()  # still waiting in the kernel's queue
     accepted.close()
+    for client in clients:
+        client.close()
+
+
+class Failing:
+    """A listening socket whose next accept() fails as when the process is out of files."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock, self.failures = sock, 1
+
+    def accept(self) -> tuple[socket.socket, object]:
+        if self.failures:
+            self.failures -= 1
+            raise OSError(errno.EMFILE, "Too many open files")
+        return self.sock.accept()
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.sock, name)
+
+
+def test_a_failing_accept_pauses_instead_of_spinning_then_serves(loop, listener) -> None:
+    failing = Failing(listener)
+    acceptor = Acceptor(loop, failing, Echo)  # type: ignore[arg-type]
+    clients = connect(listener, 2)
+    acceptor._accept()
+    assert acceptor._resume is not None and not acceptor.connecting  # paused, nothing taken
+    assert not loop.remove_reader(listener.fileno())  # the socket is not watched meanwhile
+
+    async def replies() -> list[bytes]:
+        async def one(client: socket.socket) -> bytes:
+            client.setblocking(False)
+            return await loop.sock_recv(client, 64)
+
+        return await asyncio.wait_for(asyncio.gather(*map(one, clients)), 10)
+
+    assert loop.run_until_complete(replies()) == [b"0\n", b"1\n"]  # served after the pause
+    acceptor.close()
     for client in clients:
         client.close()
