@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import errno
 import socket
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 import uvloop
@@ -39,34 +39,52 @@ def listener() -> Iterator[socket.socket]:
     sock.close()
 
 
-def connect(listener: socket.socket, count: int) -> list[socket.socket]:
-    """Clients whose connections wait in the listener's accept queue."""
-    clients = [socket.create_connection(listener.getsockname()) for _ in range(count)]
-    for i, client in enumerate(clients):
-        client.sendall(b"%d\n" % i)
-    return clients
+@pytest.fixture
+def connect(listener: socket.socket) -> Iterator[Callable[[int], list[socket.socket]]]:
+    """Make clients whose connections wait in the listener's accept queue; close them after."""
+    made: list[socket.socket] = []
 
+    def clients(count: int) -> list[socket.socket]:
+        new = [socket.create_connection(listener.getsockname()) for _ in range(count)]
+        for i, client in enumerate(new):
+            client.sendall(b"%d\n" % i)
+        made.extend(new)
+        return new
 
-def test_every_waiting_connection_is_served(loop, listener) -> None:
-    clients = connect(listener, 3 * BURST + 5)
-    acceptor = Acceptor(loop, listener, Echo)
-
-    async def replies() -> list[bytes]:
-        async def one(client: socket.socket) -> bytes:
-            client.setblocking(False)
-            return await loop.sock_recv(client, 64)
-
-        return await asyncio.wait_for(asyncio.gather(*map(one, clients)), 10)
-
-    assert loop.run_until_complete(replies()) == [b"%d\n" % i for i in range(len(clients))]
-    acceptor.close()
-    for client in clients:
+    yield clients
+    for client in made:
         client.close()
 
 
-def test_one_wake_up_accepts_a_bounded_burst(loop, listener) -> None:
+def echoes(loop: asyncio.AbstractEventLoop, clients: list[socket.socket]) -> list[bytes]:
+    """What each client reads back (each sent its own index)."""
+
+    async def one(client: socket.socket) -> bytes:
+        client.setblocking(False)
+        return await loop.sock_recv(client, 64)
+
+    async def every() -> list[bytes]:
+        return await asyncio.wait_for(asyncio.gather(*map(one, clients)), 10)
+
+    return loop.run_until_complete(every())
+
+
+def turns(loop: asyncio.AbstractEventLoop, count: int = 5) -> None:
+    """Run the loop a few times round, polling its sockets each time."""
+    for _ in range(count):
+        loop.run_until_complete(asyncio.sleep(0))
+
+
+def test_every_waiting_connection_is_served(loop, listener, connect) -> None:
+    clients = connect(3 * BURST + 5)
+    acceptor = Acceptor(loop, listener, Echo)
+    assert echoes(loop, clients) == [b"%d\n" % i for i in range(len(clients))]
+    acceptor.close()
+
+
+def test_one_wake_up_accepts_a_bounded_burst(loop, listener, connect) -> None:
     # With several workers on one socket, one of them must not take every waiting client.
-    clients = connect(listener, BURST + BURST // 2)
+    clients = connect(BURST + BURST // 2)
     acceptor = Acceptor(loop, listener, Echo)
     acceptor._accept()
     assert len(acceptor.connecting) == BURST
@@ -76,21 +94,17 @@ def test_one_wake_up_accepts_a_bounded_burst(loop, listener) -> None:
     assert len(acceptor.connecting) == len(clients)
     loop.run_until_complete(asyncio.gather(*acceptor.connecting))
     acceptor.close()
-    for client in clients:
-        client.close()
 
 
-def test_a_closed_acceptor_takes_no_more_connections(loop, listener) -> None:
+def test_a_closed_acceptor_takes_no_more_connections(loop, listener, connect) -> None:
     acceptor = Acceptor(loop, listener, Echo)
     acceptor.close()
-    clients = connect(listener, 2)
-    loop.run_until_complete(asyncio.sleep(0.05))
+    connect(2)
+    turns(loop)
     assert not acceptor.connecting
     listener.setblocking(False)
     accepted, _ = listener.accept()  # still waiting in the kernel's queue
     accepted.close()
-    for client in clients:
-        client.close()
 
 
 class Failing:
@@ -109,22 +123,12 @@ class Failing:
         return getattr(self.sock, name)
 
 
-def test_a_failing_accept_pauses_instead_of_spinning_then_serves(loop, listener) -> None:
+def test_a_failing_accept_pauses_instead_of_spinning_then_serves(loop, listener, connect) -> None:
     failing = Failing(listener)
     acceptor = Acceptor(loop, failing, Echo)  # type: ignore[arg-type]
-    clients = connect(listener, 2)
+    clients = connect(2)
     acceptor._accept()
     assert acceptor._resume is not None and not acceptor.connecting  # paused, nothing taken
     assert not loop.remove_reader(listener.fileno())  # the socket is not watched meanwhile
-
-    async def replies() -> list[bytes]:
-        async def one(client: socket.socket) -> bytes:
-            client.setblocking(False)
-            return await loop.sock_recv(client, 64)
-
-        return await asyncio.wait_for(asyncio.gather(*map(one, clients)), 10)
-
-    assert loop.run_until_complete(replies()) == [b"0\n", b"1\n"]  # served after the pause
+    assert echoes(loop, clients) == [b"0\n", b"1\n"]  # served after the pause
     acceptor.close()
-    for client in clients:
-        client.close()
