@@ -1,31 +1,35 @@
-"""Gunicorn settings: uvicorn workers (server/worker.py) serving the ASGI front.
+"""Gunicorn settings: our HTTP host's workers (server/worker.py) serving the WSGI app.
 
-Each worker starts its turn engine at boot (the ASGI lifespan), so orphaned turns resume
-with no request. SIGTERM (a rolling deploy, `kill -HUP` of the master, a recycled worker)
-stops the worker from taking new turns, ends its SSE streams so their clients reconnect
-elsewhere, and lets its running turns finish or hands them over to the other workers at
-their next round boundary (all of them by DRAIN_SECONDS). No turn ends `interrupted`.
+Each worker starts the app's background work (its turn engine) at boot, so orphaned turns
+resume with no request. SIGTERM (a rolling deploy, `kill -HUP` of the master, a recycled
+worker) stops the worker from taking new turns, ends its SSE streams so their clients
+reconnect elsewhere, and lets its running turns finish or hands them over to the other
+workers at their next round boundary (all of them by DRAIN_SECONDS). No turn ends
+`interrupted`.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
 
+from config import load_timings
+
 worker_class = "server.worker.Worker"
 timeout = 0
 # The control socket lives at one fixed path per user: several servers would fight over it.
 control_socket_disable = True
-# Longer than DRAIN_SECONDS (20 s by default), so a drain is never cut short by SIGKILL.
-graceful_timeout = 30
+# A worker's graceful shutdown (drain included) ends by Timings.graceful_shutdown; the
+# master's SIGKILL comes a little later, so it never cuts one short.
+graceful_timeout = math.ceil(load_timings().graceful_shutdown) + 5
 
 
 def on_starting(server: Any) -> None:
-    """Set up the workers' shared metrics; refuse several workers on single-process defaults."""
-    _metrics_dir()
+    """Refuse several workers on the single-process defaults."""
     if server.cfg.workers <= 1:
         return
     problems = []
@@ -49,6 +53,11 @@ def _metrics_dir() -> None:
     Path(path).mkdir(parents=True, exist_ok=True)
     for stale in Path(path).glob("*.db"):  # an earlier run's values would be added in
         stale.unlink()
+
+
+# Before gunicorn loads the worker class (which imports prometheus_client): the client
+# decides at import whether values are shared through PROMETHEUS_MULTIPROC_DIR.
+_metrics_dir()
 
 
 def child_exit(server: Any, worker: Any) -> None:

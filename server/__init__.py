@@ -1,1 +1,1 @@
-"""The ASGI server: Flask answers every route; the event loop carries every stream."""
+"""The HTTP host: an HTTP/1.1 server on httptools serving the WSGI app and its streams."""

@@ -10,7 +10,8 @@ from collections.abc import Callable, Iterator
 import pytest
 import uvloop
 
-from server.accept import BURST, Acceptor
+from config import Timings
+from server.accept import BURST, Acceptor, DescriptorGuard
 
 
 class Echo(asyncio.Protocol):
@@ -77,7 +78,7 @@ def turns(loop: asyncio.AbstractEventLoop, count: int = 5) -> None:
 
 def test_every_waiting_connection_is_served(loop, listener, connect) -> None:
     clients = connect(3 * BURST + 5)
-    acceptor = Acceptor(loop, listener, Echo)
+    acceptor = Acceptor(loop, listener, Echo, Timings())
     assert echoes(loop, clients) == [b"%d\n" % i for i in range(len(clients))]
     acceptor.close()
 
@@ -85,7 +86,7 @@ def test_every_waiting_connection_is_served(loop, listener, connect) -> None:
 def test_one_wake_up_accepts_a_bounded_burst(loop, listener, connect) -> None:
     # With several workers on one socket, one of them must not take every waiting client.
     clients = connect(BURST + BURST // 2)
-    acceptor = Acceptor(loop, listener, Echo)
+    acceptor = Acceptor(loop, listener, Echo, Timings())
     acceptor._accept()
     assert len(acceptor.connecting) == BURST
     acceptor._accept()
@@ -97,7 +98,7 @@ def test_one_wake_up_accepts_a_bounded_burst(loop, listener, connect) -> None:
 
 
 def test_a_closed_acceptor_takes_no_more_connections(loop, listener, connect) -> None:
-    acceptor = Acceptor(loop, listener, Echo)
+    acceptor = Acceptor(loop, listener, Echo, Timings())
     acceptor.close()
     connect(2)
     turns(loop)
@@ -125,10 +126,26 @@ class Failing:
 
 def test_a_failing_accept_pauses_instead_of_spinning_then_serves(loop, listener, connect) -> None:
     failing = Failing(listener)
-    acceptor = Acceptor(loop, failing, Echo)  # type: ignore[arg-type]
+    acceptor = Acceptor(loop, failing, Echo, Timings())  # type: ignore[arg-type]
     clients = connect(2)
     acceptor._accept()
     assert acceptor._resume is not None and not acceptor.connecting  # paused, nothing taken
     assert not loop.remove_reader(listener.fileno())  # the socket is not watched meanwhile
     assert echoes(loop, clients) == [b"0\n", b"1\n"]  # served after the pause
+    acceptor.close()
+
+
+def test_newcomers_past_the_descriptor_limit_get_503_at_once(loop, listener, connect) -> None:
+    # A limit of 10 less a reserve of 6 leaves 4 places, 3 of them taken.
+    guard = DescriptorGuard(lambda: 3, reserve=6, timings=Timings(), limit=10)
+    acceptor = Acceptor(loop, listener, Echo, Timings(), guard)
+    first, second = connect(2)
+    acceptor._accept()
+    assert len(acceptor.connecting) == 1  # the last place: one being set up counts as open
+    second.settimeout(10)
+    reply = second.recv(4096)
+    assert reply.startswith(b"HTTP/1.1 503 ") and b'"code":"server_busy"' in reply
+    assert b"\r\nretry-after: 5\r\n" in reply and b"\r\nconnection: close\r\n" in reply
+    assert second.recv(4096) == b""
+    assert echoes(loop, [first]) == [b"0\n"]
     acceptor.close()

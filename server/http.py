@@ -1,0 +1,348 @@
+"""One HTTP/1.1 connection on httptools: bounded requests in, WSGI responses and streams out.
+
+A connection is held only while a request is due: its headers must arrive within
+`header_timeout` (from the connection, or from the end of the previous response), its body
+within `body_timeout`, bounded in size. Requests are served one at a time, in order. A
+streamed body (server/wsgi.py's StreamBody) is written part by part from this loop, one
+write per part; a client that accepts nothing for `slow_reader` is dropped, and one that
+leaves cancels whatever serves it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import deque
+
+import httptools
+
+from config import Timings
+from server.responses import (
+    CONTINUE,
+    Refused,
+    error_response,
+    has_body,
+    internal_error,
+    response_head,
+)
+from server.wsgi import Request, Response, StreamBody, WSGIPool
+from streaming.hosting import StreamBroken
+from telemetry import access
+
+log = logging.getLogger(__name__)
+MAX_URL_BYTES = 8 * 1024
+MAX_HEADER_BYTES = 32 * 1024
+# httptools gathers one header line whole before it is counted: the raw bytes of a head
+# are bounded too, so a header line that never ends cannot grow without bound.
+MAX_HEAD_BYTES = MAX_URL_BYTES + MAX_HEADER_BYTES + 1024
+
+
+class Site:
+    """What every connection of one server shares."""
+
+    def __init__(self, pool: WSGIPool, timings: Timings, max_body: int) -> None:
+        self.pool, self.timings, self.max_body = pool, timings, max_body
+        self.connections: set[HttpConnection] = set()
+        self.stopping = False
+        self.emptied = asyncio.Event()  # set when the last connection closes while stopping
+
+
+class HttpConnection(asyncio.Protocol):
+    """One client connection: parses its requests and writes their responses in order."""
+
+    def __init__(self, site: Site) -> None:
+        self.site, self.loop = site, asyncio.get_running_loop()
+        self.parser = httptools.HttpRequestParser(self)
+        self.queue: deque[tuple[Request, bool]] = deque()  # pipelined requests, read whole
+        self.task: asyncio.Task[None] | None = None  # serving a request: busy
+        self.closing = False  # no request after the current one
+        self._deadline: asyncio.TimerHandle | None = None
+        self._slow: asyncio.TimerHandle | None = None
+        self._writable: asyncio.Future[None] | None = None
+        self._write_paused = self._read_paused = self._heard = False
+        self._in_message = self._in_head = self._continue = False
+        self._began = self.loop.time()
+        self._reset()
+
+    def _reset(self) -> None:
+        self._url = b""
+        self._headers: list[tuple[bytes, bytes]] = []
+        self._body: list[bytes] = []
+        self._head_size = self._raw_head = self._body_size = self._declared = 0
+        self._chunked = self._expect = False
+
+    # asyncio.Protocol
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        """Register, and wait for a request's headers within the header deadline."""
+        self.transport: asyncio.Transport = transport  # type: ignore[assignment]
+        peer, local = transport.get_extra_info("peername"), transport.get_extra_info("sockname")
+        self.client = (peer[0], peer[1]) if isinstance(peer, tuple) else None
+        self.server = (local[0], local[1]) if isinstance(local, tuple) else None
+        self.site.connections.add(self)
+        if self.site.stopping:
+            transport.close()
+        else:
+            self._arm(self.site.timings.header_timeout)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        """The connection is gone: stop whatever serves it."""
+        self.closing = True
+        for handle in (self._deadline, self._slow):
+            if handle is not None:
+                handle.cancel()
+        if self.task is not None:
+            self.task.cancel()
+        connections = self.site.connections
+        connections.discard(self)
+        if self.site.stopping and not connections:
+            self.site.emptied.set()
+
+    def data_received(self, data: bytes) -> None:
+        """Feed the parser; refuse a request that is unparsable or over a limit."""
+        if self.closing:
+            return
+        self._heard, in_head = True, self._in_head
+        try:
+            self.parser.feed_data(data)
+        except httptools.HttpParserUpgrade:
+            self.closing = True  # served as a plain request: the connection ends after it
+        except httptools.HttpParserError as err:
+            cause = err.__context__
+            if isinstance(cause, Refused):
+                self._refuse(cause)
+            else:
+                if cause is not None:
+                    log.error("failed while parsing a request", exc_info=cause)
+                self._refuse(Refused(400, "bad_request", "The HTTP request could not be parsed."))
+        else:
+            if in_head and self._in_head:
+                self._raw_head += len(data)
+                if self._raw_head > MAX_HEAD_BYTES:
+                    self._refuse(Refused.header_too_large(MAX_HEADER_BYTES))
+
+    def pause_writing(self) -> None:
+        """The client's buffers are full: it has `slow_reader` to take some bytes."""
+        self._write_paused = True
+        self._slow = self.loop.call_later(self.site.timings.slow_reader, self._drop_slow)
+
+    def resume_writing(self) -> None:
+        """The client took bytes again: a waiting stream may write."""
+        self._write_paused = False
+        if self._slow is not None:
+            self._slow.cancel()
+        if self._writable is not None and not self._writable.done():
+            self._writable.set_result(None)
+
+    # httptools callbacks
+
+    def on_message_begin(self) -> None:
+        """A request starts; a pipelined one waits, and the socket is not read meanwhile."""
+        self._reset()
+        self._began = self.loop.time()
+        self._in_message = self._in_head = True
+        if self.task is not None and not self._read_paused:
+            self._read_paused = True
+            self.transport.pause_reading()
+
+    def on_url(self, url: bytes) -> None:
+        """Collect the URL, refusing one over the limit."""
+        self._url += url
+        if len(self._url) > MAX_URL_BYTES:
+            raise Refused(414, "uri_too_long", f"The URL is over {MAX_URL_BYTES} bytes.")
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        """Collect a header, refusing headers over the limit in all."""
+        self._head_size += len(name) + len(value) + 4
+        if self._head_size > MAX_HEADER_BYTES:
+            raise Refused.header_too_large(MAX_HEADER_BYTES)
+        self._headers.append((name, value))
+        lowered = name.lower()
+        if lowered == b"content-length":
+            self._declared = int(value) if value.strip().isdigit() else 0
+        elif lowered == b"transfer-encoding":
+            self._chunked = True
+        elif lowered == b"expect":
+            self._expect = value.strip().lower() == b"100-continue"
+
+    def on_headers_complete(self) -> None:
+        """Check the declared body; answer 100-continue; the body deadline starts."""
+        self._in_head = False
+        max_body = self.site.max_body
+        if self._declared > max_body:
+            raise Refused.too_large(max_body)
+        has_body = self._declared > 0 or self._chunked
+        if has_body and self.parser.should_upgrade():
+            # httptools skips the body of an upgrade request; we upgrade to nothing.
+            raise Refused(400, "bad_request", "Upgrade requests with a body are not served.")
+        self._continue = self._expect and has_body and self.parser.get_http_version() == "1.1"
+        if self.task is None:
+            self._send_continue()
+            self._arm(self.site.timings.body_timeout)
+
+    def on_body(self, body: bytes) -> None:
+        """Collect the body, refusing one over the limit."""
+        self._body_size += len(body)
+        if self._body_size > self.site.max_body:
+            raise Refused.too_large(self.site.max_body)
+        self._body.append(body)
+
+    def on_message_complete(self) -> None:
+        """A whole request: serve it now, or after the ones before it."""
+        parser = self.parser
+        request = Request(
+            parser.get_method().decode("ascii"),
+            self._url,
+            parser.get_http_version(),
+            self._headers,
+            b"".join(self._body),
+            self.client,
+            self.server,
+        )
+        self._in_message = False
+        self.queue.append((request, parser.should_keep_alive()))
+        if self.task is None:
+            self._next()
+
+    # Serving
+
+    def stop(self) -> None:
+        """The server stops: close now if idle, else once the current response is done."""
+        if self.task is None:
+            self.transport.close()
+
+    def _next(self) -> None:
+        if self._deadline is not None:
+            self._deadline.cancel()
+        request, keep_alive = self.queue.popleft()
+        self.task = self.loop.create_task(self._serve(request, keep_alive))
+
+    async def _serve(self, request: Request, keep_alive: bool) -> None:
+        try:
+            try:
+                response = await self.site.pool.submit(request)
+            except Exception:
+                log.exception("the WSGI app failed: %s %r", request.method, request.target)
+                response = internal_error()
+            keep_alive = keep_alive and not self.closing and not self.site.stopping
+            if type(response.body) is StreamBody:
+                keep_alive = await self._stream(request, response, keep_alive)
+            else:
+                head, keep_alive = response_head(request, response, keep_alive)
+                if has_body(response, request):
+                    head += response.body  # type: ignore[operator]
+                self.transport.write(head)
+            if keep_alive and self._write_paused:
+                await self._wait_writable()  # pipelined responses never pile up unread
+        except Exception:
+            log.exception("failed while answering %s %r", request.method, request.target)
+            keep_alive = False
+        self.task = None
+        self._done(keep_alive)
+
+    def _done(self, keep_alive: bool) -> None:
+        if not keep_alive or self.closing or self.site.stopping:
+            self.transport.close()
+        elif self.queue:
+            self._next()
+        else:
+            if self._read_paused:
+                self._read_paused = False
+                self.transport.resume_reading()
+            self._heard = self._in_message
+            if self._in_message and not self._in_head:
+                self._send_continue()
+                self._arm(self.site.timings.body_timeout)
+            else:
+                self._arm(self.site.timings.header_timeout)
+
+    async def _stream(self, request: Request, response: Response, keep_alive: bool) -> bool:
+        """Write a StreamBody's parts as they come; False once the connection must end."""
+        chunked = request.version == "1.1"
+        head, keep_alive = response_head(request, response, keep_alive, chunked)
+        self.transport.write(head)
+        if not has_body(response, request):
+            return keep_alive
+        body = None
+        try:
+            body = response.body.factory()  # type: ignore[union-attr]
+            write = self.transport.write
+            async for part in body:
+                if part:
+                    write(b"%x\r\n%b\r\n" % (len(part), part) if chunked else part)
+                    if self._write_paused:
+                        await self._wait_writable()
+        except Exception as exc:
+            # No final chunk: the client sees an unfinished response and reconnects.
+            if isinstance(exc, StreamBroken):
+                log.debug("a stream ended unfinished: %s", exc)
+            else:
+                log.exception("a stream failed: %s %r", request.method, request.target)
+            self.transport.close()
+            return False
+        finally:
+            aclose = getattr(body, "aclose", None)
+            if aclose is not None:
+                await aclose()
+        if chunked:
+            write(b"0\r\n\r\n")
+        return keep_alive
+
+    async def _wait_writable(self) -> None:
+        self._writable = self.loop.create_future()
+        await self._writable
+
+    # Deadlines and refusals
+
+    def _arm(self, delay: float) -> None:
+        if self._deadline is not None:
+            self._deadline.cancel()
+        self._deadline = self.loop.call_later(delay, self._expire)
+
+    def _expire(self) -> None:
+        self._deadline = None
+        if self.task is not None or self.closing:
+            return
+        if not (self._heard or self._in_message):
+            self.transport.close()  # an idle connection: nothing to answer
+            return
+        part = "headers" if self._in_head or not self._in_message else "body"
+        timings = self.site.timings
+        seconds = timings.header_timeout if part == "headers" else timings.body_timeout
+        message = f"The request {part} did not arrive within {seconds:g} seconds."
+        self._refuse(Refused(408, "request_timeout", message))
+
+    def _refuse(self, refused: Refused) -> None:
+        log.info("refused a request: %s %s", refused.status, refused.message)
+        self._log(refused.status)
+        self.closing = True
+        if self._deadline is not None:
+            self._deadline.cancel()
+        if self.task is None:
+            self.transport.write(error_response(refused))
+            self.transport.close()
+        elif not self._read_paused:
+            # A pipelined request, behind a response being written: that response ends the
+            # connection, and the client sends the refused request again on a new one.
+            self._read_paused = True
+            self.transport.pause_reading()
+
+    def _log(self, status: int) -> None:
+        """An access line for a response the host made itself (the app logs its own)."""
+        try:
+            method = self.parser.get_method().decode("ascii")
+        except (httptools.HttpParserError, UnicodeDecodeError):
+            method = "-"
+        path = self._url.split(b"?", 1)[0].decode("latin-1") or "-"
+        seconds = self.loop.time() - self._began
+        access.observe(method, None, status, seconds)
+        access.write(method, path, status, seconds, None, None)
+
+    def _send_continue(self) -> None:
+        if self._continue:
+            self._continue = False
+            self.transport.write(CONTINUE)
+
+    def _drop_slow(self) -> None:
+        log.info("dropped a client that read nothing for %g s", self.site.timings.slow_reader)
+        self.transport.abort()

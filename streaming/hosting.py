@@ -1,0 +1,74 @@
+"""The seam between the app and the server that hosts it, in the way of `wsgi.file_wrapper`.
+
+A host that can stream a body from its event loop puts a `StreamHook` in the WSGI environ
+under STREAM_HOOK. A view that answers with a long-lived body (an event stream) passes the
+hook a factory of async byte iterators and returns what the hook made, untouched, as its
+response body; the host recognises its own type and runs the iterator in its loop, so a
+stream holds a task, never a thread. Without the hook (any other WSGI server, Flask's test
+client) the view iterates the same factory through the engine's own loop: a plain
+generator. The app never learns who hosts it beyond this.
+
+An iterator that raises ends the response unfinished: the host breaks the connection
+instead of ending the body (the client then knows to reconnect).
+
+A host also runs the app's background work on its loop: `Hosted.background` is started
+before the host serves, drained when it is asked to stop gracefully (SIGTERM), and stopped
+once its connections are done.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+STREAM_HOOK = "chat.stream_hook"
+
+BodyFactory = Callable[[], AsyncIterator[bytes]]
+WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
+
+
+class StreamHook(Protocol):
+    """Offered by a host in the environ: wraps a body for the host to stream from its loop."""
+
+    def __call__(self, body: BodyFactory) -> Iterable[bytes]:
+        """Return the response body to hand back to the host as it is."""
+        ...
+
+
+class Background(Protocol):
+    """Work an app runs beside its requests, on the host's event loop."""
+
+    async def start(self) -> None:
+        """Begin, in the host's loop, before any request is served."""
+        ...
+
+    async def drain(self) -> None:
+        """Stop taking new work and let running work finish or move elsewhere."""
+        ...
+
+    async def stop(self) -> None:
+        """Release everything; the host's connections are closed."""
+        ...
+
+
+@dataclass(frozen=True)
+class Hosted:
+    """What a host serves: a WSGI application, and its background work if any.
+
+    Callable as the WSGI app itself, so a server that knows nothing of `background` (or a
+    loader that insists on a callable, as gunicorn's does) can still serve it.
+    """
+
+    wsgi: WSGIApp
+    background: Background | None = None
+
+    def __call__(
+        self, environ: dict[str, Any], start_response: Callable[..., Any]
+    ) -> Iterable[bytes]:
+        """Serve one request with the WSGI app."""
+        return self.wsgi(environ, start_response)
+
+
+class StreamBroken(Exception):
+    """Raised by a body iterator to end its response unfinished (the client reconnects)."""
