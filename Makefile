@@ -28,7 +28,7 @@ run: $(VENV)/.installed
 	echo "       http://127.0.0.1:$(PORT)/api/chat/stream" && echo
 	@echo "Serving on http://127.0.0.1:$(PORT)"
 	$(BIN)/gunicorn -c gunicorn.conf.py --bind 127.0.0.1:$(PORT) --workers $(WORKERS) \
-		'app:create_asgi()'
+		'app:hosted()'
 
 # The AI SDK tests drive the server with the real `ai` package pinned in tests/aisdk.
 AISDK := tests/aisdk

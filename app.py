@@ -1,4 +1,5 @@
-"""Application factory: `flask --app app run` serves the chat backend."""
+"""Application factory: `flask --app app run` serves the chat backend; `app:hosted()` is
+what our server (gunicorn with server.worker.Worker) serves: the app and its engine."""
 
 from __future__ import annotations
 
@@ -11,14 +12,14 @@ from flask import Flask
 from flask_cors import CORS
 
 from cli import register_cli
-from config import load_settings, load_timings
-from engine.build import build_turn_service
+from config import Timings, load_settings, load_timings
+from engine.build import build_engine
 from models.db import Database
 from routes import register_blueprints
 from routes.errors import register_error_handlers
 from routes.ratelimit import RateLimiter, storage_url
 from services.pricing import price_table
-from services.token_watch import TokenWatcher
+from streaming.hosting import Hosted
 from telemetry import access
 
 
@@ -29,20 +30,20 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     app.config.from_mapping(load_settings(app.instance_path))
     app.config.update(config or {})
     # Every timing constant at once, scaled together by TIME_SCALE (see config.Timings).
-    app.config.setdefault("TIMINGS", load_timings(config))
+    timings: Timings = app.config.setdefault("TIMINGS", load_timings(config))
     app.config.setdefault("EVENT_SPOOL_DIR", str(Path(app.instance_path, "spool")))
     logging.basicConfig(level=os.environ.get("LOG_LEVEL", "INFO"))
     logging.getLogger("httpx2").setLevel(logging.WARNING)
 
-    db = Database(app.config["DATABASE_URL"])
+    db = Database(app.config["DATABASE_URL"], timings.store_connect, timings.store_busy)
     app.extensions["db"] = db
     app.extensions["prices"] = price_table(app.config.get("MODEL_PRICES"))
-    turns = app.extensions["turns"] = build_turn_service(app.config, db)
-    app.extensions["token_watcher"] = TokenWatcher(db, lambda: turns.timings.token_poll)
+    engine = app.extensions["engine"] = build_engine(app.config, db)
+    app.extensions["turns"] = engine.service
     app.extensions["rate_limiter"] = RateLimiter(app.config["RATE_LIMIT"], storage_url(app.config))
-    # Servers start the engine at boot (gunicorn.conf.py) so orphaned turns resume with no
-    # request; any request also starts it, once. CLI commands never do.
-    app.before_request(turns.start_background)
+    # A host starts the engine before it serves, so orphaned turns resume with no request;
+    # without one, the first request starts it in a loop of its own. CLI commands never do.
+    app.before_request(engine.ensure_started)
 
     access.setup_logger()
     access.install(app)
@@ -68,8 +69,7 @@ def _allow_origins(app: Flask, origins: list[str]) -> None:
     )
 
 
-def create_asgi(config: dict[str, Any] | None = None) -> Any:
-    """The ASGI application servers run: Flask's routes, the event loop's streams."""
-    from server.asgi import Front
-
-    return Front(create_app(config))
+def hosted(config: dict[str, Any] | None = None) -> Hosted:
+    """What a host serves: the app, and its engine as the background work on the host's loop."""
+    app = create_app(config)
+    return Hosted(app, app.extensions["engine"])

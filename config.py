@@ -20,37 +20,73 @@ def _float(name: str, default: float) -> float:
 
 @dataclass(frozen=True)
 class Timings:
-    """Every timing constant of the engine, in seconds, scaled together by TIME_SCALE.
+    """Every timing constant of the server and the engine, in seconds, scaled by TIME_SCALE.
 
     They only make sense at their ratios (a stall is detected before the retry budget runs
-    out, a worker is presumed dead after several missed heartbeats), so tests shrink them
-    all by one factor and never tune one alone.
+    out, a worker is presumed dead after several missed heartbeats, a store outage is waited
+    out for longer than a worker takes to be presumed dead), so tests shrink them all by one
+    factor and never tune one alone. Nothing else in the project holds a duration.
     """
 
+    # The model: silence before an attempt is abandoned, and the waits between attempts.
     stall_timeout: float = 60.0
     first_token_timeout: float = 120.0
     retry_budget: float = 60.0
     backoff_base: float = 0.5
     backoff_cap: float = 8.0
+    model_connect: float = 10.0
+    model_write: float = 30.0
+    # Tools: how long one may run before it becomes an `is_error` result.
     tool_timeout: float = 20.0
+    # Workers: one heartbeat for all of a worker's turns (it also polls cancels and leases);
+    # another worker takes the turns of one silent for `stale_after`.
     heartbeat: float = 1.0
     stale_after: float = 6.0
     reaper_interval: float = 1.0
-    cancel_poll: float = 1.0
-    watch_interval: float = 0.2
+    forget_workers: float = 3600.0
+    drain: float = 20.0
+    # The store (database): an outage is waited out this long before a turn fails, retrying
+    # with backoff; connections give up after `store_connect`; SQLite waits for its lock.
+    store_outage: float = 120.0
+    store_backoff_base: float = 0.05
+    store_backoff_cap: float = 2.0
+    store_connect: float = 5.0
+    store_busy: float = 30.0
+    # The event log: Redis retries, its writer's coalescing, its followers' blocking reads;
+    # how long finished logs stay in memory and streams in Redis.
+    log_backoff_base: float = 0.05
+    log_backoff_cap: float = 2.0
+    log_coalesce: float = 0.005
+    log_block: float = 0.1
+    log_gather: float = 0.003
+    log_connect: float = 5.0
+    log_retain: float = 60.0
+    log_expire: float = 3600.0
+    # Readers: keep-alive comments, and how long an idle reader waits before asking storage.
     keepalive: float = 15.0
     idle_check: float = 1.0
-    drain: float = 20.0
     token_poll: float = 2.0
-    # How long a stream's reads wait to batch events (added latency, for CPU per event).
+    # Streams under load read at a shared beat (added latency, for CPU per event); a read
+    # that took longer than `network_wait` waited for the network.
     stream_batch: float = 0.04
+    network_wait: float = 0.002
+    # The HTTP server: whole request headers, then the whole body, must arrive in time; a
+    # client that reads nothing for `slow_reader` is dropped; accept() pauses after a failure.
+    header_timeout: float = 10.0
+    body_timeout: float = 10.0
+    slow_reader: float = 30.0
+    accept_pause: float = 0.1
+    graceful_shutdown: float = 30.0
+    # What clients are told to wait (Retry-After) when busy or when storage is down.
+    busy_retry_after: float = 5.0
+    outage_retry_after: float = 5.0
 
     def scaled(self, factor: float) -> Timings:
         """Return every constant multiplied by `factor`."""
         return Timings(**{f.name: getattr(self, f.name) * factor for f in fields(self)})
 
 
-# Environment variable of each timing, as documented in the README.
+# Environment variable of each timing that can be set alone, as documented in docs/.
 TIMING_ENV = {
     "stall_timeout": "STALL_TIMEOUT",
     "first_token_timeout": "FIRST_TOKEN_TIMEOUT",
@@ -63,6 +99,9 @@ TIMING_ENV = {
     "drain": "DRAIN_SECONDS",
     "token_poll": "TOKEN_POLL_SECONDS",
     "stream_batch": "STREAM_BATCH_SECONDS",
+    "store_outage": "STORE_OUTAGE_SECONDS",
+    "header_timeout": "HEADER_TIMEOUT",
+    "body_timeout": "BODY_TIMEOUT",
 }
 
 
@@ -123,9 +162,11 @@ def load_settings(instance_path: str) -> dict[str, Any]:
         "MAX_TOOL_ROUNDS": _int("MAX_TOOL_ROUNDS", 10),
         "MAX_MESSAGE_CHARS": _int("MAX_MESSAGE_CHARS", 16_000),
         "MAX_CONTENT_LENGTH": _int("MAX_REQUEST_BYTES", 256 * 1024),
-        "BODY_TIMEOUT": _float("BODY_TIMEOUT", 10.0),
         "UPSTREAM_MAX_RETRIES": _int("UPSTREAM_MAX_RETRIES", 4),
         "MAX_TAKEOVERS": _int("MAX_TAKEOVERS", 3),
+        # The engine's fixed pools: database statements, and tool handlers.
+        "STORE_THREADS": _int("STORE_THREADS", 8),
+        "TOOL_THREADS": _int("TOOL_THREADS", 8),
         "EVENTS_TOKEN_MAX_AGE": _int("EVENTS_TOKEN_MAX_AGE", 3600),
         "EVENT_LOG_URL": os.environ.get("EVENT_LOG_URL", "memory://"),
         "DEMO_EVENT_DELAY": _float("DEMO_EVENT_DELAY", 0.0),

@@ -119,7 +119,7 @@ def start_server(args: argparse.Namespace, upstream: str, tmp: str) -> tuple[Any
     command = [
         "taskset", "-c", "0", str(BIN / "gunicorn"), "-c", "gunicorn.conf.py",
         "-b", f"127.0.0.1:{port}", "-w", workers, "--backlog", "4096",
-        "app:create_asgi()",
+        "app:hosted()",
     ]  # fmt: skip
     server = subprocess.Popen(command, cwd=ROOT, env=env, stderr=subprocess.DEVNULL)
     time.sleep(4)

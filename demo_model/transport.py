@@ -1,4 +1,4 @@
-"""httpx2 transports (sync and async) that serve the demo model to the real `anthropic` client."""
+"""An httpx2 transport that serves the demo model to the real `anthropic` async client."""
 
 from __future__ import annotations
 
@@ -6,7 +6,6 @@ import asyncio
 import hashlib
 import json
 import random
-import time
 from collections.abc import AsyncIterator, Iterator
 
 import httpx2
@@ -16,24 +15,13 @@ from demo_model.wire import encode_reply
 
 
 class Pace:
-    """Seconds between streamed events, shared by a model's sync and async transports."""
+    """Seconds between streamed events (demos and tests slow the model down with it)."""
 
     def __init__(self, delay: float = 0.0) -> None:
         self.delay = delay
 
 
-class _Body(httpx2.SyncByteStream):
-    def __init__(self, chunks: Iterator[bytes], pace: Pace) -> None:
-        self._chunks, self._pace = chunks, pace
-
-    def __iter__(self) -> Iterator[bytes]:
-        for chunk in self._chunks:
-            if self._pace.delay:
-                time.sleep(self._pace.delay)
-            yield chunk
-
-
-class _AsyncBody(httpx2.AsyncByteStream):
+class _Body(httpx2.AsyncByteStream):
     def __init__(self, chunks: Iterator[bytes], pace: Pace) -> None:
         self._chunks, self._pace = chunks, pace
 
@@ -44,41 +32,18 @@ class _AsyncBody(httpx2.AsyncByteStream):
             yield chunk
 
 
-class DemoTransport(httpx2.BaseTransport):
+class DemoTransport(httpx2.AsyncBaseTransport):
     """Answers POST /v1/messages with a streamed reply in the real SSE wire format."""
 
     def __init__(self, pace: Pace | float = 0.0) -> None:
         self.pace = pace if isinstance(pace, Pace) else Pace(pace)
-
-    @property
-    def event_delay(self) -> float:
-        """Seconds between events (tests and demos slow the model down with it)."""
-        return self.pace.delay
-
-    @event_delay.setter
-    def event_delay(self, value: float) -> None:
-        self.pace.delay = value
-
-    def handle_request(self, request: httpx2.Request) -> httpx2.Response:
-        """Serve one API request."""
-        found = _reply(request.method, request.url.path, request.read())
-        if isinstance(found, httpx2.Response):
-            return found
-        return _stream(_Body(found, self.pace))
-
-
-class AsyncDemoTransport(httpx2.AsyncBaseTransport):
-    """The same model for the async client an event loop uses."""
-
-    def __init__(self, pace: Pace) -> None:
-        self.pace = pace
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         """Serve one API request."""
         found = _reply(request.method, request.url.path, await request.aread())
         if isinstance(found, httpx2.Response):
             return found
-        return _stream(_AsyncBody(found, self.pace))
+        return _stream(_Body(found, self.pace))
 
 
 def _reply(method: str, path: str, content: bytes) -> Iterator[bytes] | httpx2.Response:
@@ -103,7 +68,7 @@ def _reply(method: str, path: str, content: bytes) -> Iterator[bytes] | httpx2.R
     )
 
 
-def _stream(body: httpx2.SyncByteStream | httpx2.AsyncByteStream) -> httpx2.Response:
+def _stream(body: httpx2.AsyncByteStream) -> httpx2.Response:
     return httpx2.Response(
         200, headers={"content-type": "text/event-stream", "request-id": "req_demo"}, stream=body
     )

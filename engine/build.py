@@ -1,8 +1,7 @@
-"""Wire the engine from the app's configuration: stores, event log, model, tools, service."""
+"""Wire the engine once from the app's configuration: stores, log, model, tools, service."""
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -10,35 +9,43 @@ from typing import Any
 from config import Timings
 from engine.events.log import EventLog
 from engine.events.memory import MemoryEventLog
+from engine.lifecycle import Engine
 from engine.limits import Limits, UserLimits
+from engine.runtime import Runtime
+from engine.store.durable import Store
 from engine.store.messages import MessageStore
 from engine.store.turns import TurnStore
 from engine.store.workers import WorkerRegistry
-from engine.turns.runner import TurnDeps
-from engine.turns.service import TurnService
-from engine.turns.tool_exec import ToolExecutor
+from engine.turns.deps import TurnDeps
+from engine.turns.pacing import Pacer
+from engine.turns.tools import ToolRunner
 from engine.turns.window import ContextWindow
 from engine.upstream.client import ModelClient, build_model_client
 from engine.upstream.retry import RetryPolicy
 from engine.upstream.tokens import request_tokens
 from models.db import Database
+from services.token_watch import TokenWatcher
 from tools import default_registry
 
 
-def build_turn_service(config: dict[str, Any], db: Database) -> TurnService:
-    """Return the turn service; its threads start with `start_background()`."""
+def build_engine(config: dict[str, Any], db: Database) -> Engine:
+    """Return the engine; it runs once a host starts it (or the first request does)."""
     timings: Timings = config["TIMINGS"]
+    runtime = Runtime(config["STORE_THREADS"], config["TOOL_THREADS"])
+    store = Store(runtime.store_pool, timings)
     messages = MessageStore(db)
     registry = default_registry()
-    pool = ThreadPoolExecutor(max_workers=config.get("TOOL_WORKERS", 8), thread_name_prefix="tool")
-    model = build_model_client(config)
+    model = build_model_client(config, timings)
     deps = TurnDeps(
         turns=TurnStore(db),
         messages=messages,
-        events=make_event_log(config["EVENT_LOG_URL"], config.get("EVENT_SPOOL_DIR")),
+        store=store,
+        events=make_event_log(config["EVENT_LOG_URL"], timings, config.get("EVENT_SPOOL_DIR")),
         model=model,
-        tools=ToolExecutor(registry, messages, db, pool, timings.tool_timeout),
+        tools=ToolRunner(registry, messages, db, runtime.tool_pool, store, timings),
         tool_definitions=registry.definitions(),
+        timings=timings,
+        pacer=Pacer(timings.stream_batch, timings.network_wait),
         max_rounds=config["MAX_TOOL_ROUNDS"],
         retry=RetryPolicy(
             max_retries=config["UPSTREAM_MAX_RETRIES"],
@@ -50,8 +57,14 @@ def build_turn_service(config: dict[str, Any], db: Database) -> TurnService:
         window=context_window(config, model),
     )
     running = config.get("USER_MAX_CONCURRENT_TURNS", 4)
-    limits = Limits(config.get("USER_DAILY_TOKENS") or None, running if running > 0 else None)
-    return TurnService(deps, timings, WorkerRegistry(db), UserLimits(db, limits))
+    limits = Limits(
+        config.get("USER_DAILY_TOKENS") or None,
+        running if running > 0 else None,
+        timings.busy_retry_after,
+    )
+    workers = WorkerRegistry(db)
+    tokens = TokenWatcher(db, timings.token_poll, store.call)
+    return Engine(runtime, deps, workers, UserLimits(db, limits), tokens)
 
 
 def context_window(config: dict[str, Any], model: ModelClient) -> ContextWindow:
@@ -70,12 +83,12 @@ def context_window(config: dict[str, Any], model: ModelClient) -> ContextWindow:
     return ContextWindow(config.get("MODEL_CONTEXT_TOKENS", 200_000), model.max_tokens, overhead)
 
 
-def make_event_log(url: str, spool_dir: str | Path | None = None) -> EventLog:
+def make_event_log(url: str, timings: Timings, spool_dir: str | Path | None = None) -> EventLog:
     """Return the in-process log for `memory://`, a Redis Streams log for `redis://...`."""
     if url.startswith(("redis://", "rediss://", "unix://")):
         from engine.events.redis_log import RedisEventLog
 
-        return RedisEventLog(url)
+        return RedisEventLog(url, timings)
     if url != "memory://":
         raise ValueError(f"EVENT_LOG_URL must be memory:// or redis://..., not {url!r}")
-    return MemoryEventLog(spool_dir=str(spool_dir) if spool_dir else None)
+    return MemoryEventLog(str(spool_dir) if spool_dir else None, timings.log_retain)

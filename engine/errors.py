@@ -31,6 +31,13 @@ class UpstreamInterrupted(TurnFailed):
     """The model stream broke after it started (error event, reset, stall, early end)."""
 
 
+class StorageUnavailable(Exception):
+    """The database stayed unreachable longer than a write may wait (STORE_OUTAGE_SECONDS)."""
+
+    code = "storage_unavailable"
+    message = "The server could not reach its database for too long; what was saved is kept."
+
+
 class LeaseLost(Exception):
     """The turn was taken over (or ended) elsewhere: this writer must stop, writing nothing."""
 

@@ -15,14 +15,13 @@ from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import bindparam, func, select
 
+from config import Timings
 from engine.errors import LimitExceeded
 from engine.upstream.tokens import usage_tokens
 from models import Message, Turn
 from models.chat import TURN_RUNNING
 from models.db import Database
 
-# A running turn usually ends within seconds: a client may try again soon.
-RUNNING_RETRY_AFTER = 5.0
 DAY = timedelta(days=1)
 # Counts the running turns of the user bound as `_user` (built once: it runs on every start).
 RUNNING_TURNS = (
@@ -38,6 +37,8 @@ class Limits:
 
     daily_tokens: int | None = None
     max_running: int | None = 4
+    # A running turn usually ends within seconds: a client refused for it may try again soon.
+    retry_after: float = Timings.busy_retry_after
 
 
 class UserLimits:
@@ -64,7 +65,7 @@ class UserLimits:
         if count_running and self.limits.max_running is not None:
             with self.db.begin_read() as conn:
                 running = conn.scalar(RUNNING_TURNS, {"_user": user_id}) or 0
-            check_running(running, self.limits.max_running)
+            check_running(running, self.limits.max_running, self.limits.retry_after)
 
     def tokens_today(self, user_id: int) -> int:
         """Return every token the user's messages used since the start of the UTC day."""
@@ -97,13 +98,13 @@ class UserLimits:
         )
 
 
-def check_running(running: int, limit: int) -> None:
+def check_running(running: int, limit: int, retry_after: float) -> None:
     """Raise LimitExceeded if `running` turns leave no room under `limit`."""
     if running >= limit:
         raise LimitExceeded(
             "too_many_turns",
             f"You already have {running} turns running (at most {limit}); wait for one to end.",
-            RUNNING_RETRY_AFTER,
+            retry_after,
             {"limit": limit, "running": running},
         )
 

@@ -122,6 +122,8 @@ class ToolRun(Base):
     is_error: Mapped[bool] = mapped_column(default=False)
     # `running` is claimed before the tool starts, so a tool never runs twice for one id.
     status: Mapped[str] = mapped_column(String(16), default=TOOL_DONE, server_default=TOOL_DONE)
+    # The lease of the turn that claimed it: a retried claim recognises its own.
+    lease: Mapped[int | None] = mapped_column(Integer)
     duration_ms: Mapped[int] = mapped_column(Integer, default=0)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 

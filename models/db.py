@@ -7,8 +7,23 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from sqlalchemy import Connection, Engine, create_engine, event
+from sqlalchemy import Connection, Engine, create_engine, event, exc
 from sqlalchemy.orm import Session, sessionmaker
+
+# What an unreachable or unwritable database raises (refused or dropped connections, a full
+# disk, a read-only or locked file, an exhausted pool): a statement that failed so changed
+# nothing, and may succeed once the database is back.
+OUTAGE_ERRORS = (
+    exc.OperationalError,
+    exc.InterfaceError,
+    exc.DisconnectionError,
+    exc.TimeoutError,
+)
+
+
+def is_outage(err: BaseException) -> bool:
+    """True if `err` says the database is unreachable or unwritable, not that a query is wrong."""
+    return isinstance(err, OUTAGE_ERRORS)
 
 
 class Database:
@@ -18,9 +33,9 @@ class Database:
     once skip the ORM's per-call work (about a quarter of the CPU of a short write).
     """
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, connect_timeout: float = 5.0, busy_timeout: float = 30.0) -> None:
         self.url = url
-        self.engine = make_engine(url)
+        self.engine = make_engine(url, connect_timeout, busy_timeout)
         # SQLite takes one writer at a time; others wait in its busy handler, which sleeps
         # in growing steps (up to 100 ms). Queue this process's writers on a lock instead.
         self._writers = threading.Lock() if url.startswith("sqlite") else contextlib.nullcontext()
@@ -57,11 +72,16 @@ class Database:
         self.engine.dispose()
 
 
-def make_engine(url: str) -> Engine:
+def make_engine(url: str, connect_timeout: float = 5.0, busy_timeout: float = 30.0) -> Engine:
     """Create an engine; SQLite gets WAL, a busy timeout and enforced foreign keys."""
     if not url.startswith("sqlite"):
-        return create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=20)
-    engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
+        # A server that drops packets instead of refusing would hold a connect for minutes.
+        connect = {"connect_timeout": max(1, round(connect_timeout))}
+        return create_engine(
+            url, pool_pre_ping=True, pool_size=10, max_overflow=20, connect_args=connect
+        )
+    connect_args = {"check_same_thread": False, "timeout": busy_timeout}
+    engine = create_engine(url, connect_args=connect_args)
 
     @event.listens_for(engine, "connect")
     def _pragmas(dbapi_conn, _record) -> None:  # type: ignore[no-untyped-def]
@@ -71,7 +91,7 @@ def make_engine(url: str) -> Engine:
         cur.execute("PRAGMA journal_mode=WAL")
         cur.execute("PRAGMA synchronous=NORMAL")
         cur.execute("PRAGMA foreign_keys=ON")
-        cur.execute("PRAGMA busy_timeout=30000")
+        cur.execute(f"PRAGMA busy_timeout={int(busy_timeout * 1000)}")
         cur.close()
 
     @event.listens_for(engine, "begin")

@@ -60,11 +60,8 @@ def _user_from_bearer() -> tuple[int, int]:
 
 
 def _identify(user_id: int, token_id: int | None) -> None:
-    """Record the caller for the view, and for the ASGI front (access log, stream revocation)."""
+    """Record the caller for the view (and its stream's token watch, and the access log)."""
     g.user_id, g.token_id = user_id, token_id
-    scope = request.environ.get("asgi.scope")
-    if scope is not None:
-        scope["user_id"], scope["token_id"] = user_id, token_id
 
 
 def login_required(view: F) -> F:

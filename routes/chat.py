@@ -33,6 +33,6 @@ def stream(body: dict[str, Any]) -> Response:
     """Start a turn (creating the session if none is given) and stream its events."""
     check_message_size(body)
     turn = get_turns().start(g.user_id, body["session_id"], body["message"])
-    response = event_stream(get_turns(), turn.turn_id, 0, started=True)
+    response = event_stream(turn.turn_id, 0, started=True)
     response.headers["X-Turn-Id"], response.headers["X-Session-Id"] = turn.turn_id, turn.session_id
     return response

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from flask import current_app
 
 if TYPE_CHECKING:
+    from engine.lifecycle import Engine
     from engine.turns.service import TurnService
     from models.db import Database
     from services.pricing import Prices
@@ -15,6 +16,11 @@ if TYPE_CHECKING:
 def get_db() -> Database:
     """Return the app's database."""
     return current_app.extensions["db"]
+
+
+def get_engine() -> Engine:
+    """Return the app's turn engine."""
+    return current_app.extensions["engine"]
 
 
 def get_turns() -> TurnService:

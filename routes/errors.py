@@ -6,11 +6,13 @@ import logging
 import math
 from typing import Any
 
-from flask import Flask, Response, jsonify
+from flask import Flask, Response, current_app, jsonify
 from marshmallow import ValidationError
 from werkzeug.exceptions import HTTPException
 
-from engine.errors import Draining, LimitExceeded, NotFoundError, TurnConflict
+from engine.errors import Draining, LimitExceeded, NotFoundError, StorageUnavailable, TurnConflict
+from models.db import OUTAGE_ERRORS
+from streaming.protocol import error_body
 
 log = logging.getLogger(__name__)
 
@@ -29,8 +31,7 @@ def error_response(
     status: int, code: str, message: str, details: dict[str, Any] | None = None
 ) -> tuple[Response, int]:
     """Build the JSON error response."""
-    body = {"error": {"code": code, "message": message, "details": details or {}}}
-    return jsonify(body), status
+    return jsonify(error_body(code, message, details)), status
 
 
 def register_error_handlers(app: Flask) -> None:
@@ -57,6 +58,20 @@ def register_error_handlers(app: Flask) -> None:
         )
         response.headers["Retry-After"] = "1"
         return response, status
+
+    def _storage(err: Exception) -> tuple[Response, int]:
+        log.warning("the database is unreachable: %s", type(err).__name__)
+        response, status = error_response(
+            503,
+            StorageUnavailable.code,
+            "The server cannot reach its database right now; nothing was changed. Retry soon.",
+        )
+        retry = current_app.config["TIMINGS"].outage_retry_after
+        response.headers["Retry-After"] = str(max(1, math.ceil(retry)))
+        return response, status
+
+    for outage in (StorageUnavailable, *OUTAGE_ERRORS):
+        app.register_error_handler(outage, _storage)
 
     @app.errorhandler(LimitExceeded)
     def _limited(err: LimitExceeded) -> tuple[Response, int]:

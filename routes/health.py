@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from sqlalchemy import text
 
+from engine.errors import StorageUnavailable
 from routes.api import Blueprint
 from routes.deps import get_db
-from routes.errors import APIError
 from routes.responses import Health
 
 bp = Blueprint("health", __name__, description="Liveness.")
@@ -20,5 +20,5 @@ def healthz() -> dict[str, str]:
         with get_db().read() as s:
             s.execute(text("SELECT 1"))
     except Exception as err:
-        raise APIError(503, "database_unavailable", "The database does not answer.") from err
+        raise StorageUnavailable() from err  # 503 with Retry-After, as every outage
     return {"status": "ok"}

@@ -68,7 +68,8 @@ def destroy(session_id: str) -> tuple[str, int]:
     """Delete a session, first stopping a turn that runs on it."""
     running = sessions.running_turn(get_db(), g.user_id, session_id)
     if running is not None:
-        get_turns().cancel(running)
-        get_turns().wait(running, timeout=5)
+        turns = get_turns()
+        turns.cancel(running)
+        turns.wait(running, timeout=turns.timings.stale_after)  # a few heartbeats at most
     sessions.delete_session(get_db(), g.user_id, session_id)
     return "", 204

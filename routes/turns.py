@@ -64,7 +64,7 @@ def events(
     """Replay the turn's events after Last-Event-ID, then follow live."""
     after = int(last_event_id_header or last_event_id or 0)
     sessions.get_turn(get_db(), g.user_id, turn_id)
-    return event_stream(get_turns(), turn_id, after)
+    return event_stream(turn_id, after)
 
 
 @bp.post("/turns/<turn_id>/cancel")

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import time
-from collections.abc import Iterator
 from typing import Any
 
-from flask import Response, g, request
+from flask import Response, g
 from marshmallow import EXCLUDE, Schema, ValidationError, fields, post_load, validate, validates
 
-from engine.turns.service import TurnService
 from routes.api import BEARER, Blueprint
 from routes.auth import login_required
 from routes.deps import get_db, get_turns
@@ -17,10 +14,10 @@ from routes.errors import APIError
 from routes.ratelimit import rate_limited
 from routes.responses import TURN_HEADERS, UI_SSE, UICancelAccepted, UIChatMessages
 from routes.schemas import WS, check_message_size, storable
-from routes.sse import RELAY_HEADER
+from routes.sse import stream_response
 from services import sessions, ui_chats
-from streaming.protocol import KEEPALIVE, decode_stream
-from streaming.ui_stream import DONE, UI_STREAM_HEADERS, UIStreamTranslator, encode_chunks
+from streaming.shapes import UIChunks
+from streaming.ui_stream import UI_STREAM_HEADERS
 
 bp = Blueprint("ui_chat", __name__, description="The Vercel AI SDK's useChat endpoints.")
 UI_DOC = "The turn as the AI SDK's UI message stream (SSE `data:` chunks, then `[DONE]`)."
@@ -95,7 +92,7 @@ def chat(body: dict[str, Any]) -> Response:
     get_turns().admit(g.user_id)  # before the chat's row is made: a refusal writes nothing
     session_id = ui_chats.chat_session(get_db(), g.user_id, body["id"], create=True)
     turn = get_turns().start(g.user_id, session_id, body["message"])
-    response = ui_stream(get_turns(), turn.turn_id, None)
+    response = ui_stream(turn.turn_id, None)
     response.headers["X-Turn-Id"], response.headers["X-Session-Id"] = turn.turn_id, session_id
     return response
 
@@ -115,9 +112,9 @@ def resume(chat_id: str, message_id: str | None = None, steps: str | None = None
     turn_id, status = latest
     if message_id == turn_id and steps is not None:
         # Served finished or not: re-sending the client's step is harmless, missing it is not.
-        return ui_stream(get_turns(), turn_id, int(steps))
+        return ui_stream(turn_id, int(steps))
     if status == "running":
-        return ui_stream(get_turns(), turn_id, None)
+        return ui_stream(turn_id, None)
     return Response(status=204)
 
 
@@ -145,48 +142,7 @@ def cancel(chat_id: str) -> tuple[dict[str, Any], int]:
     return {"turn_id": running, "cancel_requested": running is not None}, 202
 
 
-class WorkerDraining(Exception):
-    """This worker is shutting down: break the connection so the client resumes elsewhere."""
-
-
-def ui_stream(turns: TurnService, turn_id: str, steps: int | None) -> Response:
+def ui_stream(turn_id: str, steps: int | None) -> Response:
     """Stream the turn as UI message chunks, from the start or after the client's `steps`."""
-    timings = turns.timings
-    translator = UIStreamTranslator(steps)
-    if request.environ.get("asgi.scope", {}).get("relay"):
-        # Behind the ASGI front: the event loop streams it (server/stream.py), no thread.
-        marker = f"{turn_id} 0 ui {'-' if steps is None else steps}"
-        return Response(
-            mimetype="text/event-stream", headers={**UI_STREAM_HEADERS, RELAY_HEADER: marker}
-        )
-
-    def generate() -> Iterator[bytes]:
-        position = 0
-        idle_since = wrote_at = time.monotonic()
-        chunk = turns.read(turn_id, 0, 0, check_store=True)
-        while True:
-            now = time.monotonic()
-            if chunk.frames:
-                out = []
-                for _, kind, data in decode_stream(chunk.frames):
-                    out += translator.feed(kind, data)
-                position, idle_since = chunk.last_seq, now
-                if out:
-                    wrote_at = now
-                    yield encode_chunks(out)
-            elif not chunk.finished and now - wrote_at >= timings.keepalive:
-                wrote_at = now
-                yield KEEPALIVE
-            if translator.done or (
-                chunk.finished and (position >= chunk.last_seq or not chunk.frames)
-            ):
-                yield encode_chunks(translator.close()) + DONE
-                return
-            if turns.draining:
-                # A clean end would look finished to useChat; a broken one makes it resume.
-                raise WorkerDraining(turn_id)
-            idle = now - idle_since >= timings.idle_check
-            wait = min(timings.keepalive, timings.idle_check)
-            chunk = turns.read(turn_id, position, wait, check_store=idle)
-
-    return Response(generate(), mimetype="text/event-stream", headers=UI_STREAM_HEADERS)
+    body = get_turns().follow(turn_id, 0, UIChunks(steps), g.get("token_id"))
+    return stream_response(body, UI_STREAM_HEADERS)

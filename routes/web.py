@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import json
+
 from flask import Response, send_from_directory
 
 from routes.api import Blueprint
+from streaming.protocol import EVENT_TYPES
 
 WEB = Path(__file__).resolve().parent.parent / "web"
 
@@ -38,6 +41,15 @@ bp = Blueprint(
 def index() -> Response:
     """Serve the chat page."""
     return send_from_directory(WEB, "index.html", max_age=0)
+
+
+@bp.get("/web/js/protocol.js")
+@bp.alt_response(200, success=True, content_type="text/javascript", description="The module.")
+@bp.doc(responses={200: {"content": {"text/javascript": {"schema": {"type": "string"}}}}})
+def protocol() -> Response:
+    """Serve the event types of the stream protocol as a JS module (the server's own list)."""
+    source = f"export const EVENT_TYPES = Object.freeze({json.dumps(list(EVENT_TYPES))});\n"
+    return Response(source, mimetype="text/javascript", headers={"Cache-Control": "no-cache"})
 
 
 @bp.after_request

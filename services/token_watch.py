@@ -1,17 +1,20 @@
 """End open streams soon after their token is revoked or expires, with one poller per process.
 
-A stream opened with a token registers it here; while any is registered, one thread asks
-the database every `interval` seconds which of those tokens became unusable (one query
-for all of them, whichever process revoked them). Streams check `dead()` (a dict lookup)
-whenever they wake, so no stream ever queries the database for this.
+A stream opened with a token registers it here; while any is registered, one task of the
+engine's loop asks the database every TOKEN_POLL_SECONDS which of those tokens became
+unusable (one query for all of them, whichever process revoked them). Streams check
+`dead()` (a dict lookup) whenever they wake, so no stream ever queries the database for
+this. `open`, `close` and `dead` run in the loop; `revoked_here` in a view's thread.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
-import threading
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from datetime import datetime
+from functools import partial
+from typing import Any
 
 from sqlalchemy import select
 
@@ -30,30 +33,37 @@ EXPIRED = ("token_expired", "The API token has expired.")
 class TokenWatcher:
     """The tokens of this process's open streams, and which of them are no longer usable."""
 
-    def __init__(self, db: Database, interval: Callable[[], float]) -> None:
-        self.db, self.interval = db, interval
+    def __init__(
+        self,
+        db: Database,
+        interval: float,
+        blocking: Callable[[Callable[[], Any]], Awaitable[Any]],
+    ) -> None:
+        # `blocking` runs a database call away from the loop (the engine's store pool).
+        self.db, self.interval, self.blocking = db, interval, blocking
         self._open: dict[int, int] = {}
         self._dead: dict[int, tuple[str, str]] = {}
-        self._lock = threading.Lock()
-        self._thread: threading.Thread | None = None
+        self._task: asyncio.Task[None] | None = None
 
     def open(self, token_id: int) -> None:
         """A stream authenticated by `token_id` starts; watch the token while it runs."""
-        with self._lock:
-            self._open[token_id] = self._open.get(token_id, 0) + 1
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name="token-watch", daemon=True)
-                self._thread.start()
+        self._open[token_id] = self._open.get(token_id, 0) + 1
+        if self._task is None or self._task.done():
+            self._task = asyncio.get_running_loop().create_task(self._run())
 
     def close(self, token_id: int) -> None:
         """A stream of `token_id` ended."""
-        with self._lock:
-            left = self._open.get(token_id, 0) - 1
-            if left > 0:
-                self._open[token_id] = left
-            else:
-                self._open.pop(token_id, None)
-                self._dead.pop(token_id, None)
+        left = self._open.get(token_id, 0) - 1
+        if left > 0:
+            self._open[token_id] = left
+        else:
+            self._open.pop(token_id, None)
+            self._dead.pop(token_id, None)
+
+    def stop(self) -> None:
+        """Stop polling (the engine stops)."""
+        if self._task is not None:
+            self._task.cancel()
 
     def dead(self, token_id: int) -> tuple[str, str] | None:
         """(code, message) once the token is revoked or expired, else None."""
@@ -61,14 +71,12 @@ class TokenWatcher:
 
     def revoked_here(self, token_id: int) -> None:
         """This process revoked the token: its streams here need not wait for the poll."""
-        with self._lock:
-            if token_id in self._open:
-                self._dead[token_id] = REVOKED
+        if token_id in self._open:
+            self._dead[token_id] = REVOKED
 
-    def poll(self) -> None:
-        """Mark every watched token that is now revoked or expired."""
-        with self._lock:
-            watched = [t for t in self._open if t not in self._dead]
+    def poll(self, watched: list[int]) -> dict[int, tuple[str, str]]:
+        """In a blocking thread: which of `watched` are now revoked or expired."""
+        dead: dict[int, tuple[str, str]] = {}
         now = utcnow()
         for start in range(0, len(watched), BATCH):
             batch = watched[start : start + BATCH]
@@ -81,25 +89,32 @@ class TokenWatcher:
                         )
                     )
                 }
-            with self._lock:
-                for token_id in batch:
-                    row = rows.get(token_id)
-                    verdict = _verdict(row.revoked_at, row.expires_at, now) if row else REVOKED
-                    if verdict is not None and token_id in self._open:
-                        self._dead[token_id] = verdict
+            for token_id in batch:
+                row = rows.get(token_id)
+                verdict = _verdict(row.revoked_at, row.expires_at, now) if row else REVOKED
+                if verdict is not None:
+                    dead[token_id] = verdict
+        return dead
 
-    def _run(self) -> None:
-        event = threading.Event()
-        while True:
-            event.wait(self.interval())
-            with self._lock:
-                if not self._open:
-                    self._thread = None  # the next open() starts another
-                    return
+    async def _run(self) -> None:
+        failing = False
+        while self._open:
+            await asyncio.sleep(self.interval)
+            watched = [t for t in self._open if t not in self._dead]
+            if not watched:
+                continue
             try:
-                self.poll()
-            except Exception:
-                log.exception("could not poll token revocations; retrying")
+                dead = await self.blocking(partial(self.poll, watched))
+            except Exception as err:
+                if not failing:
+                    name = type(err).__name__
+                    log.warning("could not poll token revocations (%s); retrying", name)
+                failing = True
+                continue
+            failing = False
+            for token_id, verdict in dead.items():
+                if token_id in self._open:
+                    self._dead[token_id] = verdict
 
 
 def _verdict(

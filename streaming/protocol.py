@@ -1,4 +1,4 @@
-"""Wire encoding of our server's SSE events to clients."""
+"""Our wire protocol: the client event types, their SSE encoding, and the one error shape."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import orjson
 from streaming.sse import SSEDecoder
 
 __all__ = [
+    "EVENT_TYPES",
     "BLOCK_DELTA",
     "BLOCK_END",
     "BLOCK_START",
@@ -24,6 +25,8 @@ __all__ = [
     "TURN_START",
     "decode_stream",
     "encode_event",
+    "error_body",
+    "error_json",
 ]
 
 TURN_START = "turn_start"
@@ -38,13 +41,30 @@ TURN_END = "turn_end"
 MESSAGE_DISCARDED = "message_discarded"
 CONTEXT_TRIMMED = "context_trimmed"
 
+# Every event type a turn's stream carries, in the order a turn first sends them. The page
+# reads this very list (routes/web.py serves it as /web/js/protocol.js), so a client never
+# misses a type the server learned to send.
+EVENT_TYPES = (
+    TURN_START,
+    CONTEXT_TRIMMED,
+    MESSAGE_START,
+    BLOCK_START,
+    BLOCK_DELTA,
+    BLOCK_END,
+    MESSAGE_END,
+    MESSAGE_DISCARDED,
+    TOOL_RESULT,
+    ERROR,
+    TURN_END,
+)
+
 KEEPALIVE = b": keep-alive\n\n"
 
 
 def encode_event(seq: int, event_type: str, data: dict[str, Any]) -> bytes:
     """Encode one event as `id`, `event` and a single compact JSON `data` line."""
-    if "\n" in event_type or "\r" in event_type:
-        raise ValueError("SSE field would span lines")
+    if event_type not in _REGISTERED:
+        raise ValueError(f"{event_type!r} is not a registered event type (EVENT_TYPES)")
     try:
         # orjson escapes CR and LF inside strings (as JSON must) about 20x faster than json.
         payload = orjson.dumps(data)
@@ -61,6 +81,7 @@ def encode_event(seq: int, event_type: str, data: dict[str, Any]) -> bytes:
     return b"id: %d\nevent: %s\ndata: %s\n\n" % (int(seq), event_type.encode(), payload)
 
 
+_REGISTERED = frozenset(EVENT_TYPES)
 _LINE_BREAKS = (
     ("\u2028".encode(), b"\\u2028"),
     ("\u2029".encode(), b"\\u2029"),
@@ -81,3 +102,13 @@ def decode_stream(raw: bytes) -> list[tuple[int, str, dict[str, Any]]]:
         )
         for event in events
     ]
+
+
+def error_body(code: str, message: str, details: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The one error shape of every 4xx and 5xx: {"error": {"code", "message", "details"}}."""
+    return {"error": {"code": code, "message": message, "details": details or {}}}
+
+
+def error_json(code: str, message: str, details: dict[str, Any] | None = None) -> bytes:
+    """The error shape as JSON bytes (for a server answering without the app)."""
+    return orjson.dumps(error_body(code, message, details))

@@ -1,9 +1,8 @@
 """The access log: one JSON line per request on the `chat.access` logger, and request latency.
 
-Flask describes each request (route template, user, turn) when its response is ready.
-Behind the ASGI front the description goes into the ASGI scope and the front writes the
-line when the response is over, so a stream served from the event loop is logged when it
-ends, with its whole duration; without the front (`flask run`, tests) Flask writes it.
+Flask describes each request (route template, user, turn) when its response is ready and
+writes the line then; an event stream outlives its view, so its line is written when the
+stream ends, with its whole duration (`when_streamed`), whoever runs the stream.
 """
 
 from __future__ import annotations
@@ -12,10 +11,13 @@ import json
 import logging
 import sys
 import time
+from collections.abc import AsyncIterator
+from contextlib import aclosing
 from typing import Any
 
 from flask import Flask, Response, g, request
 
+from streaming.hosting import BodyFactory
 from telemetry.metrics import REQUEST_SECONDS
 
 ACCESS = logging.getLogger("chat.access")
@@ -64,7 +66,7 @@ def observe(method: str, route: str | None, status: int, seconds: float) -> None
 
 
 def install(app: Flask) -> None:
-    """Describe every request; log it here unless the ASGI front will."""
+    """Describe every request, and log it now or, for a stream, when the stream ends."""
 
     @app.before_request
     def _started() -> None:
@@ -72,23 +74,52 @@ def install(app: Flask) -> None:
 
     @app.after_request
     def _describe(response: Response) -> Response:
-        record = {
-            "route": request.url_rule.rule if request.url_rule is not None else None,
-            "user_id": g.get("user_id"),
-            "turn_id": g.get("turn_id")
+        record = g.get("access_record")
+        if record is None:
+            record = g.access_record = {}
+        record.update(
+            method=request.method,
+            route=request.url_rule.rule if request.url_rule is not None else None,
+            path=request.path,
+            status=response.status_code,
+            user_id=g.get("user_id"),
+            turn_id=g.get("turn_id")
             or (request.view_args or {}).get("turn_id")
             or response.headers.get("X-Turn-Id"),
-        }
-        scope = request.environ.get("asgi.scope")
-        if scope is not None:
-            scope["access"] = record
-            return response
-        seconds = time.perf_counter() - g.get("access_started", time.perf_counter())
-        route = record["route"] or request.path
+        )
+        started = g.get("access_started", time.perf_counter())
+        seconds = time.perf_counter() - started
         observe(request.method, record["route"], response.status_code, seconds)
-        write(request.method, route, response.status_code, seconds, **_who(record))
+        if not g.get("access_streamed"):
+            _write(record, seconds)
         return response
 
 
-def _who(record: dict[str, Any]) -> dict[str, Any]:
-    return {"user_id": record["user_id"], "turn_id": record["turn_id"]}
+def when_streamed(body: BodyFactory) -> BodyFactory:
+    """In a view: log this request when its stream `body` ends, not when the view returns."""
+    g.access_streamed = True
+    record = g.access_record = g.get("access_record") or {}
+    started = g.get("access_started", time.perf_counter())
+
+    async def logged() -> AsyncIterator[bytes]:
+        try:
+            async with aclosing(body()) as parts:
+                async for part in parts:
+                    yield part
+        finally:
+            _write(record, time.perf_counter() - started, stream=True)
+
+    return logged
+
+
+def _write(record: dict[str, Any], seconds: float, stream: bool = False) -> None:
+    path = record.get("route") or record.get("path", "")
+    write(
+        record.get("method", ""),
+        path,
+        record.get("status", 0),
+        seconds,
+        record.get("user_id"),
+        record.get("turn_id"),
+        stream,
+    )

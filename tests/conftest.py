@@ -75,7 +75,7 @@ def app(app_config: dict[str, Any]) -> Iterator[Any]:
 
     application = create_app(app_config)
     yield application
-    application.extensions["turns"].shutdown()
+    application.extensions["engine"].close()
     application.extensions["db"].dispose()
 
 

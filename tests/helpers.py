@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -18,11 +19,12 @@ def transcript_events(name: str) -> list[dict[str, Any]]:
     return list(iter_json_events([(TRANSCRIPTS / name).read_bytes()]))
 
 
-def _play(events: list[Any]) -> Iterator[dict[str, Any]]:
+async def _play(events: list[Any]) -> AsyncIterator[bytes]:
     for event in events:
+        await asyncio.sleep(0)  # each event is a read of its own, as from a socket
         if isinstance(event, BaseException):
             raise event
-        yield event
+        yield b"event: %s\ndata: %s\n\n" % (event["type"].encode(), json.dumps(event).encode())
 
 
 class ScriptedModel:
@@ -32,23 +34,27 @@ class ScriptedModel:
     an Exception among a script's events is raised at that point of the stream.
     """
 
+    max_tokens = 4096
+
     def __init__(self, scripts: list[Any]) -> None:
         self.scripts = list(scripts)
         self.requests: list[list[dict[str, Any]]] = []
 
-    @contextmanager
-    def stream(
-        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], call: Any
-    ) -> Iterator[Any]:
-        """Yield `call` playing the next script."""
+    @asynccontextmanager
+    async def open(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+    ) -> AsyncIterator[AsyncIterator[bytes]]:
+        """Yield the next script's events as SSE bytes."""
         self.requests.append(json.loads(json.dumps(messages)))
         if not self.scripts:
             raise AssertionError("the model was called more times than scripted")
         script = self.scripts.pop(0)
         if isinstance(script, BaseException):
             raise script
-        call.events = lambda: _play(script)
-        yield call
+        yield _play(script)
+
+    async def close(self) -> None:
+        """Nothing to close."""
 
 
 def assert_well_formed(events: list[tuple[int, str, dict[str, Any]]]) -> None:
@@ -86,33 +92,3 @@ def text_of(events: list[tuple[int, str, dict[str, Any]]]) -> str:
         for _, t, d in events
         if t == "block_delta" and d["message_id"] not in discarded
     )
-
-
-def start_loop() -> Any:
-    """An event loop (uvloop, as servers run) in a daemon thread; stop it with loop.stop."""
-    import asyncio
-    import threading
-
-    import uvloop
-
-    loop = uvloop.new_event_loop()
-    ready = threading.Event()
-
-    def run() -> None:
-        asyncio.set_event_loop(loop)
-        loop.call_soon(ready.set)
-        loop.run_forever()
-
-    threading.Thread(target=run, name="test-loop", daemon=True).start()
-    ready.wait(5)
-    return loop
-
-
-def in_loop(loop: Any, fn: Any, *args: Any) -> Any:
-    """Call `fn(*args)` in the loop's thread and return its result."""
-    import asyncio
-
-    async def call() -> Any:
-        return fn(*args)
-
-    return asyncio.run_coroutine_threadsafe(call(), loop).result(10)

@@ -11,7 +11,6 @@ from engine.events.log import Chunk
 def holding(frames: list[bytes], acked: int) -> AckedFrames:
     """Frames of turn "t" held in the running loop, `acked` of them stored by Redis."""
     held = AckedFrames()
-    held.attach(asyncio.get_running_loop())
     held.hold("t", frames, acked)
     return held
 
@@ -41,8 +40,7 @@ def test_a_waiting_reader_wakes_when_redis_acknowledges() -> None:
     async def scenario() -> None:
         acked = holding([b"one\n"], 0)
         reader = await waiting(acked, 0)
-        # The writer thread reports from another thread.
-        await asyncio.get_running_loop().run_in_executor(None, acked.acked, {"t": 1}, set(), set())
+        acked.acked({"t": 1}, set(), set())  # the writer task reports what Redis stored
         chunk = await asyncio.wait_for(reader, 5.0)
         assert chunk is not None and chunk.frames == b"one\n"
 

@@ -38,11 +38,11 @@ def test_a_turn_run_by_one_worker_streams_and_cancels_through_another(
         assert_well_formed(events)
         assert events[-1][2]["status"] == "completed"
         assert runner.extensions["turns"].wait(turn.turn_id)
-        archived = runner.extensions["turns"].read(turn.turn_id, 0, 0).frames
+        archived = runner.extensions["turns"].peek(turn.turn_id, 0).frames
         assert raw == archived
 
         # Slow enough that the cancel lands mid-turn (this user has no data: short answers).
-        runner.extensions["turns"].deps.model.client._client._transport.event_delay = 0.3
+        runner.extensions["turns"].deps.model.demo_pace.delay = 0.3
         second = runner.extensions["turns"].start(user_id, sid, "What did I spend on groceries?")
         live.read_events(f"/api/turns/{second.turn_id}/events", max_events=3)
         assert live.post(f"/api/turns/{second.turn_id}/cancel").status_code == 202
@@ -55,7 +55,7 @@ def test_a_turn_run_by_one_worker_streams_and_cancels_through_another(
     finally:
         live.close()
         for app in (runner, reader):
-            app.extensions["turns"].shutdown()
+            app.extensions["engine"].close()
             app.extensions["db"].dispose()
 
 
@@ -71,24 +71,23 @@ def test_a_hung_worker_is_taken_over_and_fenced_out_when_it_wakes(
     user_id, token = make_user(db, "hung")
     seed_finance(db, user_id, months=3, seed=2)
     frozen, wake = threading.Event(), threading.Event()
-    events = hung.extensions["turns"].events
+    events = hung.extensions["turns"].deps.events
     append = events.append
 
     def freezing_append(turn_id: str, kind: str, data: dict[str, Any], lease: int = 1) -> int:
         seq = append(turn_id, kind, data, lease)
-        if seq == 12:  # the whole process stops here: no events, no heartbeat
+        if seq == 12:  # the whole engine (its loop) stops here: no events, no heartbeat
             frozen.set()
             wake.wait(30)
         return seq
 
     events.append = freezing_append
-    hung.extensions["turns"].workers.beat = lambda: wake.wait(30)
-    live = LiveServer(healthy, token)
+    hung.extensions["engine"].workers.beat = lambda: wake.wait(30)
+    live = LiveServer(healthy, token)  # the healthy worker's reaper takes the turn over
     try:
         sid = create_session(db, user_id)["id"]
         turn = hung.extensions["turns"].start(user_id, sid, "What did I spend on groceries?")
         assert frozen.wait(10)
-        healthy.extensions["turns"].start_background()  # its reaper takes the turn over
         raw = events_only(live.read_events(f"/api/turns/{turn.turn_id}/events"))
         wake.set()  # the hung worker wakes up and carries on as if nothing happened
         assert hung.extensions["turns"].wait(turn.turn_id, timeout=10)
@@ -110,5 +109,5 @@ def test_a_hung_worker_is_taken_over_and_fenced_out_when_it_wakes(
         wake.set()
         live.close()
         for app in (hung, healthy):
-            app.extensions["turns"].shutdown()
+            app.extensions["engine"].close()
             app.extensions["db"].dispose()

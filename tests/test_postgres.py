@@ -40,7 +40,7 @@ def test_a_demo_turn_runs_and_is_stored_on_postgres(pg_url: str) -> None:
         with pytest.raises(TurnConflict):
             turns.start(user_id, sid, "again")
         assert turns.wait(turn.turn_id)
-        events = decode_stream(turns.read(turn.turn_id, 0, 0).frames)
+        events = decode_stream(turns.peek(turn.turn_id, 0).frames)
         assert_well_formed(events)
         assert events[-1][2]["status"] == "completed"
         messages = get_session(db, user_id, sid)["messages"]
@@ -49,7 +49,7 @@ def test_a_demo_turn_runs_and_is_stored_on_postgres(pg_url: str) -> None:
         ]
         assert validate_history(history, expect_user_last=False) == []
     finally:
-        app.extensions["turns"].shutdown()
+        app.extensions["engine"].close()
         app.extensions["db"].dispose()
 
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from marshmallow import Schema, ValidationError
 
+from models.db import OUTAGE_ERRORS
 from tools.jsonschema import schema_to_json
 
 if TYPE_CHECKING:
@@ -81,7 +82,10 @@ class ToolRegistry:
         return self._tools.get(name)
 
     def execute(self, name: str, raw_input: Any, ctx: ToolContext) -> ToolOutcome:
-        """Validate `raw_input`, run the handler and return what the model should read."""
+        """Validate `raw_input`, run the handler and return what the model should read.
+
+        Every failure is an outcome, but a database outage: that is raised.
+        """
         tool = self._tools.get(name)
         if tool is None:
             known = ", ".join(sorted(self._tools))
@@ -96,6 +100,8 @@ class ToolRegistry:
             result = tool.handler(ctx, data)
         except ToolInputError as err:
             return ToolOutcome(f"Invalid input for field '{err.field}': {err.message}", True)
+        except OUTAGE_ERRORS:
+            raise  # the database is out: the caller waits it out and runs the tool again
         except Exception as err:
             log.exception("tool %s failed", name)
             return ToolOutcome(f"The tool '{name}' failed: {type(err).__name__}. Try again.", True)

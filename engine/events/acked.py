@@ -1,7 +1,7 @@
 """A worker's own turns, read back from memory once Redis has acknowledged their frames.
 
 Readers in the process that runs a turn need not ask Redis for frames it just wrote: the
-writer thread says how far each turn's frames are stored, and readers here get exactly
+writer task says how far each turn's frames are stored, and readers here get exactly
 those frames from memory. Frames not yet stored are never shown, so a takeover elsewhere
 (which continues from what Redis holds) can never contradict what a client saw.
 
@@ -13,10 +13,9 @@ Redis), and a reader that far behind reads Redis instead.
 from __future__ import annotations
 
 import asyncio
-import threading
 import zlib
 
-from engine.events.log import Chunk, wake, wake_all
+from engine.events.log import Chunk, wait_for_wake, wake_all
 
 # Bytes of recent frames kept as they are (between TAIL and twice that): live readers are
 # a read beat behind. Older ones are packed TAIL bytes or more at a time.
@@ -26,7 +25,7 @@ TAIL = 8 * 1024
 class HeldFrames:
     """One turn's frames held here: the last ones as they are, older ones packed."""
 
-    __slots__ = ("acked", "base", "done", "frames", "gone", "lock", "packed", "size", "waiters")
+    __slots__ = ("acked", "base", "done", "frames", "gone", "packed", "size", "waiters")
 
     def __init__(self, frames: list[bytes], acked: int) -> None:
         self.frames = list(frames)  # frames base+1, base+2, ...
@@ -37,41 +36,29 @@ class HeldFrames:
         self.done = False  # the end marker is stored: no more frames
         self.gone = False  # fenced or handed over: Redis is the only truth now
         self.waiters: list[asyncio.Future[None]] = []
-        self.lock = threading.Lock()
 
     def add(self, frame: bytes) -> None:
         """Keep a frame just appended (not yet stored)."""
-        with self.lock:
-            self.frames.append(frame)
-            self.size += len(frame)
+        self.frames.append(frame)
+        self.size += len(frame)
 
     def whole(self) -> bytes:
         """Every frame held, stored or not."""
-        with self.lock:
-            packed, tail = list(self.packed), b"".join(self.frames)
-        return b"".join(map(zlib.decompress, packed)) + tail
+        return b"".join(map(zlib.decompress, self.packed)) + b"".join(self.frames)
 
     def pack(self) -> None:
-        """Pack the stored frames before the last TAIL bytes, if they make TAIL bytes or more.
-
-        Only one thread packs a turn (the writer thread, or the one holding it before it is
-        shared), and appends only add at the end: the frames chosen stay the first ones
-        while zlib runs outside the lock, so readers here never wait for it.
-        """
-        with self.lock:
-            limit, size, count = min(self.acked - self.base, len(self.frames)), self.size, 0
-            while count < limit and size - len(self.frames[count]) >= TAIL:
-                size -= len(self.frames[count])
-                count += 1
-            raw = b"".join(self.frames[:count])
+        """Pack the stored frames before the last TAIL bytes, if they make TAIL bytes or more."""
+        limit, size, count = min(self.acked - self.base, len(self.frames)), self.size, 0
+        while count < limit and size - len(self.frames[count]) >= TAIL:
+            size -= len(self.frames[count])
+            count += 1
+        raw = b"".join(self.frames[:count])
         if len(raw) < TAIL:
             return
-        block = zlib.compress(raw, 1)
-        with self.lock:
-            self.packed.append(block)
-            del self.frames[:count]
-            self.base += count
-            self.size -= len(raw)
+        self.packed.append(zlib.compress(raw, 1))
+        del self.frames[:count]
+        self.base += count
+        self.size -= len(raw)
 
 
 class AckedFrames:
@@ -79,38 +66,30 @@ class AckedFrames:
 
     def __init__(self) -> None:
         self._turns: dict[str, HeldFrames] = {}
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._lock = threading.Lock()
-
-    def attach(self, loop: asyncio.AbstractEventLoop) -> None:
-        """Wake readers in this loop."""
-        self._loop = loop
 
     def hold(self, turn_id: str, frames: list[bytes], acked: int) -> HeldFrames:
         """This process appends to the turn from now on, after `frames` (`acked` stored)."""
         turn = HeldFrames(frames, acked)
         turn.pack()
-        with self._lock:
-            self._turns[turn_id] = turn
+        self._turns[turn_id] = turn
         return turn
 
     def acked(self, progress: dict[str, int], ended: set[str], lost: set[str]) -> None:
-        """From the writer thread: frames stored up to `progress`; turns ended or lost."""
+        """From the writer task: frames stored up to `progress`; turns ended or lost."""
         woken: list[HeldFrames] = []
-        with self._lock:
-            for turn_id, seq in progress.items():
-                turn = self._turns.get(turn_id)
-                if turn is not None and seq > turn.acked:
-                    turn.acked = seq
-                    woken.append(turn)
-            for turn_id in ended | lost:
-                turn = self._turns.pop(turn_id, None)
-                if turn is not None:
-                    turn.done, turn.gone = turn_id in ended, turn_id in lost
-                    woken.append(turn)
-        if woken and self._loop is not None:
-            self._loop.call_soon_threadsafe(_wake_turns, woken)
+        for turn_id, seq in progress.items():
+            turn = self._turns.get(turn_id)
+            if turn is not None and seq > turn.acked:
+                turn.acked = seq
+                woken.append(turn)
+        for turn_id in ended | lost:
+            turn = self._turns.pop(turn_id, None)
+            if turn is not None:
+                turn.done, turn.gone = turn_id in ended, turn_id in lost
+                woken.append(turn)
         for turn in woken:
+            waiters, turn.waiters = turn.waiters, []
+            wake_all(waiters)
             if turn.size > 2 * TAIL and not (turn.done or turn.gone):
                 turn.pack()
 
@@ -123,24 +102,10 @@ class AckedFrames:
         turn = self._turns.get(turn_id)
         if turn is None:
             return None
-        if turn.acked <= after and not turn.done and not turn.gone:
-            loop = asyncio.get_running_loop()
-            waiter = loop.create_future()
-            turn.waiters.append(waiter)
-            timer = loop.call_later(timeout, wake, waiter)
-            try:
-                await waiter
-            finally:
-                timer.cancel()
-        with turn.lock:
-            if turn.gone or after < turn.base:
-                return None
-            stored, base = turn.acked, turn.base
-            frames = b"".join(turn.frames[after - base : stored - base])
+        if turn.acked <= after and not turn.done and not turn.gone and timeout > 0:
+            await wait_for_wake(turn.waiters, timeout)
+        if turn.gone or after < turn.base:
+            return None
+        stored, base = turn.acked, turn.base
+        frames = b"".join(turn.frames[after - base : stored - base])
         return Chunk(frames, max(stored, after), turn.done)
-
-
-def _wake_turns(turns: list[HeldFrames]) -> None:
-    for turn in turns:
-        waiters, turn.waiters = turn.waiters, []
-        wake_all(waiters)

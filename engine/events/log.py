@@ -1,8 +1,13 @@
-"""What an event log is: per-turn encoded client events that SSE readers replay and follow."""
+"""What an event log is: per-turn encoded client events that SSE readers replay and follow.
+
+Every method runs in the engine's loop. Appends never wait: a log that must reach another
+process (Redis) queues them and writes them behind the turn's back.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -38,16 +43,19 @@ class EventLog(Protocol):
         `archived`: the database already holds them (the log may then keep less).
         """
 
-    def read(self, turn_id: str, after: int, timeout: float) -> Chunk | None:
+    def forget(self, turn_id: str) -> None:
+        """An end recorded late is in the database now: what was kept for it can go."""
+
+    async def read(self, turn_id: str, after: int, timeout: float) -> Chunk | None:
         """Return the frames after `after`, waiting up to `timeout` for some; None if unknown."""
 
-    def takeover(self, turn_id: str, lease: int) -> bytes:
+    async def takeover(self, turn_id: str, lease: int) -> bytes:
         """Fence older lease holders out and return every frame they appended."""
 
-    def release(self, turn_id: str, lease: int) -> None:
+    async def release(self, turn_id: str, lease: int) -> None:
         """Write what is queued for the turn and forget it here, if `lease` still holds it."""
 
-    def close(self) -> None:
+    async def close(self) -> None:
         """Write what is queued and free resources."""
 
 
@@ -65,13 +73,27 @@ def split_frames(blob: bytes) -> list[bytes]:
     return [f + b"\n\n" for f in blob.split(b"\n\n")[:-1]]
 
 
-def wake(waiter: asyncio.Future[None]) -> None:
-    """Resolve a reader's wait future unless it is already done (woken or timed out)."""
+def wake_all(waiters: list[asyncio.Future[None]]) -> None:
+    """Wake every reader of a list (those not woken or timed out already)."""
+    for waiter in waiters:
+        if not waiter.done():
+            waiter.set_result(None)
+
+
+async def wait_for_wake(waiters: list[asyncio.Future[None]], timeout: float) -> None:
+    """Join `waiters` and wait until woken or `timeout` passes (a future, not a timer task)."""
+    loop = asyncio.get_running_loop()
+    waiter = loop.create_future()
+    waiters.append(waiter)
+    timer = loop.call_later(timeout, _expire, waiter)
+    try:
+        await waiter
+    finally:
+        timer.cancel()
+        with contextlib.suppress(ValueError):  # a waker took the whole list already
+            waiters.remove(waiter)
+
+
+def _expire(waiter: asyncio.Future[None]) -> None:
     if not waiter.done():
         waiter.set_result(None)
-
-
-def wake_all(waiters: list[asyncio.Future[None]]) -> None:
-    """Wake every reader of a list."""
-    for waiter in waiters:
-        wake(waiter)

@@ -4,22 +4,25 @@ The spool lets a restarted single-process server take over its interrupted turns
 continue their event numbering exactly where clients left off (the OS keeps what was
 written even when the process is killed). It also bounds memory: only the last TAIL bytes
 of frames stay in memory, enough for live readers; a reader further behind reads the
-spool, and once a turn's frames are archived in the database, the database.
+spool, and once a turn's frames are archived in the database, the database. A spool that
+cannot be written (a full disk) is left as it is: the turn's later frames stay in memory.
+
+Everything here runs in the engine's loop: no locks.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import threading
 import time
 from array import array
 from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
+from config import Timings
 from engine.errors import LeaseLost
-from engine.events.log import Chunk, split_frames, wake, wake_all
+from engine.events.log import Chunk, split_frames, wait_for_wake, wake_all
 from engine.events.spool import Spool, kept
 from streaming.protocol import encode_event
 
@@ -33,16 +36,14 @@ TAIL = 8 * 1024
 class _TurnLog:
     __slots__ = (
         "base",
-        "cond",
         "ends",
         "finished",
         "finished_at",
         "frames",
         "kept_from",
         "lease",
-        "lock",
-        "sleepers",
         "spool",
+        "spooled",
         "waiters",
     )
 
@@ -53,189 +54,122 @@ class _TurnLog:
         # Frames base+1, base+2, ... are in memory; the earlier ones only in the spool.
         self.frames: list[bytes] = frames or []
         self.base = 0
-        # With a spool: the spool offset where each frame ends, and where `frames` start.
+        # With a spool: where each spooled frame ends in it, and where `frames` start.
         self.ends = array("Q", accumulate(map(len, self.frames)) if spool is not None else ())
+        self.spooled = len(self.ends)  # frames the spool holds (all, unless it failed)
         self.kept_from = 0
-        # The hot path takes the bare lock: Condition's own methods are Python code.
-        self.lock = threading.Lock()
-        self.cond = threading.Condition(self.lock)
-        self.sleepers = 0  # threads waiting in read(): notified only when there are some
         self.finished = False
         self.finished_at = 0.0
         self.spool = spool
-        # Readers waiting in the event loop, woken once per burst of appends.
         self.waiters: list[asyncio.Future[None]] = []
 
 
 class MemoryEventLog:
-    """One list of encoded frames and a condition per turn; finished logs stay a minute."""
+    """One list of encoded frames per turn; finished logs stay in memory `retain` seconds."""
 
-    def __init__(self, retain_seconds: float = 60.0, spool_dir: str | None = None) -> None:
+    def __init__(self, spool_dir: str | None = None, retain: float = Timings.log_retain) -> None:
         self._logs: dict[str, _TurnLog] = {}
-        self._lock = threading.Lock()
-        self._retain = retain_seconds
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._loop_thread = 0
+        self._retain = retain
         self._spool = Path(spool_dir) if spool_dir else None
         if self._spool is not None:
             self._spool.mkdir(parents=True, exist_ok=True)
 
     def open(self, turn_id: str, lease: int = 1) -> None:
         """Create the log of a new turn and forget logs finished long ago."""
-        turn_log = _TurnLog(lease, spool=self._open_spool(turn_id, truncate=True))
-        with self._lock:
-            self._evict(time.monotonic())
-            self._logs[turn_id] = turn_log
+        self._evict(time.monotonic())
+        self._logs[turn_id] = _TurnLog(lease, spool=self._open_spool(turn_id, truncate=True))
 
     def append(self, turn_id: str, event_type: str, data: dict[str, Any], lease: int = 1) -> int:
         """Encode once, append (and spool), and wake the readers."""
         turn_log = self._held(turn_id, lease)
-        with turn_log.lock:
-            if turn_log.lease != lease:
-                raise LeaseLost(turn_id)
-            seq = turn_log.base + len(turn_log.frames) + 1
-            frame = encode_event(seq, event_type, data)
-            turn_log.frames.append(frame)
-            spool = turn_log.spool
-            if spool is not None:
+        seq = turn_log.base + len(turn_log.frames) + 1
+        frame = encode_event(seq, event_type, data)
+        turn_log.frames.append(frame)
+        spool = turn_log.spool
+        if spool is not None and turn_log.spooled == seq - 1:
+            try:
                 spool.write(frame)
+            except OSError:
+                log.exception("turn %s: the spool is full; its next events stay in memory", turn_id)
+            else:
                 turn_log.ends.append(spool.size)
+                turn_log.spooled = seq
                 if spool.size - turn_log.kept_from > 2 * TAIL:
                     _trim(turn_log, spool.size)
-            if turn_log.sleepers:
-                turn_log.cond.notify_all()
-            if turn_log.waiters:
-                self._wake(turn_log)
+        if turn_log.waiters:
+            waiters, turn_log.waiters = turn_log.waiters, []
+            wake_all(waiters)
         return seq
 
     def snapshot(self, turn_id: str, lease: int) -> bytes:
         """Return every frame appended so far."""
-        turn_log = self._held(turn_id, lease)
-        with turn_log.cond:
-            return _whole(turn_log)
+        return _whole(self._held(turn_id, lease))
 
     def finish(self, turn_id: str, lease: int = 1, archived: bool = False) -> None:
-        """Mark complete, wake readers, drop the spool.
+        """Mark complete and wake readers.
 
         `archived`: the database holds the frames, so only a tail stays in memory (readers
-        further behind are served from the archive). Otherwise all of them stay, for
-        whoever takes the turn over to record its end.
+        further behind are served from the archive) and the spool goes. Otherwise all of
+        them stay, and the spool too, for whoever records the turn's end later.
         """
         turn_log = self._held(turn_id, lease)
-        with turn_log.cond:
-            if archived:
-                # Where the last frame ends, from what is in memory: no read of the spool.
-                _trim(turn_log, turn_log.kept_from + sum(map(len, turn_log.frames)))
-            elif turn_log.base:
-                turn_log.frames, turn_log.base = split_frames(_whole(turn_log)), 0
-            turn_log.ends = array("Q")
-            turn_log.finished = True
-            turn_log.finished_at = time.monotonic()
-            self._close_spool(turn_log, turn_id, remove=True)
-            turn_log.cond.notify_all()
-            self._wake(turn_log)
-
-    def read(self, turn_id: str, after: int, timeout: float) -> Chunk | None:
-        """Return frames after `after` as soon as there are any (or at `timeout`)."""
-        turn_log = self._logs.get(turn_id)
-        if turn_log is None:
-            return None
-        with turn_log.cond:
-            if _count(turn_log) <= after and not turn_log.finished:
-                turn_log.sleepers += 1
-                try:
-                    turn_log.cond.wait(timeout)
-                finally:
-                    turn_log.sleepers -= 1
-            return self._chunk(turn_log, after)
-
-    def attach(self, loop: asyncio.AbstractEventLoop, thread_id: int) -> None:
-        """Serve `aread` in this loop, which runs in thread `thread_id`."""
-        self._loop, self._loop_thread = loop, thread_id
-
-    async def aread(self, turn_id: str, after: int, timeout: float) -> Chunk | None:
-        """In the event loop: frames after `after`, waiting up to `timeout` for some."""
-        turn_log = self._logs.get(turn_id)
-        if turn_log is None:
-            return None
-        with turn_log.lock:
-            if _count(turn_log) > after or turn_log.finished:
-                return self._chunk(turn_log, after)
-            waiter = asyncio.get_running_loop().create_future()
-            turn_log.waiters.append(waiter)
-        timer = asyncio.get_running_loop().call_later(timeout, wake, waiter)
-        try:
-            await waiter
-        finally:
-            timer.cancel()
-        with turn_log.lock:
-            if waiter in turn_log.waiters:  # timed out: nobody woke it
-                turn_log.waiters.remove(waiter)
-            return self._chunk(turn_log, after)
-
-    @staticmethod
-    def _chunk(turn_log: _TurnLog, after: int) -> Chunk | None:
-        """Frames after `after`; None when only the archive still has them."""
-        base, frames, count = turn_log.base, turn_log.frames, _count(turn_log)
-        if after >= base:
-            return Chunk(b"".join(frames[after - base :]), max(count, after), turn_log.finished)
-        spool = turn_log.spool
-        if spool is None:
-            return None
-        start = turn_log.ends[after - 1] if after else 0
-        return Chunk(spool.read(start, spool.size), count, turn_log.finished)
-
-    def _wake(self, turn_log: _TurnLog) -> None:
-        # Under the turn log's lock. Appends made by the loop itself (the model streams run
-        # there) wake readers directly: they run once the current burst is processed.
+        if archived:
+            _trim(turn_log, turn_log.kept_from + sum(map(len, turn_log.frames)))
+        elif turn_log.base:
+            turn_log.frames, turn_log.base = split_frames(_whole(turn_log)), 0
+        turn_log.ends, turn_log.spooled = array("Q"), 0
+        turn_log.finished = True
+        turn_log.finished_at = time.monotonic()
+        self._close_spool(turn_log, turn_id, remove=archived)
         waiters, turn_log.waiters = turn_log.waiters, []
-        if not waiters or self._loop is None:
-            return
-        if threading.get_ident() == self._loop_thread:
-            wake_all(waiters)
-        else:
-            self._loop.call_soon_threadsafe(wake_all, waiters)
+        wake_all(waiters)
 
-    def takeover(self, turn_id: str, lease: int) -> bytes:
+    def forget(self, turn_id: str) -> None:
+        """The turn's end is recorded at last: its spool is no longer needed."""
+        path = self._path(turn_id)
+        if path is not None:
+            path.unlink(missing_ok=True)
+
+    async def read(self, turn_id: str, after: int, timeout: float) -> Chunk | None:
+        """Frames after `after`, waiting up to `timeout` for some; None if unknown here."""
+        turn_log = self._logs.get(turn_id)
+        if turn_log is None:
+            return None
+        if _count(turn_log) <= after and not turn_log.finished and timeout > 0:
+            await wait_for_wake(turn_log.waiters, timeout)
+        return _chunk(turn_log, after)
+
+    async def takeover(self, turn_id: str, lease: int) -> bytes:
         """Continue a turn: from memory if this process has it, else from its spool file."""
-        with self._lock:
-            existing = self._logs.get(turn_id)
+        existing = self._logs.get(turn_id)
         if existing is not None:
-            with existing.cond:
-                if existing.lease >= lease:
-                    raise LeaseLost(turn_id)
-                existing.lease = lease  # the older holder's appends fail from now on
-                return _whole(existing)
+            if existing.lease >= lease:
+                raise LeaseLost(turn_id)
+            existing.lease = lease  # the older holder's appends fail from now on
+            return _whole(existing)
         frames: list[bytes] = []
         path = self._path(turn_id)
         if path is not None and path.exists():
             frames = split_frames(kept(path.read_bytes()))
             # Rewrite without a torn last frame, so appends continue on a clean boundary.
             path.write_bytes(b"".join(frames))
-        turn_log = _TurnLog(lease, frames, self._open_spool(turn_id, truncate=False))
-        with self._lock:
-            self._logs[turn_id] = turn_log
+        self._logs[turn_id] = _TurnLog(lease, frames, self._open_spool(turn_id, truncate=False))
         return b"".join(frames)
 
-    def release(self, turn_id: str, lease: int) -> None:
+    async def release(self, turn_id: str, lease: int) -> None:
         """Forget a handed-over turn here; its spool stays for whoever takes it over."""
-        with self._lock:
-            turn_log = self._logs.get(turn_id)
-            if turn_log is None or turn_log.lease != lease:
-                return
-            del self._logs[turn_id]
-        if turn_log is not None:
-            with turn_log.cond:
-                self._close_spool(turn_log, turn_id, remove=False)
-                turn_log.cond.notify_all()
+        turn_log = self._logs.get(turn_id)
+        if turn_log is None or turn_log.lease != lease:
+            return
+        del self._logs[turn_id]
+        self._close_spool(turn_log, turn_id, remove=False)
+        waiters, turn_log.waiters = turn_log.waiters, []
+        wake_all(waiters)
 
-    def close(self) -> None:
+    async def close(self) -> None:
         """Close every spool file (their contents stay for a restarted server)."""
-        with self._lock:
-            logs = list(self._logs.items())
-        for turn_id, turn_log in logs:
-            with turn_log.cond:
-                self._close_spool(turn_log, turn_id, remove=False)
+        for turn_id, turn_log in list(self._logs.items()):
+            self._close_spool(turn_log, turn_id, remove=False)
 
     def _held(self, turn_id: str, lease: int) -> _TurnLog:
         turn_log = self._logs.get(turn_id)
@@ -248,19 +182,23 @@ class MemoryEventLog:
 
     def _open_spool(self, turn_id: str, truncate: bool) -> Spool | None:
         path = self._path(turn_id)
-        return None if path is None else Spool(path, truncate)
+        if path is None:
+            return None
+        try:
+            return Spool(path, truncate)
+        except OSError:
+            log.exception("turn %s: no spool file; its events stay in memory only", turn_id)
+            return None
 
     def _close_spool(self, turn_log: _TurnLog, turn_id: str, remove: bool) -> None:
-        if turn_log.spool is None:
-            return
-        turn_log.spool.close()
-        turn_log.spool = None
-        path = self._path(turn_id)
-        if remove and path is not None:
-            try:
-                path.unlink()
-            except OSError:
-                log.warning("could not remove the spool of turn %s", turn_id)
+        spool, turn_log.spool = turn_log.spool, None
+        try:
+            if spool is not None:
+                spool.close()
+            if remove:
+                self.forget(turn_id)
+        except OSError:
+            log.warning("could not close the spool of turn %s", turn_id)
 
     def _evict(self, now: float) -> None:
         stale = [
@@ -275,10 +213,26 @@ def _count(turn_log: _TurnLog) -> int:
     return turn_log.base + len(turn_log.frames)
 
 
+def _chunk(turn_log: _TurnLog, after: int) -> Chunk | None:
+    """Frames after `after`; None when only the archive still has them."""
+    base, frames, count = turn_log.base, turn_log.frames, _count(turn_log)
+    if after >= base:
+        return Chunk(b"".join(frames[after - base :]), max(count, after), turn_log.finished)
+    spool = turn_log.spool
+    if spool is None:
+        return None
+    start = turn_log.ends[after - 1] if after else 0
+    spooled = turn_log.spooled
+    rest = b"".join(frames[spooled - base :])
+    return Chunk(spool.read(start, turn_log.ends[spooled - 1]) + rest, count, turn_log.finished)
+
+
 def _whole(turn_log: _TurnLog) -> bytes:
     """Every frame of the turn (a finished, archived log keeps only its tail)."""
     if turn_log.base and turn_log.spool is not None:
-        return turn_log.spool.read(0, turn_log.spool.size)
+        spooled = turn_log.spooled
+        head = turn_log.spool.read(0, turn_log.ends[spooled - 1])
+        return head + b"".join(turn_log.frames[spooled - turn_log.base :])
     return b"".join(turn_log.frames)
 
 

@@ -14,12 +14,10 @@ from typing import Any
 
 import redis.asyncio as aioredis
 
+from config import Timings
 from engine.events.log import Chunk
 
 FIELD, END = b"f", b"end"
-BLOCK_MS = 100
-# After a batch, wait this long so the next XREAD carries several streams' entries.
-GATHER = 0.003
 log = logging.getLogger(__name__)
 Entries = list[tuple[bytes, dict[bytes, bytes]]]
 
@@ -43,25 +41,19 @@ def chunk_of(entries: Entries, after: int) -> Chunk | None:
 class RedisFollower:
     """Serves every loop reader of one process from Redis Streams."""
 
-    def __init__(self, url: str) -> None:
-        self._url = url
-        self._redis: aioredis.Redis | None = None
+    def __init__(self, client: aioredis.Redis, timings: Timings) -> None:
+        self._redis, self.timings = client, timings
         # stream key -> {waiter: position it waits after}
         self._waiting: dict[str, dict[asyncio.Future[Entries], int]] = {}
         self._task: asyncio.Task[None] | None = None
         # The last sequence seen per stream: a reader at or past it waits without asking.
         self._tail: dict[str, int] = {}
 
-    def _client(self) -> aioredis.Redis:
-        if self._redis is None:
-            self._redis = aioredis.Redis.from_url(self._url)
-        return self._redis
-
     async def read(self, key: str, after: int, timeout: float) -> Chunk | None:
         """Frames after `after` in stream `key`, waiting up to `timeout` for some."""
         if after < self._tail.get(key, after + 1):
             # Behind what was seen (or never followed): take what is there at once.
-            entries = await self._client().xrange(key, min=f"0-{after + 1}", count=10_000)
+            entries = await self._redis.xrange(key, min=f"0-{after + 1}", count=10_000)
             if entries:
                 return self._seen(key, entries, after)
         loop = asyncio.get_running_loop()
@@ -89,21 +81,30 @@ class RedisFollower:
             self._tail[key] = chunk.last_seq
         return chunk
 
+    async def close(self) -> None:
+        """Stop following."""
+        if self._task is not None:
+            self._task.cancel()
+
     async def _follow(self) -> None:
-        client = self._client()
+        t = self.timings
+        block, delay = max(1, round(t.log_block * 1000)), t.log_backoff_base
         while self._waiting:
             # Each key from the lowest position a reader waits at.
             streams = {k: f"0-{min(w.values())}" for k, w in self._waiting.items() if w}
             try:
-                reply: Any = await client.xread(streams, count=10_000, block=BLOCK_MS)
-            except Exception:
-                log.exception("following Redis streams failed; retrying")
-                await asyncio.sleep(0.5)
+                reply: Any = await self._redis.xread(streams, count=10_000, block=block)
+            except Exception as err:
+                log.warning("following Redis streams failed (%s); retrying", err)
+                await asyncio.sleep(delay)
+                delay = min(t.log_backoff_cap, delay * 2)
                 continue
+            delay = t.log_backoff_base
             for key, entries in reply or []:
                 self._hand_over(key.decode() if isinstance(key, bytes) else key, entries)
             if reply:
-                await asyncio.sleep(GATHER)
+                # Wait a little so the next XREAD carries several streams' entries.
+                await asyncio.sleep(t.log_gather)
 
     def _hand_over(self, key: str, entries: Entries) -> None:
         first = int(entries[0][0].split(b"-")[1])

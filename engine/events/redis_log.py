@@ -3,28 +3,33 @@
 Entries have ids 0-<seq>. Appends run as a Lua script that first compares the writer's
 lease with the turn's lease key: after a takeover raised the key, a stale writer (a worker
 that hung and woke up) can append nothing, and the new holder continues the numbering.
+
+Appends never wait for Redis: a writer task sends what the turns appended every few
+milliseconds in one pipeline, and through an outage keeps it queued and retries with
+backoff. Readers in this process see a turn's frames only once Redis holds them
+(engine/events/acked.py), so a takeover elsewhere never contradicts what a client saw.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import threading
-import time
+import random
 from typing import Any
 
-import redis
+import redis.asyncio as aioredis
+from redis.exceptions import RedisError
 
+from config import Timings
 from engine.errors import LeaseLost
 from engine.events.acked import AckedFrames, HeldFrames
 from engine.events.log import Chunk
-from engine.events.redis_follow import END, FIELD, RedisFollower, chunk_of
+from engine.events.redis_follow import END, FIELD, RedisFollower
 from streaming.protocol import encode_event
 
-_FIELD, _END = FIELD, END
-MAX_BLOCK = 30.0
-COALESCE_SECONDS = 0.005
 log = logging.getLogger(__name__)
+Entry = tuple[str, int, int, bytes, bytes]  # turn, lease, seq, field, value
+LOG_ERRORS = (RedisError, OSError)
 
 # KEYS: stream, lease key. ARGV: lease, ttl, then (seq, field, value) triples.
 _APPEND = """
@@ -49,38 +54,38 @@ return 1
 """
 
 
-class RedisEventLog:
-    """Frames are encoded once, batched by a writer thread, and appended under a lease."""
+def _key(turn_id: str) -> str:
+    return f"chat:turn:{turn_id}:events"
 
-    def __init__(self, url: str, retain_seconds: int = 3600) -> None:
-        # Blocking XREADs last up to MAX_BLOCK; the socket timeout must outlast them.
-        self._url = url
-        self._redis = redis.Redis.from_url(url, socket_timeout=MAX_BLOCK + 30)
-        self._follower: RedisFollower
+
+def _lease_key(turn_id: str) -> str:
+    return f"chat:turn:{turn_id}:lease"
+
+
+class RedisEventLog:
+    """Frames are encoded once, batched by a writer task, and appended under a lease."""
+
+    def __init__(self, url: str, timings: Timings) -> None:
+        self.timings = timings
+        self._redis = aioredis.Redis.from_url(
+            url,
+            socket_connect_timeout=timings.log_connect,
+            socket_timeout=timings.log_connect + timings.log_block,
+        )
+        self._follower = RedisFollower(self._redis, timings)
         self._append_script = self._redis.register_script(_APPEND)
         self._takeover_script = self._redis.register_script(_TAKEOVER)
-        self._retain = retain_seconds
+        self._ttl = max(1, round(timings.log_expire))
         self._seq: dict[str, int] = {}
         self._lease: dict[str, int] = {}
         self._frames: dict[str, HeldFrames] = {}
         self._fenced: set[tuple[str, int]] = set()
-        # Readers here get this process's own turns from memory, as far as Redis stored them.
         self._acked = AckedFrames()
-        # (turn, lease, seq, field, value): each entry is written under the lease it had.
-        self._pending: list[tuple[str, int, int, bytes, bytes]] = []
-        self._cond = threading.Condition()
-        self._write_lock = threading.Lock()  # keeps appends of one stream in sequence order
-        self._stop = False
-        self._writer = threading.Thread(target=self._write_loop, name="eventlog-redis", daemon=True)
-        self._writer.start()
-
-    @staticmethod
-    def _key(turn_id: str) -> str:
-        return f"chat:turn:{turn_id}:events"
-
-    @staticmethod
-    def _lease_key(turn_id: str) -> str:
-        return f"chat:turn:{turn_id}:lease"
+        self._pending: list[Entry] = []
+        self._wake = asyncio.Event()
+        self._writer: asyncio.Task[None] | None = None
+        self._failing = False  # the last write failed: Redis is out
+        self._rng = random.Random()
 
     def open(self, turn_id: str, lease: int = 1) -> None:
         """Start the turn's sequence under `lease`."""
@@ -88,16 +93,14 @@ class RedisEventLog:
         self._frames[turn_id] = self._acked.hold(turn_id, [], 0)
 
     def append(self, turn_id: str, event_type: str, data: dict[str, Any], lease: int = 1) -> int:
-        """Encode the event and queue it for the writer thread."""
+        """Encode the event and queue it for the writer task."""
         if self._lease.get(turn_id) != lease or (turn_id, lease) in self._fenced:
             raise LeaseLost(turn_id)
         seq = self._seq[turn_id] + 1
         self._seq[turn_id] = seq
         frame = encode_event(seq, event_type, data)
         self._frames[turn_id].add(frame)
-        with self._cond:
-            self._pending.append((turn_id, lease, seq, _FIELD, frame))
-            self._cond.notify()
+        self._queue((turn_id, lease, seq, FIELD, frame))
         return seq
 
     def snapshot(self, turn_id: str, lease: int) -> bytes:
@@ -107,138 +110,140 @@ class RedisEventLog:
         return self._frames[turn_id].whole()
 
     def finish(self, turn_id: str, lease: int = 1, archived: bool = False) -> None:
-        """Queue an end marker after the turn's frames."""
+        """Queue an end marker after the turn's frames.
+
+        Through an outage an archived turn's queued frames are dropped: readers find the
+        gap before the marker and read the database's archive instead.
+        """
         if self._lease.get(turn_id) != lease:
             raise LeaseLost(turn_id)
         last = self._seq.pop(turn_id)
         del self._frames[turn_id]
-        with self._cond:
-            # The marker wakes blocked readers and tells them the last sequence; written by
-            # the writer thread so a slow Redis never holds up the turn's archive.
-            self._pending.append((turn_id, lease, last + 1, _END, str(last).encode()))
-            self._cond.notify()
+        if archived and self._failing:
+            self._pending = [e for e in self._pending if e[0] != turn_id]
+        self._queue((turn_id, lease, last + 1, END, str(last).encode()))
 
-    def read(self, turn_id: str, after: int, timeout: float) -> Chunk | None:
-        """Return frames after `after`, blocking up to `timeout`; None if Redis cannot say."""
-        key = self._key(turn_id)
-        block = max(1, int(min(timeout, MAX_BLOCK) * 1000))
-        reply = self._redis.xread({key: f"0-{after}"}, count=10_000, block=block)
-        entries = reply[0][1] if reply else []
-        if not entries and not self._redis.exists(key):
-            return None
-        return chunk_of(entries, after)
+    def forget(self, turn_id: str) -> None:
+        """Nothing is kept here for a late end: Redis expires the stream."""
 
-    def attach(self, loop: asyncio.AbstractEventLoop, thread_id: int) -> None:
-        """Serve `aread` in this loop: one shared XREAD follows every stream read here."""
-        self._follower = RedisFollower(self._url)
-        self._acked.attach(loop)
-
-    async def aread(self, turn_id: str, after: int, timeout: float) -> Chunk | None:
-        """In the event loop: frames after `after`, waiting up to `timeout` for some."""
+    async def read(self, turn_id: str, after: int, timeout: float) -> Chunk | None:
+        """Frames after `after`, waiting up to `timeout` for some; None if Redis cannot say."""
         chunk = await self._acked.read(turn_id, after, timeout)
         if chunk is not None:
             return chunk
-        return await self._follower.read(self._key(turn_id), after, timeout)
+        return await self._follower.read(_key(turn_id), after, timeout)
 
-    def takeover(self, turn_id: str, lease: int) -> bytes:
+    async def takeover(self, turn_id: str, lease: int) -> bytes:
         """Raise the lease key (fencing older writers), then continue after their frames."""
-        if self._takeover_script(keys=[self._lease_key(turn_id)], args=[lease, self._retain]) < 0:
+        fenced = await self._takeover_script(keys=[_lease_key(turn_id)], args=[lease, self._ttl])
+        if fenced < 0:
             raise LeaseLost(turn_id)
-        frames: list[bytes] = []
-        for _, fields in self._redis.xrange(self._key(turn_id)):
-            if _FIELD in fields:
-                frames.append(fields[_FIELD])
+        entries = await self._redis.xrange(_key(turn_id))
+        frames = [fields[FIELD] for _, fields in entries if FIELD in fields]
         self._seq[turn_id], self._lease[turn_id] = len(frames), lease
         self._frames[turn_id] = self._acked.hold(turn_id, frames, len(frames))
         return b"".join(frames)
 
-    def release(self, turn_id: str, lease: int) -> None:
+    async def release(self, turn_id: str, lease: int) -> None:
         """Write the turn's queued frames now, then forget it here (if `lease` holds it)."""
         if self._lease.get(turn_id) != lease:
             return
         try:
-            self._flush()
-        except redis.RedisError:
-            log.exception("events of handed-over turn %s may be missing in Redis", turn_id)
+            await self._flush()
+        except LOG_ERRORS:
+            # Readers here never saw the unwritten frames: the next holder goes on from
+            # what Redis has, and clients with it.
+            log.warning("events of handed-over turn %s not written to Redis", turn_id)
         for state in (self._seq, self._lease, self._frames):
             state.pop(turn_id, None)
         self._acked.drop(turn_id)
 
-    def _write_loop(self) -> None:
-        while True:
-            with self._cond:
-                while not self._pending and not self._stop:
-                    self._cond.wait()
-                if self._stop:
-                    return
-            # Let a few milliseconds of appends (every running turn's) share one round trip:
-            # per event, a script call of its own costs more CPU than everything else.
-            time.sleep(COALESCE_SECONDS)
-            try:
-                self._flush()
-            except Exception:
-                # Frames stay queued and the turn's DB archive keeps them all anyway.
-                log.exception("writing events to Redis failed; retrying")
-                time.sleep(0.2)
-
-    def _flush(self) -> None:
-        with self._write_lock:
-            with self._cond:
-                batch, self._pending = self._pending, []
-            if not batch:
-                return
-            by_turn: dict[tuple[str, int], list[tuple[str, int, int, bytes, bytes]]] = {}
-            for entry in batch:
-                by_turn.setdefault((entry[0], entry[1]), []).append(entry)
-            pipe = self._redis.pipeline(transaction=False)
-            turns = list(by_turn)
-            for turn_id, lease in turns:
-                args: list[Any] = [lease, self._retain]
-                for _, _, seq, field, value in by_turn[turn_id, lease]:
-                    args += [seq, field, value]
-                self._append_script(
-                    keys=[self._key(turn_id), self._lease_key(turn_id)], args=args, client=pipe
-                )
-            try:
-                results = pipe.execute(raise_on_error=False)
-            except redis.RedisError:
-                with self._cond:
-                    self._pending[:0] = batch
-                raise
-            failed = []
-            progress: dict[str, int] = {}
-            ended: set[str] = set()
-            lost: set[str] = set()
-            for key, result in zip(turns, results, strict=True):
-                if isinstance(result, redis.RedisError):
-                    failed += by_turn[key]
-                    continue
-                if result == -1:
-                    log.warning("turn %s was taken over elsewhere; its events stop here", key[0])
-                    self._fenced.add(key)
-                    lost.add(key[0])
-                    continue
-                stored = next((e[2] for e in reversed(by_turn[key]) if e[3] == _FIELD), None)
-                if stored is not None:
-                    progress[key[0]] = stored
-                if by_turn[key][-1][3] == _END:
-                    ended.add(key[0])
-                    if key[0] not in self._seq:
-                        self._lease.pop(key[0], None)
-            self._acked.acked(progress, ended, lost)
-            if failed:
-                with self._cond:
-                    self._pending[:0] = failed
-                raise redis.ResponseError(f"{len(failed)} events not written; retrying")
-
-    def close(self) -> None:
-        """Stop the writer after writing what is queued."""
+    async def close(self) -> None:
+        """Write what is queued (one try), stop the writer and the follower, disconnect."""
         try:
-            self._flush()
-        except redis.RedisError:
-            log.exception("events still queued for Redis were dropped at shutdown")
-        with self._cond:
-            self._stop = True
-            self._cond.notify()
-        self._writer.join(5)
-        self._redis.close()
+            await self._flush()
+        except LOG_ERRORS:
+            log.warning("%d events still queued for Redis were dropped", len(self._pending))
+        if self._writer is not None:
+            self._writer.cancel()
+        await self._follower.close()
+        await self._redis.aclose()
+
+    def _queue(self, entry: Entry) -> None:
+        self._pending.append(entry)
+        if self._writer is None or self._writer.done():
+            self._writer = asyncio.get_running_loop().create_task(self._write_loop())
+        self._wake.set()
+
+    async def _write_loop(self) -> None:
+        t = self.timings
+        delay = t.log_backoff_base
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            # Let a few milliseconds of appends (every running turn's) share one round trip.
+            await asyncio.sleep(t.log_coalesce)
+            while self._pending:
+                try:
+                    await self._flush()
+                except LOG_ERRORS as err:
+                    if not self._failing:
+                        log.warning("Redis is unreachable (%s); events stay queued", err)
+                    self._failing = True
+                    await asyncio.sleep(delay * self._rng.uniform(0.5, 1.0))
+                    delay = min(t.log_backoff_cap, delay * 2)
+                else:
+                    if self._failing:
+                        log.warning("Redis is back; queued events written")
+                    self._failing, delay = False, t.log_backoff_base
+
+    async def _flush(self) -> None:
+        batch, self._pending = self._pending, []
+        if not batch:
+            return
+        by_turn: dict[tuple[str, int], list[Entry]] = {}
+        for entry in batch:
+            by_turn.setdefault((entry[0], entry[1]), []).append(entry)
+        turns = list(by_turn)
+        try:
+            async with self._redis.pipeline(transaction=False) as pipe:
+                for turn_id, lease in turns:
+                    args: list[Any] = [lease, self._ttl]
+                    for _, _, seq, field, value in by_turn[turn_id, lease]:
+                        args += [seq, field, value]
+                    await self._append_script(
+                        keys=[_key(turn_id), _lease_key(turn_id)], args=args, client=pipe
+                    )
+                results = await pipe.execute(raise_on_error=False)
+        except BaseException:
+            self._pending[:0] = batch
+            raise
+        self._settle(by_turn, turns, results)
+
+    def _settle(
+        self, by_turn: dict[tuple[str, int], list[Entry]], turns: list[Any], results: list[Any]
+    ) -> None:
+        failed: list[Entry] = []
+        progress: dict[str, int] = {}
+        ended: set[str] = set()
+        lost: set[str] = set()
+        for key, result in zip(turns, results, strict=True):
+            if isinstance(result, Exception):
+                failed += by_turn[key]
+                continue
+            if result == -1:
+                log.warning("turn %s was taken over elsewhere; its events stop here", key[0])
+                self._fenced.add(key)
+                lost.add(key[0])
+                continue
+            stored = next((e[2] for e in reversed(by_turn[key]) if e[3] == FIELD), None)
+            if stored is not None:
+                progress[key[0]] = stored
+            if by_turn[key][-1][3] == END:
+                ended.add(key[0])
+                if key[0] not in self._seq:
+                    self._lease.pop(key[0], None)
+        self._acked.acked(progress, ended, lost)
+        if failed:
+            self._pending[:0] = failed
+            raise RedisError(f"{len(failed)} events not written; retrying")

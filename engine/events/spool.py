@@ -9,14 +9,15 @@ trims them; frames never contain a NUL (their JSON escapes it), so a reader cuts
 
 from __future__ import annotations
 
+import errno
 import mmap
 import os
 from pathlib import Path
 
 # Mapped pages count towards the process's memory: a small window keeps a stream's share low.
 WINDOW = 16 * 1024
-# The file grows this much at a time (sparse: no disk blocks until written), so its size,
-# an inode update in the filesystem's journal, changes once per GROW bytes, not per window.
+# The file grows this much at a time, so its size, an inode update in the filesystem's
+# journal, changes once per GROW bytes, not per window.
 GROW = 1024 * 1024
 PAGE = mmap.ALLOCATIONGRANULARITY
 
@@ -35,7 +36,11 @@ class Spool:
         self._start = self._end = 0
 
     def write(self, data: bytes) -> None:
-        """Append `data`; it survives this process being killed as soon as this returns."""
+        """Append `data`; it survives this process being killed as soon as this returns.
+
+        Raises OSError (ENOSPC: the disk is full) when the file cannot grow; nothing is lost
+        of what was written before.
+        """
         size, end = self.size, self.size + len(data)
         if end > self._end:
             self._remap(size, len(data))
@@ -62,11 +67,25 @@ class Spool:
         start = at - at % PAGE
         length = max(WINDOW, (at - start) + need + PAGE)
         if start + length > self._length:
-            # Grow the file first: touching a mapped page past its end is a SIGBUS.
-            self._length = max(start + length, self._length + GROW)
-            os.ftruncate(self._fd, self._length)
+            grown = max(start + length, self._length + GROW)
+            _allocate(self._fd, self._length, grown)
+            self._length = grown
         self._map = mmap.mmap(self._fd, length, offset=start)
         self._start, self._end = start, start + length
+
+
+def _allocate(fd: int, start: int, end: int) -> None:
+    """Give the file real disk blocks up to `end`, raising OSError if the disk is full.
+
+    Touching a mapped page past the end of the file, or a sparse page of a full disk, kills
+    the process with SIGBUS; allocating first turns both into an exception here.
+    """
+    try:
+        os.posix_fallocate(fd, start, end - start)
+    except OSError as err:
+        if err.errno not in (errno.EOPNOTSUPP, errno.ENOSYS, errno.EINVAL):
+            raise
+        os.ftruncate(fd, end)  # a filesystem without fallocate: sparse, as before
 
 
 def kept(blob: bytes) -> bytes:

@@ -1,4 +1,9 @@
-"""Message rows and tool runs of a turn: fenced writes, and the history the model sees."""
+"""Message rows and tool runs of a turn: fenced writes, and the history the model sees.
+
+Every write may be run twice (engine/store/durable.py retries one whose connection failed,
+and its commit may have happened): a second insert finds its row, a second claim finds
+its own lease, updates set the same values again.
+"""
 
 from __future__ import annotations
 
@@ -38,9 +43,18 @@ _CONVERSATION = (
 )
 _RUN_KEY = (R.session_id == bindparam("_session"), R.tool_use_id == bindparam("_tool_use"))
 _RUN_COLUMNS = (R.tool_use_id, R.name, R.status, R.result, R.is_error)
-_RUN = select(*_RUN_COLUMNS).where(*_RUN_KEY)
+_RUN = select(*_RUN_COLUMNS, R.turn_id, R.lease).where(*_RUN_KEY)
 _FINISH = update(ToolRun.__table__).where(*_RUN_KEY, HELD).returning(*_RUN_COLUMNS)
-_CLAIM_COLUMNS = ("session_id", "tool_use_id", "turn_id", "name", "input", "result", "status")
+_CLAIM_COLUMNS = (
+    "session_id",
+    "tool_use_id",
+    "turn_id",
+    "lease",
+    "name",
+    "input",
+    "result",
+    "status",
+)
 _CLAIM = (
     insert(ToolRun.__table__)
     .from_select(
@@ -59,9 +73,10 @@ def _add(columns: tuple[str, ...]) -> Insert:
     statement = _ADDS.get(columns)
     if statement is None:
         values = [bindparam(c, type_=M[c].type) for c in columns]
+        absent = not_(select(M.id).where(M.id == bindparam("id")).exists())
         statement = (
             insert(Message.__table__)
-            .from_select((*columns, "position"), select(*values, NEXT_POSITION).where(HELD))
+            .from_select((*columns, "position"), select(*values, NEXT_POSITION).where(HELD, absent))
             .returning(M.id)
         )
         _ADDS[columns] = statement
@@ -94,7 +109,7 @@ class MessageStore:
         status: str,
         **fields: Any,
     ) -> None:
-        """Insert a message at the end of the turn's session."""
+        """Insert a message at the end of the turn's session (once, however often called)."""
         row = {"id": message_id, "session_id": lease.session_id, "turn_id": lease.turn_id}
         row.update(role=role, content=content, status=status, **fields)
         with self.db.begin() as conn:
@@ -149,6 +164,7 @@ class MessageStore:
 
         None means "claimed now: run it". A run found `running` was started by a worker that
         died or was fenced out: it may or may not have happened, so it is never run again.
+        One found `running` under this very lease is this call's own claim, retried.
         """
         key = {"_session": lease.session_id, "_tool_use": tool_use_id}
         with self.db.begin() as conn:
@@ -160,6 +176,7 @@ class MessageStore:
                     "session_id": lease.session_id,
                     "tool_use_id": tool_use_id,
                     "turn_id": lease.turn_id,
+                    "lease": lease.number,
                     "name": name,
                     "input": tool_input,
                     "result": [],
@@ -169,7 +186,10 @@ class MessageStore:
             if claimed is not None:
                 return None
             hold(conn, lease)
-            return StoredRun(*conn.execute(_RUN, key).one())
+            *run, turn_id, claimed_by = conn.execute(_RUN, key).one()
+            if run[2] == TOOL_RUNNING and (turn_id, claimed_by) == (lease.turn_id, lease.number):
+                return None
+            return StoredRun(*run)
 
     def finish_tool(
         self,
@@ -195,5 +215,5 @@ class MessageStore:
             ).first()
             if done is None:
                 hold(conn, lease)
-                done = conn.execute(_RUN, key).one()  # a claim that is gone: NoResultFound
+                done = conn.execute(_RUN, key).one()[:5]  # a claim that is gone: NoResultFound
             return StoredRun(*done)

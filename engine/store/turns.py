@@ -8,6 +8,7 @@ from datetime import timedelta
 from sqlalchemy import and_, bindparam, func, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
+from config import Timings
 from engine.errors import LeaseLost, NotFoundError, TurnConflict
 from engine.limits import RUNNING_TURNS, check_running
 from engine.store.fence import Lease, db_now
@@ -29,6 +30,10 @@ _FINISH = update(Turn.__table__).where(
     T.id == bindparam("_turn"), T.lease == bindparam("_lease"), T.status == TURN_RUNNING
 )
 _ARCHIVE = insert(TurnEvents.__table__)
+_ENDED = select(T.lease, T.status).where(T.id == bindparam("_turn"))
+_MINE = select(T.id, T.lease, T.cancel_requested).where(
+    T.status == TURN_RUNNING, T.worker_id == bindparam("_worker")
+)
 
 
 @dataclass(frozen=True)
@@ -42,11 +47,9 @@ class NewTurn:
 
 @dataclass(frozen=True)
 class TurnState:
-    """What the worker running a turn polls: is it still ours, and is a cancel asked?"""
+    """What the worker running a turn polls: its lease now, and whether a cancel is asked."""
 
     lease: int
-    status: str
-    worker_id: str | None
     cancel_requested: bool
 
 
@@ -74,6 +77,7 @@ class TurnStore:
         text: str,
         worker_id: str | None = None,
         max_running: int | None = None,
+        retry_after: float = Timings.busy_retry_after,
     ) -> tuple[NewTurn, Lease]:
         """Create a running turn and its user message (and the session if None is given).
 
@@ -89,7 +93,8 @@ class TurnStore:
                     # already does), so concurrent starts cannot both take the last place.
                     if conn.dialect.name != "sqlite":
                         conn.execute(_LOCK_USER, {"_user": user_id})
-                    check_running(conn.scalar(RUNNING_TURNS, {"_user": user_id}) or 0, max_running)
+                    running = conn.scalar(RUNNING_TURNS, {"_user": user_id}) or 0
+                    check_running(running, max_running, retry_after)
                 if session_id is None:
                     session_id = new_id("ses")
                     conn.execute(
@@ -137,7 +142,7 @@ class TurnStore:
         """Record the turn's outcome and its events in one transaction.
 
         Readers that find a finished turn therefore always find its archive too. Raises
-        LeaseLost if the turn is no longer ours.
+        LeaseLost if the turn is no longer ours; finishing it again as it ended is a no-op.
         """
         code, message = error or (None, None)
         with self.db.begin() as conn:
@@ -155,7 +160,10 @@ class TurnStore:
                 },
             ).rowcount
             if not done:
-                raise LeaseLost(lease.turn_id)
+                row = conn.execute(_ENDED, {"_turn": lease.turn_id}).first()
+                if row is None or (row.lease, row.status) != (lease.number, status):
+                    raise LeaseLost(lease.turn_id)
+                return  # an earlier try committed before its connection failed
             if frames is not None:
                 # Each frame holds exactly one blank line: their count is the last sequence.
                 last = frames.count(b"\n\n")
@@ -170,15 +178,11 @@ class TurnStore:
             archived = s.get(TurnEvents, turn_id)
         return status, archived.frames if archived is not None else None
 
-    def poll(self, turn_ids: list[str]) -> dict[str, TurnState]:
-        """Return the lease, status, owner and cancel flag of these turns, in one query."""
-        with self.db.read() as s:
-            rows = s.execute(
-                select(
-                    Turn.id, Turn.lease, Turn.status, Turn.worker_id, Turn.cancel_requested
-                ).where(Turn.id.in_(turn_ids))
-            ).all()
-        return {r.id: TurnState(r.lease, r.status, r.worker_id, r.cancel_requested) for r in rows}
+    def poll_mine(self, worker_id: str) -> dict[str, TurnState]:
+        """Return the lease and cancel flag of every running turn this worker holds."""
+        with self.db.begin_read() as conn:
+            rows = conn.execute(_MINE, {"_worker": worker_id}).all()
+        return {r.id: TurnState(r.lease, r.cancel_requested) for r in rows}
 
     def request_cancel(self, turn_id: str) -> None:
         """Flag a running turn for cancellation by whichever worker runs it."""

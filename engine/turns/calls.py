@@ -1,44 +1,79 @@
-"""Model calls of a turn: attempts with retries, and the abort the watchdog triggers."""
+"""Model calls of a turn: one attempt streams a message, failed attempts are retried.
+
+An attempt runs in the turn's own task. A stall watch (a timer of the loop, re-armed from
+the last upstream event, not a thread) cancels it when the model has been silent for
+FIRST_TOKEN_TIMEOUT before its first content block, or STALL_TIMEOUT after.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import random
-import threading
-from typing import TYPE_CHECKING, Any
+import time
+from collections.abc import Callable
+from typing import Any
 
-from engine.errors import LeaseLost, TurnCancelled, TurnFailed, UpstreamInterrupted
+from engine.errors import TurnFailed, UpstreamInterrupted
 from engine.store.fence import Lease
-from engine.turns.attempt import LoopCall, run_in_loop
-from engine.turns.round import Emit, MessageRound, RoundResult
+from engine.turns.deps import TurnDeps
+from engine.turns.outbox import Outbox
+from engine.turns.pacing import Cadence
+from engine.turns.round import MessageRound, RoundResult
 from engine.turns.tool_ids import tool_ids
 from engine.upstream.context import Plan
-from engine.upstream.retry import Failure, classify
-from engine.upstream.thread_call import CallAborted, UpstreamCall
+from engine.upstream.retry import MODEL_ERRORS, Failure, classify
 from streaming import protocol as P
+from streaming.sse import JSONEvents
 from telemetry.metrics import UPSTREAM_RETRIES
 
-if TYPE_CHECKING:
-    from engine.turns.runner import TurnDeps
-
 log = logging.getLogger(__name__)
+STALLED = "The model stream stalled."
+NO_START = "The model did not start answering in time."
+
+
+class StallWatch:
+    """Cancels the attempt's task when the model has been silent too long."""
+
+    def __init__(self, current: MessageRound, stall: float, first_token: float) -> None:
+        self.current, self.stall, self.first_token = current, stall, first_token
+        self.task = asyncio.current_task()
+        self.loop = asyncio.get_running_loop()
+        self.fired = False
+        self._timer = self.loop.call_later(min(stall, first_token), self._check)
+
+    def _check(self) -> None:
+        current = self.current
+        limit = self.stall if current.saw_content else self.first_token
+        silent = time.monotonic() - current.last_activity
+        if silent < limit:
+            self._timer = self.loop.call_later(limit - silent, self._check)
+            return
+        log.warning("no model event for %.1fs, abandoning the attempt", silent)
+        self.fired = True
+        if self.task is not None:
+            self.task.cancel()
+
+    def close(self) -> None:
+        """The attempt is over."""
+        self._timer.cancel()
 
 
 class ModelCalls:
     """Streams one model message per round, retrying failed attempts within the policy."""
 
-    def __init__(self, deps: TurnDeps, turn_id: str, cancelled: threading.Event) -> None:
-        self.deps, self.turn_id, self.cancelled = deps, turn_id, cancelled
-        # Read by the watchdog thread: the attempt in flight, if any.
+    def __init__(self, deps: TurnDeps, turn_id: str, stopping: Callable[[], bool]) -> None:
+        self.deps, self.turn_id, self.stopping = deps, turn_id, stopping
+        # The attempt in flight, if any: a turn that stops ends it.
         self.current: MessageRound | None = None
-        self.call: UpstreamCall | LoopCall | None = None
-        self.unsettled: dict[str, dict[str, Any]] = {}
         # What the last call of this turn left out, once one was made: (turns, notes).
         self.trimmed: tuple[int, int] | None = None
         self._rng = random.Random()
 
-    def stream(self, history: list[dict[str, Any]], emit: Emit, lease: Lease) -> RoundResult:
-        """Call the model until one attempt yields a whole message, or retries run out.
+    async def stream(
+        self, history: list[dict[str, Any]], outbox: Outbox, lease: Lease
+    ) -> RoundResult:
+        """Call the model until one attempt yields a whole, stored message.
 
         Only time spent waiting between attempts counts against the retry budget: a stall
         noticed after a minute, or a long stream that breaks late, is still retried.
@@ -47,29 +82,14 @@ class ModelCalls:
         used = tool_ids(history)
         window, tools, refitted = self.deps.window, self.deps.tool_definitions, False
         while True:
-            if self.cancelled.is_set():
-                raise TurnCancelled()
             fit = window.fit(lease.session_id, history, tools)
-            self._announce(fit.plan, history, emit)
-            self.current = current = MessageRound(
-                self.deps.messages, emit, lease, self.cancelled, used
-            )
+            self._announce(fit.plan, history, outbox)
+            self.current = current = MessageRound(self.deps.messages, outbox, lease, used)
             try:
-                result = self._attempt(fit.plan.messages, tools, current)
-                self.call = None
-                self.current = None
-                self.unsettled.update(current.unsettled)
-                window.observe(lease.session_id, fit, result.usage)
-                return result
-            except (TurnCancelled, LeaseLost):
-                raise
-            except Exception as err:
-                call, self.call = self.call, None
-                if self.cancelled.is_set():
-                    raise TurnCancelled() from err
-                failure = classify(_unwrap(err), call.abort_reason if call else None)
+                result = await self._attempt(fit.plan.messages, tools, current)
+            except MODEL_ERRORS as err:
+                failure = classify(err)
                 current.discard(failure.code, attempt)
-                self.unsettled.update(current.unsettled)
                 self.current = None
                 if failure.too_long and not refitted:
                     # Once per round: trim by what the API counted, then call again at once.
@@ -89,26 +109,44 @@ class ModelCalls:
                     wait,
                 )
                 UPSTREAM_RETRIES.labels(failure.code).inc()
-                if self.cancelled.wait(wait):
-                    raise TurnCancelled() from err
+                await asyncio.sleep(wait)
                 waited += wait
                 attempt += 1
+                continue
+            self.current = None
+            await outbox.settled()
+            window.observe(lease.session_id, fit, result.usage)
+            return result
 
-    def _attempt(
+    async def _attempt(
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], current: MessageRound
     ) -> RoundResult:
-        """One model call: in the event loop when one runs the engine, else in this thread."""
-        loop, model = self.deps.loop, self.deps.model
-        if loop is not None and getattr(model, "streams_in_loop", False):
-            self.call = call = LoopCall(loop)
-            return run_in_loop(
-                model, messages, tools, current, call, self.deps.db_pool, self.deps.pacer
-            )
-        self.call = thread_call = UpstreamCall()
-        with model.stream(messages, tools, thread_call):
-            return current.consume(thread_call.events())
+        """One model call, streamed through `current`; raise UpstreamInterrupted on a stall."""
+        t = self.deps.timings
+        watch = StallWatch(current, t.stall_timeout, t.first_token_timeout)
+        try:
+            async with self.deps.model.open(messages, tools) as chunks:
+                events, cadence = JSONEvents(), Cadence(self.deps.pacer)
+                try:
+                    async for chunk in chunks:
+                        cadence.arrived()
+                        for event in events.feed(chunk):
+                            current.feed(event)
+                        await cadence.next()
+                finally:
+                    cadence.close()
+                events.flush()
+            return current.finish()
+        except asyncio.CancelledError:
+            if not watch.fired or self.stopping():
+                raise
+            asyncio.current_task().uncancel()  # type: ignore[union-attr]
+            message = STALLED if current.saw_content else NO_START
+            raise UpstreamInterrupted("stalled", message) from None
+        finally:
+            watch.close()
 
-    def _announce(self, plan: Plan, history: list[dict[str, Any]], emit: Emit) -> None:
+    def _announce(self, plan: Plan, history: list[dict[str, Any]], outbox: Outbox) -> None:
         """Tell clients when a call leaves out more than the call before it did."""
         state = (plan.omitted_turns, plan.elided_results)
         before = self.trimmed if self.trimmed is not None else (None if plan.changed else state)
@@ -116,7 +154,7 @@ class ModelCalls:
         if state == before:
             return
         first = history[plan.first_kept] if plan.first_kept < len(history) else {}
-        emit(
+        outbox.emit(
             P.CONTEXT_TRIMMED,
             {
                 "omitted_turns": plan.omitted_turns,
@@ -125,38 +163,6 @@ class ModelCalls:
                 "first_kept_message_id": first.get("id"),
             },
         )
-
-    def abort(self) -> None:
-        """Break the model call in flight, if any (cancel, hand-over, fence)."""
-        call = self.call
-        if call is not None:
-            call.abort("cancelled")
-
-    def take_open(self) -> MessageRound | None:
-        """Return the attempt left open (the turn is ending) and forget it."""
-        current, self.current = self.current, None
-        return current
-
-    def watch(self, now: float, stall: float, first_token: float) -> None:
-        """Called by the watchdog thread: abort a cancelled or stalled model call."""
-        call, current = self.call, self.current
-        if call is None or current is None:
-            return
-        if self.cancelled.is_set():
-            call.abort("cancelled")
-            return
-        gap = now - current.last_activity
-        if gap > (stall if current.saw_content else first_token):
-            log.warning(
-                "turn %s: no model event for %.1fs, aborting the attempt", self.turn_id, gap
-            )
-            call.abort("stall")
-
-
-def _unwrap(err: Exception) -> Exception:
-    if isinstance(err, CallAborted) and err.reason == "stall":
-        return UpstreamInterrupted("stalled", "The model did not start answering in time.")
-    return err
 
 
 def _final_message(failure: Failure, attempt: int) -> str:

@@ -15,10 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
 
-# A read that took longer than this waited for the network.
-WAITED = 0.002
 # Streams caught up with the network from which reads wait for the beat.
 BATCH_FROM = 100
 # Groups of streams whose beats are staggered across the interval.
@@ -33,8 +30,8 @@ class Pacer:
     once would queue the last of them behind all the others' work.
     """
 
-    def __init__(self, loop: asyncio.AbstractEventLoop, interval: Callable[[], float]) -> None:
-        self._loop, self._interval = loop, interval
+    def __init__(self, interval: float, network_wait: float) -> None:
+        self.interval, self.network_wait = interval, network_wait
         self._waiters: list[list[asyncio.Future[None]]] = [[] for _ in range(PHASES)]
         self._tick = 0  # the phase the next tick releases
         self._dealt = 0
@@ -53,15 +50,16 @@ class Pacer:
 
     async def beat(self, phase: int = 0) -> None:
         """Wait for the next beat of `phase` (at once when batching is off)."""
-        interval = self._interval()
+        interval = self.interval
         if interval <= 0 or self.streams < BATCH_FROM:
             return
-        # A future per waiter: cancelling one stream (abort, watchdog) never touches others.
-        waiter = self._loop.create_future()
+        # A future per waiter: cancelling one stream (stop, stall) never touches others.
+        loop = asyncio.get_running_loop()
+        waiter = loop.create_future()
         self._waiters[phase].append(waiter)
         if not self._armed:
             self._armed = True
-            self._loop.call_later(interval / PHASES, self._release)
+            loop.call_later(interval / PHASES, self._release)
         await waiter
 
     def _release(self) -> None:
@@ -73,7 +71,7 @@ class Pacer:
         # Ticks go on while any phase waits, so every phase keeps its place in the interval.
         self._armed = any(self._waiters)
         if self._armed:
-            self._loop.call_later(max(self._interval(), 0.001) / PHASES, self._release)
+            asyncio.get_running_loop().call_later(self.interval / PHASES, self._release)
 
 
 class Cadence:
@@ -89,7 +87,7 @@ class Cadence:
     def arrived(self) -> None:
         """Call as each read returns: note whether it had to wait for the network."""
         if not self._paced:
-            self._waited = time.monotonic() - self._since >= WAITED
+            self._waited = time.monotonic() - self._since >= self._pacer.network_wait
 
     async def next(self) -> None:
         """Call after handling each read: return when the stream should read again."""

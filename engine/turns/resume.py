@@ -49,11 +49,21 @@ def catch_up(view: TurnView, rows: list[Message], start: dict[str, Any]) -> list
         in_flight = shown is not None and not shown.discarded and not shown.ended
         if row.status not in MESSAGE_FINISHED:
             if in_flight:
-                out += _drop(row.id, shown)  # type: ignore[arg-type]
+                out += _drop(row.id, shown, WORKER_LOST)  # type: ignore[arg-type]
         elif shown is None or shown.discarded:
             out += message_events(row)
         elif in_flight:
-            out += _drop(row.id, shown) + message_events(row)  # type: ignore[arg-type]
+            out += _drop(row.id, shown, WORKER_LOST) + message_events(row)  # type: ignore[arg-type]
+    return out
+
+
+def close_open(view: TurnView, reason: str) -> list[Event]:
+    """Return the events that discard every message a client shows as still streaming."""
+    out: list[Event] = []
+    for message_id in view.order:
+        shown = view.messages[message_id]
+        if not shown.discarded and not shown.ended:
+            out += _drop(message_id, shown, reason)
     return out
 
 
@@ -66,7 +76,7 @@ def standing(rows: list[Message]) -> Standing:
     return Standing(rounds, stop)
 
 
-def _drop(message_id: str, shown: MessageView) -> list[Event]:
+def _drop(message_id: str, shown: MessageView, reason: str) -> list[Event]:
     """End the blocks a client has open for a message, then discard the message."""
     out: list[Event] = [
         (
@@ -81,7 +91,5 @@ def _drop(message_id: str, shown: MessageView) -> list[Event]:
         )
         for block_id, kind in shown.open_blocks.items()
     ]
-    out.append(
-        (P.MESSAGE_DISCARDED, {"message_id": message_id, "reason": WORKER_LOST, "attempt": 0})
-    )
+    out.append((P.MESSAGE_DISCARDED, {"message_id": message_id, "reason": reason, "attempt": 0}))
     return out

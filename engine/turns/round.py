@@ -1,38 +1,26 @@
-"""Stream one model message: accumulate it, emit client events, persist at block ends.
+"""One model message as it streams: accumulate it, queue client events and row writes.
 
-The handlers are generators that yield each database write they need before going on:
-the thread driver (`consume`) runs the writes in place, the event-loop driver hands them
-to a thread pool and awaits them, so both keep "stored before it is shown" alike.
+A MessageRound is plain code over the accumulator: it turns each upstream event into
+client events and the writes that must be stored before them, in order, through the
+turn's outbox (engine/turns/outbox.py). It never waits; the outbox does the storing.
 """
 
 from __future__ import annotations
 
-import logging
-import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from engine.errors import LeaseLost, TurnCancelled, UpstreamInterrupted
+from engine.errors import UpstreamInterrupted
 from engine.store.fence import Lease
 from engine.store.messages import MessageStore
+from engine.turns.outbox import Outbox
 from engine.turns.tool_ids import UniqueIds
 from models import new_id
 from streaming import protocol as P
 from streaming.accumulator import MessageAccumulator
-from streaming.changes import (
-    BlockDelta,
-    BlockStarted,
-    BlockStopped,
-    MessageStarted,
-    StreamError,
-)
-
-Emit = Callable[[str, dict[str, Any]], int]
-Write = Callable[[], None]
-log = logging.getLogger(__name__)
+from streaming.changes import BlockDelta, BlockStarted, BlockStopped, MessageStarted, StreamError
 
 
 @dataclass
@@ -52,46 +40,31 @@ class MessageRound:
     def __init__(
         self,
         store: MessageStore,
-        emit: Emit,
+        outbox: Outbox,
         lease: Lease,
-        cancelled: threading.Event,
         used_tool_ids: set[str] | None = None,
     ) -> None:
-        self.store, self.emit, self.cancelled, self.lease = store, emit, cancelled, lease
+        self.store, self.outbox, self.lease = store, outbox, lease
         # Tool ids the session's history already holds: a reused one is a new call.
         self.ids = UniqueIds(frozenset(used_tool_ids or ()))
-        # Final writes that failed: the turn's end retries them.
-        self.unsettled: dict[str, dict[str, Any]] = {}
         self.acc = MessageAccumulator()
-        self.result: RoundResult | None = None
         self.message_id: str | None = None
         self.block_ids: dict[int, str] = {}
         self.open_blocks: dict[int, str] = {}
         self.tool_errors: dict[str, str] = {}
-        # Read by the watchdog thread: when the last non-ping event arrived.
+        # Read by the stall watch: when the last non-ping event arrived.
         self.last_activity = time.monotonic()
         self.saw_content = False
 
-    def consume(self, events: Iterable[dict[str, Any]]) -> RoundResult:
-        """Read the whole stream, writing in place; raise on cancel or an interrupted stream."""
-        for event in events:
-            for write in self.feed(event):
-                write()
-        for write in self.finish():
-            write()
-        assert self.result is not None
-        return self.result
-
-    def feed(self, event: dict[str, Any]) -> Iterator[Write]:
-        """Apply one upstream event; yield each write that must be stored before going on."""
-        if self.cancelled.is_set():
-            raise TurnCancelled()
+    def feed(self, event: dict[str, Any]) -> None:
+        """Apply one upstream event; raise UpstreamInterrupted on an error event."""
         if event.get("type") != "ping":
             self.last_activity = time.monotonic()
+        emit = self.outbox.emit
         for change in self.acc.feed(event):
             # The delta branch runs per token: keep it first and allocation-light.
             if type(change) is BlockDelta:
-                self.emit(
+                emit(
                     P.BLOCK_DELTA,
                     {
                         "message_id": self.message_id,
@@ -102,9 +75,9 @@ class MessageRound:
             elif type(change) is BlockStarted:
                 self._block_started(change)
             elif type(change) is BlockStopped:
-                yield from self._block_stopped(change)
+                self._block_stopped(change)
             elif type(change) is MessageStarted:
-                yield from self._message_started(change)
+                self._message_started(change)
             elif type(change) is StreamError:
                 err = change.error or {}
                 raise UpstreamInterrupted(
@@ -112,35 +85,111 @@ class MessageRound:
                     str(err.get("message") or "The model service reported an error."),
                 )
 
-    def finish(self) -> Iterator[Write]:
-        """End of the stream: yield the final write; then `result` holds the message."""
-        if self.cancelled.is_set():
-            raise TurnCancelled()
+    def finish(self) -> RoundResult:
+        """End of the stream: queue the final write and return the message."""
         if self.message_id is None or self.acc.stop_reason is None:
             raise UpstreamInterrupted("stream_ended", "The model stream ended before the reply.")
-        yield from self._finish()
+        message = self.acc.message()
+        content = message["content"]
+        cut = self._end_open_blocks()
+        self.outbox.write(
+            partial(
+                self.store.update_message,
+                self.lease,
+                self.message_id,
+                content=content,
+                partial_content=cut or None,
+                status="incomplete" if cut else "complete",
+                stop_reason=message.get("stop_reason"),
+                usage=message.get("usage"),
+            )
+        )
+        self.outbox.emit(
+            P.MESSAGE_END,
+            {
+                "message_id": self.message_id,
+                "stop_reason": message.get("stop_reason"),
+                "usage": message.get("usage"),
+            },
+        )
+        return RoundResult(
+            self.message_id,
+            content,
+            message.get("stop_reason"),
+            self.tool_errors,
+            message.get("usage"),
+        )
 
-    def _message_started(self, change: MessageStarted) -> Iterator[Write]:
+    def abort(self, reason: str) -> None:
+        """End a message cut short (cancel, failure): keep complete blocks, mark the rest."""
+        message_id = self.message_id
+        if message_id is None:
+            return
+        partial_blocks = self._end_open_blocks()
+        message = self.acc.message()
+        self.message_id = None
+        self.outbox.emit(
+            P.MESSAGE_END,
+            {
+                "message_id": message_id,
+                "stop_reason": reason,
+                "usage": message.get("usage"),
+                "incomplete": True,
+            },
+        )
+        self.outbox.write(
+            partial(
+                self.store.update_message,
+                self.lease,
+                message_id,
+                content=message["content"],
+                partial_content=partial_blocks or None,
+                status="incomplete",
+                stop_reason=reason,
+                usage=message.get("usage"),
+            )
+        )
+
+    def discard(self, reason: str, attempt: int = 0) -> None:
+        """Drop the message in flight entirely: the client removes it, history skips it."""
+        message_id = self.message_id
+        if message_id is None:
+            return
+        self._end_open_blocks()
+        self.message_id = None
+        self.outbox.emit(
+            P.MESSAGE_DISCARDED, {"message_id": message_id, "reason": reason, "attempt": attempt}
+        )
+        # The usage stays: a failed attempt's input was billed all the same.
+        usage = self.acc.usage or None
+        self.outbox.write(
+            partial(
+                self.store.update_message, self.lease, message_id, status="discarded", usage=usage
+            )
+        )
+
+    def _message_started(self, change: MessageStarted) -> None:
         if self.message_id is not None:
             # A repeated message_start restarts the message: drop what the first one showed.
-            yield from self._discard("restarted", 0)
+            self.discard("restarted", 0)
         msg = change.message
         message_id = new_id("msg")
         self.ids.reset()
-        yield partial(
-            self.store.add_message,
-            self.lease,
-            message_id,
-            "assistant",
-            [],
-            "streaming",
-            model=msg.get("model"),
-            upstream_id=msg.get("id"),
+        self.outbox.write(
+            partial(
+                self.store.add_message,
+                self.lease,
+                message_id,
+                "assistant",
+                [],
+                "streaming",
+                model=msg.get("model"),
+                upstream_id=msg.get("id"),
+            )
         )
-        # Only a stored message counts as started, so a failed insert is never "discarded".
         self.message_id = message_id
         self.block_ids, self.open_blocks = {}, {}
-        self.emit(
+        self.outbox.emit(
             P.MESSAGE_START,
             {"message_id": message_id, "role": "assistant", "model": msg.get("model")},
         )
@@ -161,16 +210,17 @@ class MessageRound:
         }
         if "id" in block and "name" in block:
             data["tool_use_id"], data["name"] = block["id"], block["name"]
-        self.emit(P.BLOCK_START, data)
+        self.outbox.emit(P.BLOCK_START, data)
 
-    def _block_stopped(self, change: BlockStopped) -> Iterator[Write]:
+    def _block_stopped(self, change: BlockStopped) -> None:
         block = change.block
         if change.error and block.get("type") == "tool_use":
             self.tool_errors[block["id"]] = change.error
-        # Stored before block_end is sent; if the write fails the block stays open and is
-        # ended as incomplete by discard().
+        # Stored before block_end is sent.
         content = self.acc.message()["content"]
-        yield partial(self.store.update_message, self.lease, self.message_id, content=content)
+        self.outbox.write(
+            partial(self.store.update_message, self.lease, self.message_id, content=content)
+        )
         self.open_blocks.pop(change.index, None)
         data: dict[str, Any] = {
             "message_id": self.message_id,
@@ -183,46 +233,16 @@ class MessageRound:
                 data[key] = block[key]
         if change.error:
             data["error"] = change.error
-        self.emit(P.BLOCK_END, data)
-
-    def _finish(self) -> Iterator[Write]:
-        message = self.acc.message()
-        content = message["content"]
-        cut = self._end_open_blocks()
-        yield partial(
-            self.store.update_message,
-            self.lease,
-            self.message_id,
-            content=content,
-            partial_content=cut or None,
-            status="incomplete" if cut else "complete",
-            stop_reason=message.get("stop_reason"),
-            usage=message.get("usage"),
-        )
-        self.emit(
-            P.MESSAGE_END,
-            {
-                "message_id": self.message_id,
-                "stop_reason": message.get("stop_reason"),
-                "usage": message.get("usage"),
-            },
-        )
-        self.result = RoundResult(
-            self.message_id,
-            content,
-            message.get("stop_reason"),
-            self.tool_errors,
-            message.get("usage"),
-        )
+        self.outbox.emit(P.BLOCK_END, data)
 
     def _end_open_blocks(self) -> list[dict[str, Any]]:
         """Send block_end for every open block (marked incomplete); return their snapshots."""
         snapshots = dict(self.acc.incomplete_blocks())
-        partial = []
+        partial_blocks = []
         for index, block_id in sorted(self.open_blocks.items()):
             snapshot = snapshots.get(index, {})
-            partial.append({"index": index, **snapshot})
-            self.emit(
+            partial_blocks.append({"index": index, **snapshot})
+            self.outbox.emit(
                 P.BLOCK_END,
                 {
                     "message_id": self.message_id,
@@ -233,57 +253,4 @@ class MessageRound:
                 },
             )
         self.open_blocks = {}
-        return partial
-
-    def abort(self, reason: str) -> None:
-        """End a message cut short (cancel, failure): keep complete blocks, mark the rest."""
-        message_id = self.message_id
-        if message_id is None:
-            return
-        partial = self._end_open_blocks()
-        message = self.acc.message()
-        self.message_id = None
-        # Events first: the client's view must close even if the database is failing.
-        self.emit(
-            P.MESSAGE_END,
-            {
-                "message_id": message_id,
-                "stop_reason": reason,
-                "usage": message.get("usage"),
-                "incomplete": True,
-            },
-        )
-        self._write(
-            message_id,
-            content=message["content"],
-            partial_content=partial or None,
-            status="incomplete",
-            stop_reason=reason,
-            usage=message.get("usage"),
-        )
-
-    def discard(self, reason: str, attempt: int = 0) -> None:
-        """Drop the message in flight entirely: the client removes it, history skips it."""
-        for write in self._discard(reason, attempt):
-            write()
-
-    def _discard(self, reason: str, attempt: int) -> Iterator[Write]:
-        message_id = self.message_id
-        if message_id is None:
-            return
-        self._end_open_blocks()
-        self.message_id = None
-        self.emit(
-            P.MESSAGE_DISCARDED, {"message_id": message_id, "reason": reason, "attempt": attempt}
-        )
-        # The usage stays: a failed attempt's input was billed all the same.
-        yield partial(self._write, message_id, status="discarded", usage=self.acc.usage or None)
-
-    def _write(self, message_id: str, **fields: Any) -> None:
-        try:
-            self.store.update_message(self.lease, message_id, **fields)
-        except LeaseLost:
-            raise
-        except Exception:
-            log.exception("could not store the end of message %s; retried at turn end", message_id)
-            self.unsettled[message_id] = fields
+        return partial_blocks

@@ -9,7 +9,6 @@ the session starts from the plain estimate). Only ever up, so the trim point mov
 from __future__ import annotations
 
 import math
-import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -52,7 +51,7 @@ def _tools_only(tools: list[dict[str, Any]]) -> int:
 
 
 class ContextWindow:
-    """Plans every request of this process within the window; shared by all turns."""
+    """Plans every request of this process within the window; shared by all turns (in the loop)."""
 
     def __init__(
         self,
@@ -66,7 +65,6 @@ class ContextWindow:
             )
         self.context_tokens, self.max_tokens, self.overhead = context_tokens, max_tokens, overhead
         self._learned: OrderedDict[str, _Learned] = OrderedDict()
-        self._lock = threading.Lock()
 
     def fit(self, session_id: str, history: list[dict[str, Any]], tools: list[Any]) -> Fit:
         """Return what to send of `history` so the request fits, with its estimate."""
@@ -90,20 +88,18 @@ class ContextWindow:
         self._raise(session_id, scale, maximum if maximum < self.context_tokens else None)
 
     def _get(self, session_id: str) -> _Learned:
-        with self._lock:
-            learned = self._learned.get(session_id)
-            if learned is None:
-                return _Learned()
-            self._learned.move_to_end(session_id)
-            return _Learned(learned.scale, learned.limit)
+        learned = self._learned.get(session_id)
+        if learned is None:
+            return _Learned()
+        self._learned.move_to_end(session_id)
+        return _Learned(learned.scale, learned.limit)
 
     def _raise(self, session_id: str, scale: float, limit: int | None) -> None:
         scale = min(MAX_SCALE, math.ceil(scale / STEP) * STEP)
-        with self._lock:
-            learned = self._learned.setdefault(session_id, _Learned())
-            self._learned.move_to_end(session_id)
-            learned.scale = max(learned.scale, scale)
-            if limit is not None:
-                learned.limit = min(learned.limit or limit, limit)
-            while len(self._learned) > REMEMBERED:
-                self._learned.popitem(last=False)
+        learned = self._learned.setdefault(session_id, _Learned())
+        self._learned.move_to_end(session_id)
+        learned.scale = max(learned.scale, scale)
+        if limit is not None:
+            learned.limit = min(learned.limit or limit, limit)
+        while len(self._learned) > REMEMBERED:
+            self._learned.popitem(last=False)

@@ -1,24 +1,24 @@
 """Builds each Messages API request and opens its raw event stream with the official SDK.
 
-A thread reads it through `stream()` (engine/upstream/thread_call.py); the event loop of
-the ASGI server through `aopen()`. Both hand over the bytes untouched: they are decoded
-once, by our own decoder, instead of building the SDK's models per event.
+Calls stream in the engine's loop through the SDK's async client; the bytes are handed
+over untouched and decoded once, by our own decoder, instead of building the SDK's models
+per event.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
-from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from datetime import date
 from typing import Any
 
 import anthropic
 import httpx2
 
+from config import Timings
+from demo_model.transport import DemoTransport, Pace
 from engine.upstream.caching import EXTENDED_TTL_BETA, CacheMode, place
-from engine.upstream.thread_call import UpstreamCall, open_in_background
 
 log = logging.getLogger(__name__)
 
@@ -34,23 +34,25 @@ DATE_NOTE = "Today is {today}."
 
 
 class ModelClient:
-    """A thin wrapper over the official SDK; the turn engine owns retries."""
+    """A thin wrapper over the official SDK's async client; the turn engine owns retries."""
 
     def __init__(
         self,
-        client: anthropic.Anthropic,
+        make_client: Callable[[], anthropic.AsyncAnthropic],
         model: str,
         max_tokens: int,
         system: str | None = None,
         cache: CacheMode = "5m",
         today: Callable[[], date] = date.today,
-        make_async: Callable[[], anthropic.AsyncAnthropic] | None = None,
+        demo_pace: Pace | None = None,
     ) -> None:
-        self.client, self.model, self.max_tokens = client, model, max_tokens
+        self.model, self.max_tokens = model, max_tokens
+        # The offline demo model's pace (None for the real API): demos and tests slow it.
+        self.demo_pace = demo_pace
         self.system, self.cache, self.today = system, cache, today
-        self._make_async = make_async
-        # An async client belongs to the loop it was made in (its connection pool does).
-        self._async: dict[asyncio.AbstractEventLoop, anthropic.AsyncAnthropic] = {}
+        # Made in the engine's loop at the first call: its connection pool belongs there.
+        self._make_client = make_client
+        self._client: anthropic.AsyncAnthropic | None = None
 
     def request(
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
@@ -78,59 +80,36 @@ class ModelClient:
             params["extra_headers"] = {"anthropic-beta": EXTENDED_TTL_BETA}
         return params
 
-    @contextmanager
-    def stream(
-        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], call: UpstreamCall
-    ) -> Iterator[UpstreamCall]:
-        """Open one streamed call; raise CallAborted if `call` is aborted while it opens."""
-        params = self.request(messages, tools)
-        # with_streaming_response keeps the SDK's auth and headers but hands us the bytes:
-        # we decode them once instead of building pydantic models per event.
-        opened = open_in_background(
-            self.client.messages.with_streaming_response.create(**params), call
-        )
-        try:
-            yield call
-        finally:
-            call._finish()
-            opened.__exit__(None, None, None)
-
-    @property
-    def streams_in_loop(self) -> bool:
-        """Whether `aopen` can run this client's calls in an event loop."""
-        return self._make_async is not None
-
-    async def aclose(self) -> None:
-        """Close the running loop's client and its connection pool (at server shutdown)."""
-        client = self._async.pop(asyncio.get_running_loop(), None)
-        if client is not None:
-            await client.close()
-
     @asynccontextmanager
-    async def aopen(
+    async def open(
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
     ) -> AsyncIterator[AsyncIterator[bytes]]:
-        """Open one streamed call in the running loop; yield its raw byte chunks."""
-        assert self._make_async is not None
-        loop = asyncio.get_running_loop()
-        client = self._async.get(loop)
-        if client is None:
-            client = self._async[loop] = self._make_async()
+        """Open one streamed call; yield its raw byte chunks."""
+        if self._client is None:
+            self._client = self._make_client()
         params = self.request(messages, tools)
-        async with client.messages.with_streaming_response.create(**params) as response:
+        # with_streaming_response keeps the SDK's auth and headers but hands us the bytes.
+        async with self._client.messages.with_streaming_response.create(**params) as response:
             http = response.http_response
             if http.headers.get("content-encoding", "identity") == "identity":
                 yield http.stream  # type: ignore[misc]
             else:
                 yield http.aiter_bytes()
 
+    async def close(self) -> None:
+        """Close the client and its connection pool."""
+        client, self._client = self._client, None
+        if client is not None:
+            await client.close()
 
-def build_model_client(config: dict[str, Any]) -> ModelClient:
+
+def build_model_client(config: dict[str, Any], timings: Timings) -> ModelClient:
     """Return the real client when an API key is set, else the offline demo model."""
-    # The watchdog enforces stall limits precisely; this read timeout is only a backstop.
-    timings = config["TIMINGS"]
-    read = max(timings.stall_timeout, timings.first_token_timeout) + 5
-    timeout = httpx2.Timeout(connect=10.0, read=read, write=30.0, pool=30.0)
+    # The stall watch enforces silence limits precisely; this read timeout is a backstop.
+    read = max(timings.stall_timeout, timings.first_token_timeout) + timings.model_connect
+    timeout = httpx2.Timeout(
+        connect=timings.model_connect, read=read, write=timings.model_write, pool=read
+    )
     system = config.get("SYSTEM_PROMPT") or SYSTEM_PROMPT
     cache = config.get("PROMPT_CACHE", "5m")
     options: dict[str, Any] = {"max_retries": 0, "timeout": timeout}
@@ -139,25 +118,20 @@ def build_model_client(config: dict[str, Any]) -> ModelClient:
             api_key=config["ANTHROPIC_API_KEY"], base_url=config.get("ANTHROPIC_BASE_URL")
         )
 
-        def make_async() -> anthropic.AsyncAnthropic:
+        def make_client() -> anthropic.AsyncAnthropic:
             # The SDK's aiohttp transport: its C parser reads a stream for a fraction of the
             # CPU of the default one, and it honours proxies and the system's CA settings.
             http = anthropic.DefaultAioHttpClient(timeout=timeout)
             return anthropic.AsyncAnthropic(http_client=http, **options)
 
-        client = anthropic.Anthropic(**options)
-        model = config["ANTHROPIC_MODEL"]
+        model, pace = config["ANTHROPIC_MODEL"], None
     else:
-        from demo_model.transport import AsyncDemoTransport, DemoTransport, Pace
-
         pace = Pace(config.get("DEMO_EVENT_DELAY", 0.0))
         options.update(api_key="offline-demo", base_url="http://offline-demo.invalid")
 
-        def make_async() -> anthropic.AsyncAnthropic:
-            http = httpx2.AsyncClient(transport=AsyncDemoTransport(pace), timeout=timeout)
+        def make_client() -> anthropic.AsyncAnthropic:
+            http = httpx2.AsyncClient(transport=DemoTransport(pace), timeout=timeout)
             return anthropic.AsyncAnthropic(http_client=http, **options)
 
-        http_client = httpx2.Client(transport=DemoTransport(pace), timeout=timeout)
-        client = anthropic.Anthropic(http_client=http_client, **options)
         model = DEMO_LABEL
-    return ModelClient(client, model, config["MAX_TOKENS"], system, cache, make_async=make_async)
+    return ModelClient(make_client, model, config["MAX_TOKENS"], system, cache, demo_pace=pace)

@@ -12,10 +12,11 @@ import aiohttp
 import anthropic
 import httpx2
 
+from config import Timings
 from engine.errors import UpstreamInterrupted
 
-# What a broken connection looks like from either stack (threads: httpx2; the event loop:
-# aiohttp, mostly mapped to httpx2 errors by the SDK's adapter, but not always).
+# What a broken connection looks like (aiohttp's errors are mostly mapped to httpx2's by the
+# SDK's adapter, but not always).
 CONNECTION_ERRORS = (
     anthropic.APIConnectionError,
     httpx2.TransportError,
@@ -23,6 +24,8 @@ CONNECTION_ERRORS = (
     ConnectionError,
     TimeoutError,
 )
+# Every way a model call fails (anything else raised during one is our own bug).
+MODEL_ERRORS = (UpstreamInterrupted, anthropic.APIError, httpx2.HTTPError, *CONNECTION_ERRORS)
 
 RETRY_STATUSES = {408, 409, 429, 500, 502, 503, 504, 529}
 FINAL_ERROR_TYPES = {
@@ -63,9 +66,9 @@ class RetryPolicy:
     """Jittered exponential backoff bounded by a retry count and a total time budget."""
 
     max_retries: int = 4
-    budget: float = 60.0
-    base: float = 0.5
-    cap: float = 8.0
+    budget: float = Timings.retry_budget
+    base: float = Timings.backoff_base
+    cap: float = Timings.backoff_cap
 
     def delay(self, attempt: int, retry_after: float | None, rng: random.Random) -> float:
         """Seconds to wait before retry number `attempt` (0-based)."""
@@ -82,10 +85,8 @@ class RetryPolicy:
         return attempt < self.max_retries and waited + wait <= self.budget
 
 
-def classify(err: BaseException, abort_reason: str | None = None) -> Failure:
+def classify(err: BaseException) -> Failure:
     """Map an exception from a model call to a Failure."""
-    if abort_reason == "stall":
-        return Failure("stalled", "The model stream stalled.", True)
     if isinstance(err, UpstreamInterrupted):
         return Failure(err.code, err.message, err.code not in FINAL_ERROR_TYPES)
     if isinstance(err, anthropic.APIStatusError):

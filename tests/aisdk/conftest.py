@@ -37,7 +37,7 @@ def serve(app_config: dict[str, Any], db: Database) -> Iterator[Serve]:
     yield start
     for app, server in started:
         server.close()
-        app.extensions["turns"].shutdown()
+        app.extensions["engine"].close()
         app.extensions["db"].dispose()
 
 

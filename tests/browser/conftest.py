@@ -79,7 +79,7 @@ def serve(app_config: dict[str, Any], db: Database) -> Iterator[Callable[..., Li
     yield start
     for server in started:
         server.close()
-        server.app.extensions["turns"].shutdown()
+        server.app.extensions["engine"].close()
         server.app.extensions["db"].dispose()
 
 

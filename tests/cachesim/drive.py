@@ -65,7 +65,7 @@ def converse(
                     raise TimeoutError(f"turn {started.turn_id} did not finish")
                 out.statuses.append(get_turn(db, user_id, started.turn_id)["status"])
         finally:
-            service.shutdown()
+            app.extensions["engine"].close()
             db.dispose()
         out.bodies, out.usages = upstream.bodies, upstream.usages
         out.rejected = upstream.rejected

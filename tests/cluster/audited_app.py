@@ -12,6 +12,7 @@ from typing import Any
 from flask import Flask
 
 from app import create_app as create_real_app
+from streaming.hosting import Hosted
 
 
 def create_app() -> Flask:
@@ -23,20 +24,21 @@ def create_app() -> Flask:
         execute = registry.execute
 
         def audited(name: str, tool_input: dict[str, Any], ctx: Any) -> Any:
+            # Counted once it ran: a run the database cut short (raising) did nothing.
+            outcome = execute(name, tool_input, ctx)
             # One small O_APPEND write per line: lines from several processes never mix.
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
             try:
                 os.write(fd, f"{ctx.turn_id}/{ctx.tool_use_id}\n".encode())
             finally:
                 os.close(fd)
-            return execute(name, tool_input, ctx)
+            return outcome
 
         registry.execute = audited  # type: ignore[method-assign]
     return app
 
 
-def create_asgi() -> Any:
-    """The ASGI front around the audited app."""
-    from server.asgi import Front
-
-    return Front(create_app())
+def hosted() -> Hosted:
+    """The audited app and its engine, as `app.hosted()` gives them to the server."""
+    app = create_app()
+    return Hosted(app, app.extensions["engine"])

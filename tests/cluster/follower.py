@@ -57,6 +57,9 @@ class Follower:
             if response.status_code == 204:
                 self.finished = True  # the turn ended and we have every event
                 return
+            if response.status_code == 503:
+                time.sleep(0.2)  # the database is out (Retry-After): come back
+                return
             if response.status_code != 200:
                 response.read()
                 raise AssertionError(f"{self.path}: HTTP {response.status_code} {response.text}")

@@ -14,8 +14,10 @@ from typing import Any
 
 import httpx2
 
+from config import load_timings
+
 ROOT = Path(__file__).resolve().parents[2]
-AUDITED_APP = "tests.cluster.audited_app:create_asgi()"
+AUDITED_APP = "tests.cluster.audited_app:hosted()"
 
 
 def free_port() -> int:
@@ -123,9 +125,17 @@ class Cluster:
                         os.kill(pid, signal.SIGKILL)
 
     def client(self, token: str) -> httpx2.Client:
-        """An HTTP client with the user's bearer token."""
+        """An HTTP client with the user's bearer token.
+
+        It reuses an idle connection only well within the server's idle deadline
+        (HEADER_TIMEOUT, scaled by TIME_SCALE): one the server just closed fails a request.
+        """
+        idle = load_timings(self.env).header_timeout / 2
         return httpx2.Client(
-            base_url=self.url, timeout=30, headers={"Authorization": f"Bearer {token}"}
+            base_url=self.url,
+            timeout=30,
+            headers={"Authorization": f"Bearer {token}"},
+            limits=httpx2.Limits(keepalive_expiry=idle),
         )
 
     def __enter__(self) -> Cluster:

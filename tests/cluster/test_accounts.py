@@ -66,7 +66,7 @@ def test_revocation_metrics_and_access_log_across_two_workers(deployment: Deploy
             text = httpx2.get(f"{cluster.url}/metrics", timeout=10).text
             seen.append(metric_values(text))
         completed = {v.get('chat_turns_finished_total{status="completed"}') for v in seen}
-        assert completed == {2.0}
+        assert completed == {2.0}, sorted(k for k in seen[0] if "finished" in k or "turn" in k)
         assert all(v["chat_events_published_total"] > 0 for v in seen)
 
         lines = [

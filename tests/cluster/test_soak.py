@@ -1,8 +1,9 @@
 """Soak: many turns on three gunicorn workers (PostgreSQL + Redis) under upstream faults,
-client drops, and workers killed with SIGKILL or drained with SIGTERM all along.
+client drops, workers killed with SIGKILL or drained with SIGTERM, and Redis and PostgreSQL
+outages (alone, together, and with kills), all along.
 
-Prints turns, faults by kind, takeovers, lost, duplicated, invalid histories, double tool
-runs and turns ended `interrupted`; the last five must be 0. `make soak` shows it.
+Prints turns, faults by kind, outages, takeovers, lost, duplicated, invalid histories,
+double tool runs and turns ended `interrupted`; the last five must be 0. `make soak` shows it.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from tests.faults.upstream import (
     Status,
 )
 from tests.helpers import assert_well_formed
+from tests.outage import ServiceProxy
 
 TURNS = 120
 CONCURRENCY = 8
@@ -61,16 +63,31 @@ def fault_maker(rng: random.Random) -> Any:
 
 
 class Chaos:
-    """Kills (SIGKILL) or drains (SIGTERM) a random worker every couple of seconds."""
+    """Every couple of seconds: kills (SIGKILL) or drains (SIGTERM) a random worker, or takes
+    Redis or PostgreSQL down for 5 to 40 s (scaled, as every timing)."""
 
-    def __init__(self, cluster: Cluster, rng: random.Random) -> None:
-        self.cluster, self.rng = cluster, rng
+    def __init__(
+        self, cluster: Cluster, rng: random.Random, services: dict[str, ServiceProxy]
+    ) -> None:
+        self.cluster, self.rng, self.services = cluster, rng, services
         self.done = threading.Event()
         self.signals: Counter[str] = Counter()
+        self.outages: Counter[str] = Counter()
         self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def _outage(self) -> None:
+        name = sorted(self.services)[sum(self.outages.values()) % len(self.services)]
+        proxy = self.services[name]
+        proxy.down()
+        self.outages[name] += 1
+        seconds = self.rng.uniform(5, 40) * SCALE
+        threading.Timer(seconds, proxy.up).start()
 
     def _run(self) -> None:
         while not self.done.wait(self.rng.uniform(1.5, 3.0)):
+            if self.rng.random() < 0.3:
+                self._outage()
+                continue
             pids = self.cluster.worker_pids()
             if len(pids) < self.cluster.workers:
                 continue  # a replacement is still starting
@@ -78,7 +95,12 @@ class Chaos:
             sig = signal.SIGKILL if self.rng.random() < 0.6 else signal.SIGTERM
             self.cluster.signal_worker(pid, sig)
             self.signals[sig.name] += 1
-            self.cluster.wait_for_workers(exclude={pid}, timeout=60)
+            while not self.done.is_set():  # a replacement boots (once the database is up)
+                try:
+                    self.cluster.wait_for_workers(exclude={pid}, timeout=1)
+                    break
+                except RuntimeError:
+                    continue
 
 
 @pytest.fixture
@@ -94,8 +116,22 @@ def faulty(deployment: Deployment) -> Any:
         yield upstream
 
 
-def test_soak_under_faults_and_worker_deaths(
-    deployment: Deployment, faulty: FaultyUpstream, capsys: pytest.CaptureFixture[str]
+@pytest.fixture
+def services(deployment: Deployment) -> Any:
+    """Redis and PostgreSQL behind proxies the chaos can take down."""
+    proxies = {"redis": ServiceProxy(6379), "postgres": ServiceProxy(5432)}
+    deployment.env["EVENT_LOG_URL"] = proxies["redis"].url(deployment.env["EVENT_LOG_URL"])
+    deployment.env["DATABASE_URL"] = proxies["postgres"].url(deployment.env["DATABASE_URL"])
+    yield proxies
+    for proxy in proxies.values():
+        proxy.close()
+
+
+def test_soak_under_faults_worker_deaths_and_outages(
+    deployment: Deployment,
+    faulty: FaultyUpstream,
+    services: dict[str, ServiceProxy],
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     rng = random.Random(20261123)
     faulty.set_chooser(fault_maker(rng))
@@ -110,7 +146,7 @@ def test_soak_under_faults_and_worker_deaths(
             follower.run(300)
             results[i] = (turn, follower)
 
-        chaos = Chaos(cluster, random.Random(7))
+        chaos = Chaos(cluster, random.Random(7), services)
         chaos.thread.start()
         try:
             with ThreadPoolExecutor(max_workers=CONCURRENCY) as pool:
@@ -118,14 +154,17 @@ def test_soak_under_faults_and_worker_deaths(
         finally:
             chaos.done.set()
             chaos.thread.join(60)
+            for proxy in services.values():
+                proxy.up()
         figures = tally(deployment, cluster, faulty, results)
-    figures.update(signals=dict(chaos.signals))
+    figures.update(signals=dict(chaos.signals), outages=dict(chaos.outages))
     with capsys.disabled():
         print("\ncluster soak: " + " ".join(f"{k}={v}" for k, v in figures.items()))
     assert figures["lost"] == figures["duplicated"] == figures["invalid_histories"] == 0
     assert figures["double_tool_runs"] == 0 and figures["interrupted"] == 0
     assert figures["takeovers"] >= 5, "the chaos must have hit running turns"
-    assert sum(chaos.signals.values()) >= 10
+    assert sum(chaos.signals.values()) >= 6
+    assert chaos.outages["redis"] >= 1 and chaos.outages["postgres"] >= 1
 
 
 def start_turn(http: Any, question: str) -> dict[str, Any]:
@@ -145,18 +184,24 @@ def start_turn(http: Any, question: str) -> dict[str, Any]:
             continue
         if response.status_code == 202:
             return response.json()
-        assert response.status_code == 503, response.text  # a draining worker: try another
-        time.sleep(0.1)
+        # A draining worker, or the database out: try again (another worker, or later).
+        assert response.status_code == 503, response.text
+        time.sleep(0.1 if response.json()["error"]["code"] == "server_restarting" else 0.5)
     raise AssertionError("no worker would start the turn")
 
 
 def retrying(call: Any) -> Any:
-    """Call until no worker dies under the request (reads and session creation only)."""
-    for _ in range(50):
+    """Call until no worker dies under the request and the database answers (reads and
+    session creation only)."""
+    for _ in range(200):
         try:
-            return call()
+            response = call()
         except httpx2.TransportError:
             time.sleep(0.1)
+            continue
+        if response.status_code != 503:
+            return response
+        time.sleep(0.25)
     raise AssertionError("the cluster never answered")
 
 
@@ -169,6 +214,7 @@ def tally(
     """Check every turn from outside and count what went wrong."""
     lost = duplicated = invalid = reconnects = takeovers = 0
     statuses: Counter[str] = Counter()
+    errors: Counter[str] = Counter()
     last_body = {_turn_index(b): b for b in upstream.requests}
     for i, (turn, follower) in sorted(results.items()):
         reconnects += follower.reconnects
@@ -181,6 +227,8 @@ def tally(
         assert_well_formed(decode_stream(fresh))
         row: Turn = deployment.turn_row(turn["turn_id"])
         statuses[row.status] += 1
+        if row.error_code:
+            errors[row.error_code] += 1
         takeovers += row.takeovers
         assert view_of(fresh).shown_text() == deployment.answer_text(turn["turn_id"]), i
         conversation = deployment.conversation(turn["session_id"])
@@ -195,6 +243,7 @@ def tally(
     return {
         "turns": len(results),
         "statuses": dict(statuses),
+        "errors": dict(errors),
         "faults_injected": sum(n for kind, n in served.items() if kind != "Normal"),
         "faults_by_kind": dict(served),
         "takeovers": takeovers,

@@ -97,12 +97,12 @@ def converse_long(
             if not service.wait(started.turn_id, timeout=60):
                 raise TimeoutError(f"turn {started.turn_id} did not finish")
             out.statuses.append(get_turn(db, user_id, started.turn_id)["status"])
-            chunk = service.read(started.turn_id, 0, 0)
+            chunk = service.peek(started.turn_id, 0)
             out.events.append(decode_stream(chunk.frames))
         out.stored = service.deps.messages.conversation(out.session_id)
         out.shown = get_session(db, user_id, out.session_id, app.extensions["prices"])
     finally:
-        service.shutdown()
+        app.extensions["engine"].close()
         upstream.close()
         db.dispose()
     out.bodies, out.usages = upstream.bodies, upstream.usages

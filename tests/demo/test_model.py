@@ -158,7 +158,7 @@ def test_a_follow_up_through_the_engine_reuses_the_stored_history(app: Any, db: 
     for question in ("What did I spend on groceries last month?", "And the month before?"):
         turn = turns.start(user_id, sid, question)
         assert turns.wait(turn.turn_id, timeout=60)
-        events = decode_stream(turns.read(turn.turn_id, 0, 0).frames)
+        events = decode_stream(turns.peek(turn.turn_id, 0).frames)
         assert events[-1][2]["status"] == "completed"
         texts.append(text_of(events))
     tools = Tools(db, user_id, today)

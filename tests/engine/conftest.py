@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
 
+from config import Timings
 from engine.events.memory import MemoryEventLog
+from engine.store.durable import Store
 from engine.store.messages import MessageStore
-from engine.store.turns import TurnStore
-from engine.turns.runner import TurnDeps, TurnRunner
-from engine.turns.tool_exec import ToolExecutor
+from engine.store.turns import NewTurn, TurnStore
+from engine.turns.deps import TurnDeps
+from engine.turns.pacing import Pacer
+from engine.turns.tools import ToolRunner
+from engine.turns.turn import Turn
 from engine.upstream.retry import RetryPolicy
 from models.db import Database
 from services.sessions import create_session
@@ -42,6 +47,40 @@ class Run:
         return [d for _, t, d in self.events if t == kind]
 
 
+def make_deps(
+    db: Database,
+    pool: ThreadPoolExecutor,
+    model: Any,
+    timings: Timings | None = None,
+    max_rounds: int = 10,
+    retries: int = 4,
+    events: Any = None,
+) -> TurnDeps:
+    """The deps of a turn against `model`, the toy tools and an in-process log."""
+    timings = timings or Timings()
+    messages, store = MessageStore(db), Store(pool, timings)
+    return TurnDeps(
+        turns=TurnStore(db),
+        messages=messages,
+        store=store,
+        events=events if events is not None else MemoryEventLog(),
+        model=model,
+        tools=ToolRunner(TOY_TOOLS, messages, db, pool, store, timings),
+        tool_definitions=TOY_TOOLS.definitions(),
+        timings=timings,
+        pacer=Pacer(0.0, timings.network_wait),
+        max_rounds=max_rounds,
+        retry=RetryPolicy(max_retries=retries, budget=10, base=0.001),
+    )
+
+
+async def run_to_end(turn: Turn, deps: TurnDeps, new: NewTurn) -> tuple[str, list[Any]]:
+    """Run a turn in this loop; return its status and every event its log holds."""
+    status = await turn.run()
+    chunk = await deps.events.read(new.turn_id, 0, 0)  # None once a fenced turn left the log
+    return status, decode_stream(chunk.frames) if chunk else []
+
+
 @pytest.fixture
 def run_turn(db: Database, user: tuple[int, str]) -> Iterator[Callable[..., Run]]:
     """Run one turn with scripted model output; returns a Run."""
@@ -54,31 +93,23 @@ def run_turn(db: Database, user: tuple[int, str]) -> Iterator[Callable[..., Run]
         max_rounds: int = 10,
         session_id: str | None = None,
         tool_timeout: float = 5.0,
-        before: Callable[[TurnRunner], None] | None = None,
+        before: Callable[[Turn], None] | None = None,
         retries: int = 4,
     ) -> Run:
-        turns, store = TurnStore(db), MessageStore(db)
-        log = MemoryEventLog()
         model = ScriptedModel(scripts)
-        deps = TurnDeps(
-            turns=turns,
-            messages=store,
-            events=log,
-            model=model,  # type: ignore[arg-type]
-            tools=ToolExecutor(TOY_TOOLS, store, db, pool, tool_timeout),
-            tool_definitions=TOY_TOOLS.definitions(),
-            max_rounds=max_rounds,
-            retry=RetryPolicy(max_retries=retries, budget=10, base=0.001),
-        )
+        deps = make_deps(db, pool, model, Timings(tool_timeout=tool_timeout), max_rounds, retries)
         sid = session_id or create_session(db, user[0])["id"]
-        new, lease = turns.start_turn(user[0], sid, question)
-        log.open(new.turn_id)
-        runner = TurnRunner(deps, new, user[0], lease)
-        if before:
-            before(runner)
-        status = runner.run()
-        chunk = log.read(new.turn_id, 0, 0)  # None once a fenced runner left the log
-        return Run(status, decode_stream(chunk.frames) if chunk else [], model, store, sid)
+        new, lease = deps.turns.start_turn(user[0], sid, question)
+
+        async def main() -> tuple[str, list[Any]]:
+            deps.events.open(new.turn_id)
+            turn = Turn(deps, new, user[0], lease)
+            if before:
+                before(turn)
+            return await run_to_end(turn, deps, new)
+
+        status, events = asyncio.run(main())
+        return Run(status, events, model, deps.messages, sid)
 
     yield run
     pool.shutdown(wait=False)

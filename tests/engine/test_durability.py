@@ -3,10 +3,12 @@ fenced runners."""
 
 from __future__ import annotations
 
+import sqlite3
 from typing import Any
 
 import httpx2
 from sqlalchemy import select, update
+from sqlalchemy.exc import OperationalError
 
 from engine.store.messages import MessageStore
 from models import Message, Turn
@@ -25,7 +27,7 @@ def test_a_failed_discard_write_never_leaks_the_attempt_into_history(
     def flaky(self: Any, lease: Any, message_id: str, **fields: Any) -> None:
         if fields.get("status") == "discarded" and not failed:
             failed.append(message_id)
-            raise RuntimeError("database is locked")
+            raise OperationalError("UPDATE", {}, sqlite3.OperationalError("database is locked"))
         real(self, lease, message_id, **fields)
 
     monkeypatch.setattr(MessageStore, "update_message", flaky)
@@ -43,7 +45,7 @@ def test_a_failed_discard_write_never_leaks_the_attempt_into_history(
     assert text_of(run.events) == "Fresh answer."
     with run.store.db.read() as s:
         statuses = dict(s.execute(select(Message.id, Message.status)).all())
-    assert statuses[failed[0]] == "discarded", "the turn's end settles what it left streaming"
+    assert statuses[failed[0]] == "discarded", "the failed write is retried"
     assert "streaming" not in statuses.values()
 
 
@@ -71,9 +73,9 @@ def test_an_upstream_that_numbers_tool_ids_per_message_gets_a_new_call_each_time
 def test_a_runner_fenced_out_mid_stream_stops_without_another_word(run_turn: Any, db: Any) -> None:
     left: list[bytes] = []
 
-    def taken_over(runner: Any) -> None:
+    def taken_over(turn: Any) -> None:
         # Another worker takes the turn over as soon as the first block is stored.
-        real, events = runner.deps.messages.update_message, runner.deps.events
+        real, events = turn.deps.messages.update_message, turn.deps.events
 
         def then_fenced(lease: Any, message_id: str, **fields: Any) -> None:
             real(lease, message_id, **fields)
@@ -82,11 +84,11 @@ def test_a_runner_fenced_out_mid_stream_stops_without_another_word(run_turn: Any
                     update(Turn).where(Turn.id == lease.turn_id).values(lease=lease.number + 1)
                 )
 
-        def release(turn_id: str, lease: int) -> None:
-            left.append(events.read(turn_id, 0, 0).frames)  # what it wrote before leaving
-            type(events).release(events, turn_id, lease)
+        async def release(turn_id: str, lease: int) -> None:
+            left.append((await events.read(turn_id, 0, 0)).frames)  # what it wrote, leaving
+            await type(events).release(events, turn_id, lease)
 
-        runner.deps.messages.update_message = then_fenced
+        turn.deps.messages.update_message = then_fenced
         events.release = release
 
     stream = [message_start("m"), *text_block(0, "one"), *text_block(1, "two"), *answer("x")[-2:]]
@@ -105,20 +107,18 @@ def test_a_runner_fenced_out_mid_stream_stops_without_another_word(run_turn: Any
 def test_a_turn_taken_over_after_its_tool_call_was_stored_runs_the_tool_and_stays_valid(
     db: Any, user: tuple[int, str]
 ) -> None:
+    import asyncio
     from concurrent.futures import ThreadPoolExecutor
 
-    from engine.events.memory import MemoryEventLog
     from engine.events.replay import message_events
     from engine.store.turns import TurnStore
     from engine.store.workers import WorkerRegistry
-    from engine.turns.runner import TurnDeps, TurnRunner
-    from engine.turns.tool_exec import ToolExecutor
-    from engine.upstream.retry import RetryPolicy
+    from engine.turns.turn import Turn
     from services.sessions import create_session
-    from tests.engine.toys import TOY_TOOLS
+    from tests.engine.conftest import make_deps, run_to_end
     from tests.helpers import ScriptedModel
 
-    turns, messages, log = TurnStore(db), MessageStore(db), MemoryEventLog()
+    turns, messages = TurnStore(db), MessageStore(db)
     dead = WorkerRegistry(db)
     dead.register()
     sid = create_session(db, user[0])["id"]
@@ -136,22 +136,13 @@ def test_a_turn_taken_over_after_its_tool_call_was_stored_runs_the_tool_and_stay
     alive.register()
     [orphan] = turns.take_orphans(alive.worker_id, stale_after=30, limit=5)
     model = ScriptedModel([answer("Lima is mild.")])
-    deps = TurnDeps(
-        turns=turns,
-        messages=messages,
-        events=log,
-        model=model,  # type: ignore[arg-type]
-        tools=ToolExecutor(TOY_TOOLS, messages, db, ThreadPoolExecutor(2), 5.0),
-        tool_definitions=TOY_TOOLS.definitions(),
-        max_rounds=5,
-        retry=RetryPolicy(base=0.001),
-    )
+    deps = make_deps(db, ThreadPoolExecutor(2), model, max_rounds=5)
     CALLS.clear()
-    status = TurnRunner(deps, orphan.turn, user[0], orphan.lease, orphan.takeovers).run()
+    turn = Turn(deps, orphan.turn, user[0], orphan.lease, orphan.takeovers)
+    status, events = asyncio.run(run_to_end(turn, deps, new))
     assert status == "completed"
     assert CALLS == [("get_weather", {"location": "Lima", "units": "f"})]
     assert validate_history(messages.conversation(sid), expect_user_last=False) == []
-    events = decode_stream(log.read(new.turn_id, 0, 0).frames)
     assert_well_formed(events)
     with db.read() as s:
         stored = s.get(Message, "msg_call")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
@@ -15,7 +16,7 @@ from engine.store.fence import Lease
 from engine.store.messages import MessageStore
 from engine.store.turns import TurnStore
 from engine.store.workers import WorkerRegistry
-from models import Message, ToolRun, Worker
+from models import Message, ToolRun, Turn, Worker
 from models.db import Database
 from models.migrate import upgrade
 from services.sessions import create_session
@@ -89,8 +90,13 @@ def test_a_claimed_tool_use_id_is_never_claimed_again(
     db: Any, user: tuple[int, str], stores: tuple[TurnStore, MessageStore]
 ) -> None:
     turns, messages = stores
-    _, lease = turns.start_turn(user[0], create_session(db, user[0])["id"], "hi")
-    assert messages.claim_tool(lease, "toolu_1", "t", {"a": 1}) is None
+    new, first = turns.start_turn(user[0], create_session(db, user[0])["id"], "hi")
+    assert messages.claim_tool(first, "toolu_1", "t", {"a": 1}) is None
+    # A claim retried by its own holder (its reply was lost with its connection) is its own.
+    assert messages.claim_tool(first, "toolu_1", "t", {"a": 1}) is None
+    with db.transaction() as s:  # the turn is taken over: the claim may have run, or not
+        s.execute(update(Turn).where(Turn.id == new.turn_id).values(lease=2))
+    lease = Lease(new.turn_id, new.session_id, 2)
     again = messages.claim_tool(lease, "toolu_1", "t", {"a": 1})
     assert again is not None and (again.tool_use_id, again.status) == ("toolu_1", "running")
     done = messages.finish_tool(lease, "toolu_1", [{"type": "text", "text": "4"}], False, 3)
@@ -149,15 +155,16 @@ def test_an_in_process_log_fences_the_older_holder_and_continues_its_numbering(
     log.open("turn_x", 1)
     for i in range(3):
         log.append("turn_x", "block_delta", {"i": i}, 1)
-    assert log.takeover("turn_x", 2).count(b"\n\n") == 3
+    assert asyncio.run(log.takeover("turn_x", 2)).count(b"\n\n") == 3
     with pytest.raises(LeaseLost):
         log.append("turn_x", "block_delta", {"late": True}, 1)
-    log.release("turn_x", 1)  # the fenced holder leaving must not drop the new one's log
+    # The fenced holder leaving must not drop the new one's log.
+    asyncio.run(log.release("turn_x", 1))
     assert log.append("turn_x", "turn_end", {}, 2) == 4
     # A restarted process finds the spool and goes on after the last whole frame.
     (tmp_path / "turn_x.sse").write_bytes((tmp_path / "turn_x.sse").read_bytes() + b"id: 5\nev")
     restarted = MemoryEventLog(spool_dir=str(tmp_path))
-    assert restarted.takeover("turn_x", 3).count(b"\n\n") == 4
+    assert asyncio.run(restarted.takeover("turn_x", 3)).count(b"\n\n") == 4
     assert restarted.append("turn_x", "turn_end", {}, 3) == 5
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -31,10 +32,10 @@ def test_a_spooled_turn_keeps_a_bounded_tail_and_serves_every_position(tmp_path:
     assert len(split_frames(whole)) == EVENTS and len(whole) > 16 * TAIL
     assert TAIL <= in_memory(log, turn) <= 2 * TAIL
     for after in (0, 1, 17, EVENTS // 2, EVENTS - 3, EVENTS, EVENTS + 4):
-        chunk = log.read(turn, after, 0.0)
+        chunk = asyncio.run(log.read(turn, after, 0.0))
         assert chunk is not None and not chunk.finished
         assert (chunk.frames, chunk.last_seq) == frames_after(whole, after)
-    log.close()
+    asyncio.run(log.close())
 
 
 @pytest.mark.parametrize("spooled", [True, False])
@@ -47,8 +48,8 @@ def test_an_archived_end_keeps_only_the_tail_and_sends_older_reads_to_the_archiv
     whole = log.snapshot(turn, 1)
     log.finish(turn, 1, archived=True)
     assert in_memory(log, turn) <= TAIL
-    assert log.read(turn, 0, 0.0) is None  # the reader asks the database's archive
-    last = log.read(turn, EVENTS - 2, 0.0)
+    assert asyncio.run(log.read(turn, 0, 0.0)) is None  # the reader asks the database's archive
+    last = asyncio.run(log.read(turn, EVENTS - 2, 0.0))
     assert last is not None and last.finished
     assert (last.frames, last.last_seq) == frames_after(whole, EVENTS - 2)
     assert list(tmp_path.iterdir()) == []  # the spool is gone
@@ -59,9 +60,9 @@ def test_an_unarchived_end_keeps_every_frame_for_whoever_records_it(tmp_path: Pa
     fill(log, turn)
     whole = log.snapshot(turn, 1)
     log.finish(turn, 1, archived=False)
-    chunk = log.read(turn, 0, 0.0)
+    chunk = asyncio.run(log.read(turn, 0, 0.0))
     assert chunk is not None and chunk.frames == whole and chunk.last_seq == EVENTS
-    assert log.takeover(turn, 2) == whole
+    assert asyncio.run(log.takeover(turn, 2)) == whole
 
 
 def test_a_restarted_log_takes_a_long_spool_over_and_trims_it_on_the_next_append(
@@ -70,12 +71,12 @@ def test_a_restarted_log_takes_a_long_spool_over_and_trims_it_on_the_next_append
     first, turn = MemoryEventLog(spool_dir=str(tmp_path)), new_id("turn")
     fill(first, turn)
     whole = first.snapshot(turn, 1)
-    first.close()  # the process stops; its spool stays
+    asyncio.run(first.close())  # the process stops; its spool stays
     second = MemoryEventLog(spool_dir=str(tmp_path))
-    assert second.takeover(turn, 2) == whole
+    assert asyncio.run(second.takeover(turn, 2)) == whole
     assert second.append(turn, "block_delta", {"i": "next"}, 2) == EVENTS + 1
     assert in_memory(second, turn) <= 2 * TAIL
-    chunk = second.read(turn, 5, 0.0)
+    chunk = asyncio.run(second.read(turn, 5, 0.0))
     assert chunk is not None and chunk.last_seq == EVENTS + 1
     assert chunk.frames.startswith(frames_after(whole, 5)[0])
-    second.close()
+    asyncio.run(second.close())

@@ -11,6 +11,9 @@ import pytest
 from engine.turns import pacing
 from engine.turns.pacing import Cadence, Pacer
 
+# A read that took longer than this waited for the network (Timings.network_wait).
+WAITED = 0.002
+
 
 def run(coro: object) -> object:
     """Run a coroutine in a fresh loop."""
@@ -20,13 +23,13 @@ def run(coro: object) -> object:
 def test_streams_waiting_for_the_network_share_one_beat() -> None:
     async def scenario() -> tuple[int, int]:
         loop = asyncio.get_running_loop()
-        pacer = Pacer(loop, lambda: 0.05)
+        pacer = Pacer(0.05, WAITED)
         pacer.streams = pacing.BATCH_FROM  # a loaded worker
         released: list[float] = []
 
         async def stream() -> None:
             cadence = Cadence(pacer)
-            await asyncio.sleep(pacing.WAITED * 2)  # the first read waits for bytes
+            await asyncio.sleep(WAITED * 2)  # the first read waits for bytes
             cadence.arrived()
             await cadence.next()
             released.append(loop.time())
@@ -50,7 +53,7 @@ def test_streams_waiting_for_the_network_share_one_beat() -> None:
 
 def test_a_stream_whose_bytes_are_already_there_never_waits() -> None:
     async def scenario() -> int:
-        pacer = Pacer(asyncio.get_running_loop(), lambda: 60.0)
+        pacer = Pacer(60.0, WAITED)
         cadence = Cadence(pacer)
         for _ in range(1000):  # a burst: each read returns at once
             cadence.arrived()
@@ -62,10 +65,10 @@ def test_a_stream_whose_bytes_are_already_there_never_waits() -> None:
 
 def test_once_caught_up_a_stream_stays_paced() -> None:
     async def scenario() -> list[bool]:
-        pacer = Pacer(asyncio.get_running_loop(), lambda: 0.01)
+        pacer = Pacer(0.01, WAITED)
         pacer.streams = pacing.BATCH_FROM  # a loaded worker
         cadence = Cadence(pacer)
-        await asyncio.sleep(pacing.WAITED * 2)
+        await asyncio.sleep(WAITED * 2)
         waited = []
         for _ in range(3):
             cadence.arrived()
@@ -81,7 +84,7 @@ def test_once_caught_up_a_stream_stays_paced() -> None:
 
 def test_cancelling_one_waiting_stream_leaves_the_others_waiting() -> None:
     async def scenario() -> tuple[bool, bool]:
-        pacer = Pacer(asyncio.get_running_loop(), lambda: 0.05)
+        pacer = Pacer(0.05, WAITED)
         pacer.streams = pacing.BATCH_FROM
         first = asyncio.ensure_future(pacer.beat())
         second = asyncio.ensure_future(pacer.beat())
@@ -97,7 +100,7 @@ def test_cancelling_one_waiting_stream_leaves_the_others_waiting() -> None:
 
 def test_no_batching_means_no_wait() -> None:
     async def scenario() -> int:
-        pacer = Pacer(asyncio.get_running_loop(), lambda: 0.0)
+        pacer = Pacer(0.0, WAITED)
         await pacer.beat()
         return pacer.waiting
 
@@ -106,9 +109,9 @@ def test_no_batching_means_no_wait() -> None:
 
 def test_only_a_loaded_worker_waits_and_ended_streams_stop_counting() -> None:
     async def scenario() -> tuple[int, int, int]:
-        pacer = Pacer(asyncio.get_running_loop(), lambda: 0.01)
+        pacer = Pacer(0.01, WAITED)
         cadences = [Cadence(pacer) for _ in range(pacing.BATCH_FROM)]
-        await asyncio.sleep(pacing.WAITED * 2)  # every stream's first read waited
+        await asyncio.sleep(WAITED * 2)  # every stream's first read waited
         few = cadences[: pacing.BATCH_FROM - 1]
         for cadence in few:
             cadence.arrived()
@@ -132,10 +135,10 @@ def test_phases_spread_the_streams_over_the_interval() -> None:
 
     async def scenario() -> list[list[float]]:
         loop = asyncio.get_running_loop()
-        pacer = Pacer(loop, lambda: interval)
+        pacer = Pacer(interval, WAITED)
         pacer.streams = pacing.BATCH_FROM
         cadences = [Cadence(pacer) for _ in range(4 * pacing.PHASES)]
-        await asyncio.sleep(pacing.WAITED * 2)  # every stream caught up with the network
+        await asyncio.sleep(WAITED * 2)  # every stream caught up with the network
         released: list[list[float]] = [[] for _ in cadences]
 
         async def stream(index: int) -> None:

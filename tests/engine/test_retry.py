@@ -71,5 +71,5 @@ def test_classification() -> None:
     assert classify(httpx2.ReadError("reset")).retryable
     assert classify(UpstreamInterrupted("overloaded_error", "x")).retryable
     assert not classify(UpstreamInterrupted("invalid_request_error", "x")).retryable
-    assert classify(httpx2.ReadError("x"), abort_reason="stall").code == "stalled"
+    assert classify(UpstreamInterrupted("stalled", "x")).retryable
     assert not classify(KeyError("bug")).retryable

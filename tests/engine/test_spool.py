@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import subprocess
 import sys
@@ -71,15 +72,70 @@ def test_the_file_grows_once_per_grow_step_not_once_per_window(
 ) -> None:
     from engine.events import spool as spool_module
 
+    grown: list[int] = []
     sizes: list[int] = []
-    real = os.ftruncate
-    monkeypatch.setattr(spool_module.os, "ftruncate", lambda fd, n: (sizes.append(n), real(fd, n)))
+    allocate, truncate = os.posix_fallocate, os.ftruncate
+    monkeypatch.setattr(
+        spool_module.os,
+        "posix_fallocate",
+        lambda fd, at, n: (grown.append(at + n), allocate(fd, at, n)),
+    )
+    monkeypatch.setattr(
+        spool_module.os, "ftruncate", lambda fd, n: (sizes.append(n), truncate(fd, n))
+    )
     written = frames(4000)  # about 4 * 180 KiB: many windows, under two grow steps
     spool = Spool(tmp_path / "t.sse", truncate=True)
     for frame in written:
         spool.write(frame)
     assert len(b"".join(written)) > 40 * WINDOW
-    assert sizes == [spool_module.GROW]  # one extension; every window after it is mapped only
+    assert grown == [spool_module.GROW]  # one extension; every window after it is mapped only
     spool.close()
-    assert sizes[-1] == len(b"".join(written))  # close trims to the frames
+    assert sizes == [len(b"".join(written))]  # close trims to the frames
     assert split_frames((tmp_path / "t.sse").read_bytes()) == written
+
+
+def test_a_full_disk_is_an_error_on_write_not_a_crash(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from engine.events import spool as spool_module
+
+    def full(fd: int, at: int, n: int) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    spool = Spool(tmp_path / "t.sse", truncate=True)
+    written = frames(10)
+    for frame in written:
+        spool.write(frame)
+    monkeypatch.setattr(spool_module.os, "posix_fallocate", full)
+    with pytest.raises(OSError):
+        for frame in frames(20000):  # past the first grow step: the file cannot grow
+            spool.write(frame)
+    assert split_frames(spool.read(0, len(b"".join(written)))) == written
+    spool.close()
+
+
+def test_the_log_keeps_a_turn_whose_spool_is_full_in_memory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import asyncio
+
+    from engine.events import spool as spool_module
+    from engine.events.memory import MemoryEventLog
+
+    log = MemoryEventLog(str(tmp_path))
+    log.open("turn_full")
+    for i in range(50):
+        log.append("turn_full", "block_delta", {"i": i})
+
+    def full(fd: int, at: int, n: int) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(spool_module.os, "posix_fallocate", full)
+    for i in range(50, 20000):
+        log.append("turn_full", "block_delta", {"i": i, "pad": "x" * 40})
+    whole = log.snapshot("turn_full", 1)
+    assert len(split_frames(whole)) == 20000
+    for after in (0, 49, 51, 10000, 19999):
+        chunk = asyncio.run(log.read("turn_full", after, 0))
+        assert chunk is not None and chunk.last_seq == 20000
+        assert split_frames(chunk.frames) == split_frames(whole)[after:]

@@ -198,15 +198,15 @@ def test_duplicate_message_start_discards_the_first_attempt(run_turn: Any) -> No
 def test_cancel_keeps_completed_blocks(run_turn: Any) -> None:
     stream = answer("kept")[:4] + answer("lost")[1:3]
 
-    def cancel_after_first_block(runner: Any) -> None:
-        original = runner.emit
+    def cancel_after_first_block(turn: Any) -> None:
+        original = turn.outbox.emit
 
-        def emit(kind: str, data: dict[str, Any]) -> int:
+        def emit(kind: str, data: dict[str, Any]) -> None:
             if kind == "block_end":
-                runner.cancel()
-            return original(kind, data)
+                turn.stop("cancel")
+            original(kind, data)
 
-        runner.emit = emit
+        turn.outbox.emit = emit
 
     run = run_turn([stream], before=cancel_after_first_block)
     assert run.status == "cancelled"

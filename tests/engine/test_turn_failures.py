@@ -107,10 +107,10 @@ def test_a_database_failure_mid_stream_still_ends_every_block_and_the_turn(
 def test_cancel_while_a_tool_runs_ends_the_turn_without_another_model_call(
     run_turn: Any,
 ) -> None:
-    import threading
+    import asyncio
 
-    def cancel_soon(runner: Any) -> None:
-        threading.Timer(0.3, runner.cancel).start()
+    def cancel_soon(turn: Any) -> None:
+        asyncio.get_running_loop().call_later(0.3, turn.stop, "cancel")
 
     started = time.monotonic()
     run = run_turn([tool_use("toolu_slow", "slow", ["{}"]), answer("never")], before=cancel_soon)

@@ -12,7 +12,6 @@ from services.sessions import create_session
 from streaming.protocol import decode_stream
 from tests.conftest import make_user
 from tests.faults.upstream import FaultyUpstream
-from tests.helpers import in_loop, start_loop
 from tools.registry import ToolRegistry
 
 # Stall 3 s, first token 6 s, retry budget 3 s, heartbeat 50 ms, stale after 300 ms...
@@ -42,27 +41,13 @@ class Rig:
         sid = session_id or create_session(self.db, self.user_id)["id"]
         turn = self.turns.start(self.user_id, sid, question)
         assert self.turns.wait(turn.turn_id, timeout=60)
-        chunk = self.turns.read(turn.turn_id, 0, 0)
+        chunk = self.turns.peek(turn.turn_id, 0)
         return sid, decode_stream(chunk.frames)
 
 
-@pytest.fixture(params=["loop", "thread"])
-def rig(request: pytest.FixtureRequest, app_config: dict[str, Any], db: Any) -> Iterator[Rig]:
-    """The app against a FaultyUpstream, every timing at 1/20 of its default.
-
-    `loop`: model calls stream in an event loop, as under the ASGI server; `thread`: the
-    turn's thread reads them, as under a WSGI-only server.
-    """
-    yield from _rig(app_config, db, loop=request.param == "loop")
-
-
 @pytest.fixture
-def loop_rig(app_config: dict[str, Any], db: Any) -> Iterator[Rig]:
-    """The rig as servers run it (an event loop streams the model calls)."""
-    yield from _rig(app_config, db, loop=True)
-
-
-def _rig(app_config: dict[str, Any], db: Any, loop: bool) -> Iterator[Rig]:
+def rig(app_config: dict[str, Any], db: Any) -> Iterator[Rig]:
+    """The app against a FaultyUpstream, every timing at 1/20 of its default."""
     from app import create_app
 
     upstream = FaultyUpstream()
@@ -73,14 +58,9 @@ def _rig(app_config: dict[str, Any], db: Any, loop: bool) -> Iterator[Rig]:
         "TIME_SCALE": RIG_SCALE,
     }
     app = create_app(config)
-    running = start_loop() if loop else None
-    if running is not None:
-        in_loop(running, app.extensions["turns"].attach_loop, running)
     user_id, token = make_user(db, "faulty")
     seed_finance(db, user_id, months=3, seed=5)
     yield Rig(app, upstream, user_id, token)
-    app.extensions["turns"].shutdown()
+    app.extensions["engine"].close()
     app.extensions["db"].dispose()
     upstream.close()
-    if running is not None:
-        running.call_soon_threadsafe(running.stop)

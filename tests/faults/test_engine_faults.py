@@ -104,9 +104,9 @@ def test_a_stream_longer_than_the_budget_that_breaks_late_is_retried(rig: Rig) -
 
 
 def test_a_slow_heartbeat_never_delays_stall_detection(rig: Rig, monkeypatch: Any) -> None:
-    # Heartbeats run on their own thread: a database that takes ages to take the heartbeat
-    # must not freeze the watchdog (stalls, cancels) of the same worker.
-    workers = rig.turns.workers
+    # Heartbeats wait for the database in the store pool: a database that takes ages to take
+    # the heartbeat must not freeze stall detection (a timer of the loop) of the same worker.
+    workers = rig.app.extensions["engine"].workers
     real = workers.beat
     monkeypatch.setattr(workers, "beat", lambda: (time.sleep(60), real()))
     rig.upstream.script(StallAfter(6, seconds=30))
@@ -169,7 +169,7 @@ def test_cancel_during_a_silent_stall_closes_the_upstream_within_a_second(rig: R
     rig.turns.cancel(turn.turn_id)
     assert rig.turns.wait(turn.turn_id, timeout=5)
     assert time.monotonic() - started < 1.0
-    events = rig.turns.read(turn.turn_id, 0, 0)
+    events = rig.turns.peek(turn.turn_id, 0)
     from streaming.protocol import decode_stream
 
     decoded = decode_stream(events.frames)
@@ -195,45 +195,46 @@ def test_a_slow_start_is_cut_by_the_first_token_timeout(rig: Rig) -> None:
     assert [d["reason"] for _, t, d in events if t == "message_discarded"] == ["stalled"]
 
 
-def test_cancel_while_waiting_for_response_headers_is_immediate(rig: Rig) -> None:
+def test_cancel_while_waiting_for_response_headers_is_immediate(
+    rig: Rig, app_config: dict[str, Any]
+) -> None:
     import socket
-    import threading
 
+    from app import create_app
     from services.sessions import create_session
 
     silent = socket.socket()
     silent.bind(("127.0.0.1", 0))
     silent.listen(8)  # accepts connections, never answers
-    client = rig.turns.deps.model.client
-    rig.turns.deps.model.client = client.with_options(
-        base_url=f"http://127.0.0.1:{silent.getsockname()[1]}"
-    )
+    url = f"http://127.0.0.1:{silent.getsockname()[1]}"
+    app = create_app({**rig.app.config, "ANTHROPIC_BASE_URL": url, "TIMINGS": rig.timings})
+    turns = app.extensions["turns"]
     try:
         sid = create_session(rig.db, rig.user_id)["id"]
-        turn = rig.turns.start(rig.user_id, sid, QUESTION)
+        turn = turns.start(rig.user_id, sid, QUESTION)
         time.sleep(0.3)
         started = time.monotonic()
-        threading.Thread(target=rig.turns.cancel, args=(turn.turn_id,)).start()
-        assert rig.turns.wait(turn.turn_id, timeout=5)
+        turns.cancel(turn.turn_id)
+        assert turns.wait(turn.turn_id, timeout=5)
         assert time.monotonic() - started < 1.0
     finally:
-        rig.turns.deps.model.client = client
+        app.extensions["engine"].close()
         silent.close()
 
 
-def test_under_an_event_loop_model_calls_stream_in_it(loop_rig: Rig, monkeypatch: Any) -> None:
+def test_model_calls_stream_in_the_engines_loop(rig: Rig, monkeypatch: Any) -> None:
     import threading
 
-    from engine.turns import attempt as attempt_module
+    from engine.turns.calls import ModelCalls
 
     threads: list[str] = []
-    real = attempt_module.attempt
+    real = ModelCalls._attempt
 
-    async def watched(*args: Any) -> Any:
+    async def watched(self: Any, *args: Any) -> Any:
         threads.append(threading.current_thread().name)
-        return await real(*args)
+        return await real(self, *args)
 
-    monkeypatch.setattr(attempt_module, "attempt", watched)
-    sid, events = loop_rig.run(QUESTION)
-    check_clean(loop_rig, sid, events)
-    assert threads and set(threads) == {"test-loop"}
+    monkeypatch.setattr(ModelCalls, "_attempt", watched)
+    sid, events = rig.run(QUESTION)
+    check_clean(rig, sid, events)
+    assert threads and set(threads) == {"engine-loop"}

@@ -70,10 +70,7 @@ def follow(live: LiveServer, path: str, rng: random.Random) -> tuple[bytes, int]
         drops += 1
 
 
-def test_soak_loses_and_duplicates_nothing(
-    loop_rig: Rig, capsys: pytest.CaptureFixture[str]
-) -> None:
-    rig = loop_rig
+def test_soak_loses_and_duplicates_nothing(rig: Rig, capsys: pytest.CaptureFixture[str]) -> None:
     rng = random.Random(20261122)
     schedule = fault_schedule(rng)
     lock = threading.Lock()

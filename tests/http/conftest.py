@@ -3,48 +3,40 @@
 from __future__ import annotations
 
 import socket
-import threading
-import time
 from collections.abc import Iterator
 from typing import Any
 
 import httpx2
 import pytest
-import uvicorn
 
-from server.asgi import Front
-from server.protocol import JSONHttpToolsProtocol
-from server.worker import FrontServer
+from server.serve import ServerSettings, serve_in_thread
+from streaming.hosting import Hosted
 from streaming.protocol import decode_stream
 
 
 class LiveServer:
-    """The app as workers run it (the ASGI front on uvicorn and uvloop) on 127.0.0.1."""
+    """The app as workers run it (our server on uvloop, the engine in its loop) on 127.0.0.1."""
 
     def __init__(self, app: Any, token: str) -> None:
         self.app = app
         sock = socket.socket()
         sock.bind(("127.0.0.1", 0))
+        sock.listen(128)
         self.port = sock.getsockname()[1]
         self.url = f"http://127.0.0.1:{self.port}"
-        config = uvicorn.Config(
-            Front(app),
-            loop="uvloop",
-            http=JSONHttpToolsProtocol,
-            lifespan="on",
-            log_level="warning",
+        settings = ServerSettings(
+            timings=app.config["TIMINGS"], max_body=app.config["MAX_CONTENT_LENGTH"]
         )
-        self.server = FrontServer(config)
-        self.thread = threading.Thread(
-            target=self.server.run, kwargs={"sockets": [sock]}, daemon=True
-        )
-        self.thread.start()
-        deadline = time.monotonic() + 20
-        while not self.server.started:
-            assert time.monotonic() < deadline, "the server did not start"
-            time.sleep(0.01)
+        self.server = serve_in_thread(Hosted(app, app.extensions["engine"]), sock, settings)
+        assert self.server.started.wait(20), "the server did not start"
+        assert self.server.error is None, self.server.error
         self.headers = {"Authorization": f"Bearer {token}"}
-        self.http = httpx2.Client(base_url=self.url, headers=self.headers, timeout=30)
+        # As every client must, reuse an idle connection only well within the server's idle
+        # deadline (HEADER_TIMEOUT, scaled here): one it just closed fails the next request.
+        limits = httpx2.Limits(keepalive_expiry=settings.timings.header_timeout / 2)
+        self.http = httpx2.Client(
+            base_url=self.url, headers=self.headers, timeout=30, limits=limits
+        )
 
     def post(self, path: str, **kw: Any) -> httpx2.Response:
         return self.http.post(path, **kw)
@@ -87,8 +79,7 @@ class LiveServer:
 
     def close(self) -> None:
         self.http.close()
-        self.server.should_exit = True
-        self.thread.join(30)
+        self.server.close()
 
 
 def _count(raw: bytes) -> int:

@@ -161,9 +161,11 @@ def test_workers_metrics_add_up_and_dead_workers_gauges_go(
     files = sorted(tmp_path.glob("gauge_livesum_*.db"))
     assert len(files) == 2
     dead_pid = int(files[0].stem.rsplit("_", 1)[1])
-    monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", str(tmp_path))
+    # Loading the settings readies (empties) a master's metrics folder: another one here.
+    monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", str(tmp_path / "master"))
     conf: dict[str, Any] = {}
     exec((ROOT / "gunicorn.conf.py").read_text(), conf)
+    monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", str(tmp_path))
     conf["child_exit"](None, type("W", (), {"pid": dead_pid})())
     script = "from telemetry.metrics import render; print(render()[0].decode())"
     text = subprocess.run(

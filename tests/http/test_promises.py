@@ -79,8 +79,12 @@ def test_a_chunked_body_over_the_limit_is_413(live: LiveServer) -> None:
     assert response.json()["error"]["code"] == "request_too_large"
 
 
-def test_a_body_that_never_arrives_is_408_within_the_body_timeout(app: Any, user: Any) -> None:
-    app.config["BODY_TIMEOUT"] = 0.5
+def test_a_body_that_never_arrives_is_408_within_the_body_timeout(
+    app_config: dict[str, Any], user: Any
+) -> None:
+    from app import create_app
+
+    app = create_app({**app_config, "TIME_SCALE": 0.05})  # body timeout 0.5 s, all scaled
     server = LiveServer(app, user[1])
     try:
         head = (
@@ -93,6 +97,7 @@ def test_a_body_that_never_arrives_is_408_within_the_body_timeout(app: Any, user
         assert_error_shape(headers, body, 408, "request_timeout")
     finally:
         server.close()
+        app.extensions["engine"].close()
 
 
 @pytest.mark.parametrize("value", ["1_0", "10" * 13, "+1", "1 ", " 1", "1\n", "0x1", "\u0661"])
@@ -157,7 +162,7 @@ def test_session_pages_on_postgres(app_config: dict[str, Any], tmp_path: Any) ->
             walk_pages(server)
         finally:
             server.close()
-            app.extensions["turns"].shutdown()
+            app.extensions["engine"].close()
             app.extensions["db"].dispose()
 
 
@@ -233,10 +238,10 @@ def test_the_spec_and_the_docs_page_are_served(live: LiveServer) -> None:
 def test_a_failure_outside_flask_is_a_json_500(
     live: LiveServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    async def broken(scope: Any, receive: Any, send: Any) -> None:
-        raise RuntimeError("the thread pool is gone")
+    def broken(environ: Any, start_response: Any) -> Any:
+        raise RuntimeError("a middleware outside Flask's error handlers failed")
 
-    monkeypatch.setattr(live.server.config.app, "wsgi", broken)
+    monkeypatch.setattr(live.app, "wsgi_app", broken)
     response = live.get("/api/sessions")
     assert response.status_code == 500
     assert response.json()["error"]["code"] == "internal_error"

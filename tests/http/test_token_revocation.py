@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
 import threading
 import time
 from datetime import UTC, datetime, timedelta
@@ -71,7 +73,7 @@ def ended_with_error(reader: Reader, code: str) -> None:
     assert events and all(kind != "turn_end" for _, kind, _ in events)
     last = reader.raw.rstrip(b"\n").rsplit(b"\n\n", 1)[-1]
     assert last.startswith(b"event: error\ndata: ")
-    assert f'"code": "{code}"'.encode() in last
+    assert json.loads(last.split(b"data: ", 1)[1])["error"]["code"] == code
 
 
 def test_revoking_through_the_api_ends_the_stream_and_the_token(live: LiveServer) -> None:
@@ -134,23 +136,31 @@ def test_an_expiring_token_ends_its_stream(live: LiveServer, app: Any) -> None:
 
 def test_the_watcher_polls_only_while_streams_are_open(app: Any, user: tuple[int, str]) -> None:
     db = app.extensions["db"]
-    watcher = TokenWatcher(db, lambda: 0.01)
-    token_id = 1
-    watcher.open(token_id)
-    watcher.open(token_id)
-    with db.transaction() as s:
-        s.execute(update(ApiToken).values(revoked_at=datetime.now(UTC)))
-    watcher.poll()
-    assert watcher.dead(token_id) == ("token_revoked", "The API token was revoked.")
-    watcher.close(token_id)
-    assert watcher.dead(token_id) is not None
-    watcher.close(token_id)
-    assert watcher.dead(token_id) is None
-    deadline = time.monotonic() + 5
-    while watcher._thread is not None:
-        assert time.monotonic() < deadline
-        time.sleep(0.01)
-    watcher.open(42)  # a token that no longer exists (its user was deleted)
-    watcher.poll()
-    assert watcher.dead(42) is not None
-    watcher.close(42)
+
+    async def blocking(call: Any) -> Any:
+        return call()
+
+    async def scenario() -> None:
+        watcher = TokenWatcher(db, 0.01, blocking)
+        token_id = 1
+        watcher.open(token_id)
+        watcher.open(token_id)
+        with db.transaction() as s:
+            s.execute(update(ApiToken).values(revoked_at=datetime.now(UTC)))
+        deadline = time.monotonic() + 5
+        while watcher.dead(token_id) is None:  # the poll task marks it
+            assert time.monotonic() < deadline
+            await asyncio.sleep(0.01)
+        assert watcher.dead(token_id) == ("token_revoked", "The API token was revoked.")
+        watcher.close(token_id)
+        assert watcher.dead(token_id) is not None
+        watcher.close(token_id)
+        assert watcher.dead(token_id) is None
+        task = watcher._task
+        assert task is not None
+        await asyncio.wait_for(task, 5)  # nothing open: the poll task ends
+        watcher.open(42)  # a token that no longer exists (its user was deleted)
+        assert watcher.poll([42]) == {42: ("token_revoked", "The API token was revoked.")}
+        watcher.close(42)
+
+    asyncio.run(scenario())

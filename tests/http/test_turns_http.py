@@ -86,7 +86,7 @@ def test_a_reconnect_after_turn_end_gets_204_so_eventsource_stops(live: LiveServ
 def test_dropping_the_connection_after_every_event_of_a_live_turn_loses_nothing(
     live: LiveServer,
 ) -> None:
-    live.app.extensions["turns"].deps.model.client._client._transport.event_delay = 0.002
+    live.app.extensions["turns"].deps.model.demo_pace.delay = 0.002
     turn = live.start_turn(QUESTION)
     path = f"/api/turns/{turn['turn_id']}/events"
     stitched, last = b"", 0
@@ -114,7 +114,7 @@ def test_events_url_works_for_an_eventsource_without_headers(live: LiveServer) -
 
 
 def test_second_turn_while_one_runs_is_409(live: LiveServer) -> None:
-    live.app.extensions["turns"].deps.model.client._client._transport.event_delay = 0.01
+    live.app.extensions["turns"].deps.model.demo_pace.delay = 0.01
     turn = live.start_turn(QUESTION)
     again = live.post(f"/api/sessions/{turn['session_id']}/turns", json={"message": "hi"})
     assert again.status_code == 409
@@ -125,7 +125,7 @@ def test_second_turn_while_one_runs_is_409(live: LiveServer) -> None:
 
 
 def test_cancel_stops_the_turn_and_the_next_turn_works(live: LiveServer) -> None:
-    live.app.extensions["turns"].deps.model.client._client._transport.event_delay = 0.01
+    live.app.extensions["turns"].deps.model.demo_pace.delay = 0.01
     turn = live.start_turn(QUESTION)
     live.read_events(f"/api/turns/{turn['turn_id']}/events", max_events=8)
     started = time.monotonic()
@@ -135,7 +135,7 @@ def test_cancel_stops_the_turn_and_the_next_turn_works(live: LiveServer) -> None
     events = decode(live.read_events(f"/api/turns/{turn['turn_id']}/events"))
     assert_well_formed(events)
     assert events[-1][2]["status"] == "cancelled"
-    live.app.extensions["turns"].deps.model.client._client._transport.event_delay = 0
+    live.app.extensions["turns"].deps.model.demo_pace.delay = 0
     nxt = live.start_turn("How are my budgets?", session_id=turn["session_id"])
     assert (
         decode(live.read_events(f"/api/turns/{nxt['turn_id']}/events"))[-1][2]["status"]
@@ -205,7 +205,7 @@ def test_health(live: LiveServer) -> None:
 def test_many_sessions_stream_at_once_independently(live: LiveServer) -> None:
     from concurrent.futures import ThreadPoolExecutor
 
-    live.app.extensions["turns"].deps.model.client._client._transport.event_delay = 0.001
+    live.app.extensions["turns"].deps.model.demo_pace.delay = 0.001
     questions = [
         "What did I spend on groceries last month?",
         "Am I over budget anywhere?",
@@ -230,7 +230,7 @@ def test_many_sessions_stream_at_once_independently(live: LiveServer) -> None:
 def test_idle_streams_get_keep_alive_comments(live: LiveServer) -> None:
     # Every timing at 1/20 (keep-alive every 0.75 s; stalls are noticed after 3 s).
     live.app.extensions["turns"].timings = Timings().scaled(0.05)
-    live.app.extensions["turns"].deps.model.client._client._transport.event_delay = 1.0
+    live.app.extensions["turns"].deps.model.demo_pace.delay = 1.0
     turn = live.start_turn("Which subscriptions am I paying for?")
     with live.http.stream("GET", f"/api/turns/{turn['turn_id']}/events") as response:
         seen = b""

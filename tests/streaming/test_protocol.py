@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -114,3 +115,19 @@ def test_lone_surrogate_is_escaped_not_raised() -> None:
     raw = encode_event(1, protocol.BLOCK_DELTA, {"text": text})
     raw.decode("utf-8")  # valid UTF-8 on the wire
     assert decode_stream(raw) == [(1, "block_delta", {"text": text})]
+
+
+def test_the_page_reads_the_servers_own_list_of_event_types(client: Any) -> None:
+    from pathlib import Path
+
+    served = client.get("/web/js/protocol.js")
+    assert served.status_code == 200 and served.mimetype == "text/javascript"
+    source = served.get_data(as_text=True)
+    listed = json.loads(source.split("Object.freeze(", 1)[1].rsplit(")", 1)[0])
+    assert listed == list(protocol.EVENT_TYPES)
+    constants = {
+        value for name, value in vars(protocol).items() if name.isupper() and isinstance(value, str)
+    }
+    assert constants == set(protocol.EVENT_TYPES)  # every event type a turn sends is listed
+    follow = (Path(__file__).parents[2] / "web" / "js" / "follow.js").read_text()
+    assert "from './protocol.js'" in follow and "'turn_start'" not in follow  # no list of its own

@@ -103,7 +103,7 @@ def test_the_count_holds_across_worker_processes(
         )
         assert_limited(response, "too_many_turns")
     finally:
-        other_worker.extensions["turns"].shutdown()
+        other_worker.extensions["engine"].close()
         other_worker.extensions["db"].dispose()
 
 
@@ -149,7 +149,7 @@ def test_the_daily_budget_refuses_the_turn_after_the_one_that_crossed_it(
         assert int(second.headers["Retry-After"]) <= 24 * 3600
         assert rows(db) == before
     finally:
-        app.extensions["turns"].shutdown()
+        app.extensions["engine"].close()
         app.extensions["db"].dispose()
 
 

@@ -3,19 +3,8 @@
 // up (an expired token, a server error) we reopen from the last event seen with a fresh URL.
 
 import { api } from './api.js';
-
-const TYPES = [
-  'turn_start',
-  'message_start',
-  'block_start',
-  'block_delta',
-  'block_end',
-  'message_end',
-  'message_discarded',
-  'tool_result',
-  'turn_error',
-  'turn_end',
-];
+// The server's own list of event types (streaming/protocol.py), served as a module.
+import { EVENT_TYPES } from './protocol.js';
 const MAX_BACKOFF_MS = 8000;
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -54,7 +43,7 @@ export class Follower {
   open(url) {
     const source = new EventSource(resumeUrl(url, this.seq));
     this.source = source;
-    for (const type of TYPES) source.addEventListener(type, (event) => this.receive(type, event));
+    for (const type of EVENT_TYPES) source.addEventListener(type, (event) => this.receive(type, event));
     source.addEventListener('open', () => {
       this.failures = 0;
       this.onState('live');

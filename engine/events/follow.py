@@ -1,0 +1,68 @@
+"""The one follow loop: a turn's events after a position, then live ones, in any shape.
+
+Every event stream (our SSE protocol, the AI SDK's UI message stream) is this generator:
+it sends each batch of frames one upstream read produced as one part, a keep-alive comment
+when the turn is quiet, and ends when the turn ends. When the worker drains it ends early:
+our protocol cleanly (the client reconnects with Last-Event-ID), the UI stream broken (a
+clean end would look finished to useChat, a broken one makes it resume elsewhere).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Callable
+
+from config import Timings
+from engine.events.log import Chunk
+from engine.events.reader import EventReader
+from streaming.hosting import StreamBroken
+from streaming.protocol import KEEPALIVE
+from streaming.shapes import Shape
+
+Refusal = Callable[[], tuple[str, str] | None]
+
+
+async def follow(
+    reader: EventReader,
+    timings: Timings,
+    turn_id: str,
+    after: int,
+    shape: Shape,
+    draining: Callable[[], bool],
+    refused: Refusal | None = None,
+) -> AsyncIterator[bytes]:
+    """Yield the turn's events after `after` until it ends, rendered by `shape`.
+
+    `refused` says (code, message) once the client's token is revoked or expired: the
+    stream then ends with the shape's error instead of more events.
+    """
+    position, now = after, time.monotonic()
+    idle_since = wrote_at = now
+    while True:
+        idle = now - idle_since >= timings.idle_check
+        wait = min(timings.keepalive, timings.idle_check)
+        chunk: Chunk = await reader.read(turn_id, position, wait, check_store=idle)
+        refusal = refused() if refused is not None else None
+        if refusal is not None:
+            yield shape.refuse(*refusal)
+            return
+        now = time.monotonic()
+        if chunk.frames:
+            position, idle_since = chunk.last_seq, now
+            body = shape.render(chunk.frames)
+            if body:
+                yield body
+                wrote_at = now
+        elif not chunk.finished and now - wrote_at >= timings.keepalive:
+            yield KEEPALIVE
+            wrote_at = now
+        # A finished chunk with nothing more to give ends the stream.
+        if shape.done or (chunk.finished and (position >= chunk.last_seq or not chunk.frames)):
+            break
+        if draining():
+            if shape.break_on_drain:
+                raise StreamBroken(turn_id)
+            break
+    tail = shape.close()
+    if tail:
+        yield tail

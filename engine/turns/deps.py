@@ -1,0 +1,44 @@
+"""What every turn of a worker shares, wired once and never changed."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from config import Timings
+from engine.events.log import EventLog
+from engine.store.durable import Store
+from engine.store.messages import MessageStore
+from engine.store.turns import TurnStore
+from engine.turns.pacing import Pacer
+from engine.turns.tools import ToolRunner
+from engine.turns.window import ContextWindow
+from engine.upstream.client import ModelClient
+from engine.upstream.retry import RetryPolicy
+
+
+@dataclass
+class WorkerState:
+    """What changes about the worker while it runs (state, not wiring)."""
+
+    draining: bool = False
+
+
+@dataclass(frozen=True)
+class TurnDeps:
+    """The stores, log, model, tools and limits every turn of this worker uses."""
+
+    turns: TurnStore
+    messages: MessageStore
+    store: Store
+    events: EventLog
+    model: ModelClient
+    tools: ToolRunner
+    tool_definitions: list[dict[str, Any]]
+    timings: Timings
+    pacer: Pacer
+    max_rounds: int
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    max_takeovers: int = 3
+    window: ContextWindow = field(default_factory=ContextWindow)
+    worker: WorkerState = field(default_factory=WorkerState)

@@ -1,0 +1,194 @@
+"""Run a round's tool calls once each, in the tool pool, storing every result first.
+
+Each tool_use id is claimed in the database before its tool runs, so it never runs twice,
+whichever worker or retry gets there. A read-only tool whose database became unreachable
+did nothing, so it is run again once the database is back, for as long as
+STORE_OUTAGE_SECONDS allows; a tool with side effects is never run again (its write may
+have committed as its connection failed). Any other failure is an `is_error` result.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections.abc import Callable
+from concurrent.futures import Executor
+from dataclasses import dataclass
+from typing import Any
+
+from config import Timings
+from engine.store.durable import Store
+from engine.store.fence import Lease
+from engine.store.messages import MessageStore, StoredRun
+from models.chat import TOOL_RUNNING
+from models.db import Database, is_outage
+from telemetry.metrics import TOOL_ERRORS, TOOL_RUNS, TOOL_SECONDS
+from tools.registry import ToolContext, ToolOutcome, ToolRegistry
+
+INTERRUPTED = (
+    "The tool run was interrupted: the server running it stopped, so it may or may not have "
+    "completed. Call the tool again if you still need its result."
+)
+CANCELLED = "The tool was not run to completion: the turn was cancelled."
+UNREACHABLE = "The tool '{name}' could not reach the database. Try again later."
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One closed tool_use block to answer."""
+
+    tool_use_id: str
+    name: str
+    input: dict[str, Any]
+    refusal: str | None = None
+
+
+class ToolRunner:
+    """Executes tool calls in the tool pool; a claim before each run keeps it to one run."""
+
+    def __init__(
+        self,
+        registry: ToolRegistry,
+        messages: MessageStore,
+        db: Database,
+        pool: Executor,
+        store: Store,
+        timings: Timings,
+    ) -> None:
+        self.registry, self.messages, self.db = registry, messages, db
+        self.pool, self.store, self.timings = pool, store, timings
+        self._rng = random.Random()
+
+    async def run_all(
+        self, lease: Lease, user_id: int, calls: list[ToolCall], quiet: Callable[[], bool]
+    ) -> list[StoredRun]:
+        """Return one stored run per call, in order, running each id at most once.
+
+        A cancelled turn still answers every call (the unfinished ones as cancelled); a turn
+        that stops quietly (`quiet()`: handed over or fenced out) stores nothing more and
+        lets the cancellation through, leaving the claims to the next holder.
+        """
+        runs: dict[str, StoredRun] = {}
+        pending: dict[str, tuple[ToolCall, asyncio.Task[ToolOutcome], float]] = {}
+        loop = asyncio.get_running_loop()
+        try:
+            for call in calls:
+                run = await self._claim(lease, call, call.refusal)
+                if run is not None:
+                    runs[call.tool_use_id] = run
+                    continue
+                ctx = ToolContext(user_id, self.db, call.tool_use_id, lease.turn_id)
+                task = loop.create_task(self._execute(call, ctx))
+                pending[call.tool_use_id] = (call, task, time.monotonic())
+            for call, task, started in pending.values():
+                outcome = await task
+                seconds = time.monotonic() - started
+                runs[call.tool_use_id] = await self._save(lease, call, outcome, seconds)
+        except asyncio.CancelledError:
+            for _, task, _ in pending.values():
+                task.cancel()
+            if quiet():
+                raise
+            asyncio.current_task().uncancel()  # type: ignore[union-attr]
+            for call in calls:
+                if call.tool_use_id in runs:
+                    continue
+                if call.tool_use_id in pending:
+                    seconds = time.monotonic() - pending[call.tool_use_id][2]
+                    outcome = ToolOutcome(CANCELLED, True)
+                    runs[call.tool_use_id] = await self._save(lease, call, outcome, seconds)
+                else:
+                    run = await self._claim(lease, call, CANCELLED)
+                    assert run is not None
+                    runs[call.tool_use_id] = run
+        return [runs[c.tool_use_id] for c in calls]
+
+    async def _claim(self, lease: Lease, call: ToolCall, refusal: str | None) -> StoredRun | None:
+        """Claim the call's id; return its answer if it has one (or gets `refusal`) now.
+
+        None means "claimed: run it".
+        """
+        claimed = await self.store.durable(
+            self.messages.claim_tool, lease, call.tool_use_id, call.name, call.input
+        )
+        if claimed is not None and claimed.status == TOOL_RUNNING:
+            return await self._save(lease, call, ToolOutcome(INTERRUPTED, True), 0.0)
+        if claimed is not None:
+            return claimed
+        if refusal:
+            return await self._save(lease, call, ToolOutcome(refusal, True), 0.0)
+        return None
+
+    async def _execute(self, call: ToolCall, ctx: ToolContext) -> ToolOutcome:
+        """Run one tool in the pool within TOOL_TIMEOUT, waiting out database outages."""
+        t, loop = self.timings, asyncio.get_running_loop()
+        started, delay = time.monotonic(), t.store_backoff_base
+        while True:
+            run = loop.run_in_executor(self.pool, self.registry.execute, call.name, call.input, ctx)
+            try:
+                # At the timeout the call is cancelled: one still queued never runs after
+                # its "timed out" result was sent.
+                return await asyncio.wait_for(run, t.tool_timeout)
+            except TimeoutError:
+                return ToolOutcome(
+                    f"The tool '{call.name}' timed out after {t.tool_timeout:g}s. "
+                    "Try a narrower query.",
+                    True,
+                )
+            except Exception as err:
+                tool = self.registry.get(call.name)
+                again = tool is not None and not tool.side_effects and is_outage(err)
+                if not again or time.monotonic() - started >= t.store_outage:
+                    return ToolOutcome(UNREACHABLE.format(name=call.name), True)
+            await asyncio.sleep(delay * self._rng.uniform(0.5, 1.0))
+            delay = min(t.store_backoff_cap, delay * 2)
+
+    async def _save(
+        self, lease: Lease, call: ToolCall, outcome: ToolOutcome, seconds: float
+    ) -> StoredRun:
+        # Only our tools' names become labels: a model may call any name it makes up.
+        tool = call.name if self.registry.get(call.name) is not None else "unknown"
+        TOOL_RUNS.labels(tool).inc()
+        TOOL_SECONDS.labels(tool).observe(seconds)
+        if outcome.is_error:
+            TOOL_ERRORS.labels(tool).inc()
+        return await self.store.durable(
+            self.messages.finish_tool,
+            lease,
+            call.tool_use_id,
+            [{"type": "text", "text": outcome.content}],
+            outcome.is_error,
+            int(seconds * 1000),
+        )
+
+
+def tool_calls(
+    content: list[dict[str, Any]], input_errors: dict[str, str], refuse_all: str | None = None
+) -> list[ToolCall]:
+    """Return the distinct tool_use blocks of a message; bad input or `refuse_all` -> not run."""
+    calls: dict[str, ToolCall] = {}
+    for block in content:
+        ident = block.get("id")
+        if block.get("type") != "tool_use" or ident in calls:
+            continue
+        refusal = refuse_all
+        if refusal is None and ident in input_errors:
+            refusal = (
+                f"The tool was not run because its {input_errors[ident]}. "
+                "Call it again with a valid JSON object as input."
+            )
+        calls[ident] = ToolCall(ident, block.get("name", ""), block.get("input") or {}, refusal)
+    return list(calls.values())
+
+
+def result_block(run: StoredRun) -> dict[str, Any]:
+    """Return the tool_result block that answers `run`."""
+    block: dict[str, Any] = {
+        "type": "tool_result",
+        "tool_use_id": run.tool_use_id,
+        "content": run.result,
+    }
+    if run.is_error:
+        block["is_error"] = True
+    return block

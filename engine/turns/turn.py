@@ -1,0 +1,246 @@
+"""One turn, as one task of the engine's loop: call the model, run its tools, until it stops.
+
+A turn holds its lease. A fresh turn starts with turn_start; a turn taken over from a dead
+worker first sends what clients missed (engine/turns/resume.py) and goes on from the stored
+rows. It stops when asked (`stop`): a cancel ends it `cancelled`; a hand-over (the worker
+drains), a fence (the lease moved) or a hand-back (its log was unreachable at takeover)
+stop it quietly, writing nothing more, and the lease's next holder ends it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from engine.errors import (
+    EndedElsewhere,
+    LeaseLost,
+    StorageUnavailable,
+    TurnCancelled,
+    TurnFailed,
+)
+from engine.store.fence import Lease
+from engine.store.turns import NewTurn
+from engine.turns import ending, resume
+from engine.turns.calls import ModelCalls
+from engine.turns.deps import TurnDeps
+from engine.turns.outbox import Outbox
+from engine.turns.tools import result_block, tool_calls
+from models import new_id
+from streaming import protocol as P
+from streaming.history import repair_history, validate_history
+from streaming.view import view_of
+from telemetry.metrics import EVENTS
+
+log = logging.getLogger(__name__)
+
+TRUNCATED = {
+    "max_tokens": "The reply was cut off at the output token limit; ask for a shorter answer.",
+    "model_context_window_exceeded": "The reply ran out of room in the model's context "
+    "window; ask again (the oldest turns are left out of the model's view as needed).",
+}
+REFUSAL = "The model declined to answer this request."
+INTERNAL = ("internal_error", "The turn failed on our side.")
+QUIET = ("handover", "fenced", "handback")
+
+
+class LeaveQuietly(Exception):
+    """The turn stops without a word: another worker will go on with it."""
+
+
+class Turn:
+    """Runs one turn to an end state, or stops quietly when another worker must end it."""
+
+    def __init__(
+        self,
+        deps: TurnDeps,
+        turn: NewTurn,
+        user_id: int,
+        lease: Lease,
+        takeovers: int = 0,
+        stalls: int = 0,
+    ) -> None:
+        self.deps, self.turn, self.user_id, self.lease = deps, turn, user_id, lease
+        self.takeovers, self.stalls = takeovers, stalls
+        self.outbox = Outbox(deps.events, deps.store, lease)
+        self.calls = ModelCalls(deps, turn.turn_id, lambda: self.stop_kind is not None)
+        self.stop_kind: str | None = None
+        self.started = self.closing = False
+        self.rounds = 0
+        self.task: asyncio.Task[str] | None = None
+        self.shown_errors: set[str] = set()
+        self._counted = 0
+
+    def stop(self, kind: str) -> None:
+        """Stop the turn: `cancel` (the client asked) or a quiet kind (QUIET)."""
+        if self.stop_kind is not None or self.closing:
+            return
+        self.stop_kind = kind
+        if self.started and self.task is not None:
+            self.task.cancel()  # a turn not started yet sees stop_kind as it starts
+
+    def quiet(self) -> bool:
+        """True once the turn must end without a word."""
+        return self.stop_kind in QUIET
+
+    async def run(self) -> str:
+        """Run the turn and return its final status; clients always get turn_end last."""
+        self.task = asyncio.current_task()  # type: ignore[assignment]
+        self.started = True
+        status, error = "failed", INTERNAL
+        try:
+            if self.stop_kind is not None:
+                raise asyncio.CancelledError()  # stopped before it began
+            history, stop = await self._begin()
+            status, error = await self._rounds(history, stop), None
+        except asyncio.CancelledError:
+            asyncio.current_task().uncancel()  # type: ignore[union-attr]
+            self.stop_kind = self.stop_kind or "handover"  # cancelled from outside: shutdown
+            status, error = "cancelled", None
+        except TurnCancelled:
+            status, error = "cancelled", None
+        except (LeaveQuietly, LeaseLost):
+            self.stop_kind = self.stop_kind if self.quiet() else "fenced"
+        except TurnFailed as err:
+            status = "interrupted" if err.code == resume.WORKER_LOST else status
+            error = (err.code, err.message)
+        except StorageUnavailable as err:
+            error = (err.code, err.message)
+        except EndedElsewhere as ended:
+            self.closing = True
+            return await ending.record_elsewhere(self, ended.status, ended.error)
+        except Exception:
+            log.exception("turn %s crashed", self.turn.turn_id)
+        self.closing = True
+        try:
+            if self.quiet():
+                return await ending.leave(self)
+            return await ending.close(self, status, error)
+        finally:
+            self.count_events()
+
+    def count_events(self) -> None:
+        """Add the events emitted since the last count to the metric."""
+        emitted = self.outbox.emitted
+        if emitted > self._counted:
+            EVENTS.inc(emitted - self._counted)
+            self._counted = emitted
+
+    async def _begin(self) -> tuple[list[dict[str, Any]], str | None]:
+        """Announce the turn, or catch clients up after a takeover; return where it stands."""
+        deps, turn_id = self.deps, self.turn.turn_id
+        start = {
+            "turn_id": turn_id,
+            "session_id": self.turn.session_id,
+            "user_message_id": self.turn.user_message_id,
+        }
+        if not self.takeovers:
+            self.outbox.emit(P.TURN_START, start)
+            return await deps.store.durable(deps.messages.history, self.turn.session_id), None
+        try:
+            frames = await deps.events.takeover(turn_id, self.lease.number)
+        except LeaseLost:
+            raise
+        except Exception as err:
+            # The log is out: whoever takes the turn next must see what clients saw.
+            log.warning("turn %s: its event log is unreachable (%s); given back", turn_id, err)
+            self.stop_kind = "handback"
+            raise LeaveQuietly() from err
+        view = view_of(frames)
+        if view.status is not None:
+            raise EndedElsewhere(view.status, view.errors[-1] if view.errors else None)
+        self.shown_errors = {code for code, _ in view.errors}
+        rows = await deps.store.durable(deps.messages.turn_messages, turn_id)
+        for event_type, data in resume.catch_up(view, rows, start):
+            self.outbox.emit(event_type, data)
+        await deps.store.durable(deps.messages.discard_streaming, self.lease)
+        standing = resume.standing(rows)
+        self.rounds = standing.rounds
+        if self.stalls > deps.max_takeovers:
+            raise TurnFailed(
+                resume.WORKER_LOST,
+                f"The servers running this turn stopped {self.stalls} times in a row without "
+                "getting further; it was ended to protect the others. What was completed is "
+                "saved; ask again.",
+            )
+        log.warning("turn %s: taken over (takeover %d)", turn_id, self.takeovers)
+        # Unrepaired: a stored tool call whose results were not stored yet must be answered
+        # by its tools (or their claims), not by the synthetic results repair would add.
+        conversation = await deps.store.durable(deps.messages.conversation, self.turn.session_id)
+        return conversation, standing.stop_reason
+
+    async def _rounds(self, history: list[dict[str, Any]], stop: str | None) -> str:
+        tool_errors: dict[str, str] = {}
+        while True:
+            if history and history[-1]["role"] == "assistant":
+                outcome = await self._after_message(history[-1]["content"], stop, tool_errors)
+                if isinstance(outcome, str):
+                    return outcome
+                if outcome is not None:
+                    history.append(outcome)
+            if self.rounds >= self.deps.max_rounds:
+                return "max_rounds"
+            if self.stop_kind == "cancel":
+                raise TurnCancelled()
+            if self.deps.worker.draining:
+                # Between rounds nothing is in flight: the cheapest moment to hand over.
+                self.stop_kind = "handover"
+                raise LeaveQuietly()
+            self.rounds += 1
+            # Repair drops what the API refuses (e.g. whitespace-only text before a tool call)
+            # and merges a pause_turn continuation into the message it continues.
+            history = repair_history(history)
+            problems = validate_history(history, expect_user_last=stop != "pause_turn")
+            if problems:
+                raise TurnFailed("invalid_history", "; ".join(problems))
+            result = await self.calls.stream(history, self.outbox, self.lease)
+            self.count_events()
+            history.append(
+                {"role": "assistant", "content": result.content, "id": result.message_id}
+            )
+            stop, tool_errors = result.stop_reason, result.tool_errors
+
+    async def _after_message(
+        self, content: list[dict[str, Any]], stop: str | None, tool_errors: dict[str, str]
+    ) -> str | dict[str, Any] | None:
+        """Act on a finished assistant message: a final status, tool results, or go on."""
+        if stop == "tool_use":
+            answer = await self._answer_tools(content, tool_errors, None)
+            return "completed" if answer is None else answer
+        if stop in TRUNCATED:
+            refusal = f"The tool was not run: the reply stopped ({stop})."
+            await self._answer_tools(content, tool_errors, refusal)
+            raise TurnFailed(stop, TRUNCATED[stop])
+        if stop == "refusal":
+            if "refusal" not in self.shown_errors:
+                self.outbox.emit(P.ERROR, {"code": "refusal", "message": REFUSAL})
+            return "completed"
+        return None if stop == "pause_turn" else "completed"
+
+    async def _answer_tools(
+        self, content: list[dict[str, Any]], errors: dict[str, str], refuse: str | None
+    ) -> dict[str, Any] | None:
+        """Run (or refuse) every tool_use of a message; store and emit one results message."""
+        calls = tool_calls(content, errors, refuse)
+        if not calls:
+            return None
+        deps = self.deps
+        runs = await deps.tools.run_all(self.lease, self.user_id, calls, self.quiet)
+        blocks = [result_block(run) for run in runs]
+        message_id = new_id("msg")
+        await deps.store.durable(
+            deps.messages.add_message, self.lease, message_id, "user", blocks, "complete"
+        )
+        for run, block in zip(runs, blocks, strict=True):
+            self.outbox.emit(
+                P.TOOL_RESULT,
+                {
+                    "message_id": message_id,
+                    "tool_use_id": run.tool_use_id,
+                    "name": run.name,
+                    "is_error": run.is_error,
+                    "content": block["content"],
+                },
+            )
+        return {"role": "user", "content": blocks, "id": message_id}

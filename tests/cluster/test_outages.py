@@ -1,0 +1,134 @@
+"""Outages of Redis and PostgreSQL on a 3-worker cluster, alone and with a worker killed.
+
+Every timing is the default scaled by the deployment's TIME_SCALE, the outages too: every
+turn ends `completed` with exactly the answer its clients were shown, no row is left
+`streaming`, nothing ends `interrupted`, no tool runs twice.
+"""
+
+from __future__ import annotations
+
+import signal
+import time
+from collections import Counter
+from collections.abc import Iterator
+
+import pytest
+from sqlalchemy import select
+
+from config import load_timings
+from models import Message, Turn
+from tests.cluster.conftest import Deployment
+from tests.cluster.process import Cluster
+from tests.cluster.test_worker_deaths import check_turns, follow_all, start_turns
+from tests.outage import ServiceProxy
+
+TURNS = 8
+
+
+@pytest.fixture
+def redis_proxy() -> Iterator[ServiceProxy]:
+    proxy = ServiceProxy(6379)
+    yield proxy
+    proxy.close()
+
+
+@pytest.fixture
+def postgres_proxy() -> Iterator[ServiceProxy]:
+    proxy = ServiceProxy(5432)
+    yield proxy
+    proxy.close()
+
+
+def settled(deployment: Deployment, turn_ids: list[str]) -> None:
+    """No row of these turns is left streaming, none interrupted, none held by a worker."""
+    with deployment.db.read() as s:
+        rows = s.scalars(select(Turn).where(Turn.id.in_(turn_ids))).all()
+        statuses = s.scalars(select(Message.status).where(Message.turn_id.in_(turn_ids))).all()
+    assert {r.status for r in rows} == {"completed"}
+    assert all(r.worker_id is None for r in rows)
+    assert "streaming" not in statuses
+
+
+def test_redis_down_then_the_worker_running_the_most_turns_killed(
+    deployment: Deployment, redis_proxy: ServiceProxy
+) -> None:
+    env = {**deployment.env, "EVENT_LOG_URL": redis_proxy.url(deployment.env["EVENT_LOG_URL"])}
+    scale = float(env["TIME_SCALE"])
+    with Cluster(env, workers=3, log=deployment.log) as cluster:
+        turns = start_turns(cluster, deployment.token, TURNS)
+        followers, threads = follow_all(cluster, turns)
+        time.sleep(1.5)  # every turn streams
+        where = {t["turn_id"]: deployment.worker_pid(t["turn_id"]) for t in turns}
+        busiest, count = Counter(where.values()).most_common(1)[0]
+        assert count >= 2
+        redis_proxy.down()
+        time.sleep(1 * scale)
+        cluster.signal_worker(busiest, signal.SIGKILL)
+        time.sleep(10 * scale)
+        redis_proxy.up()
+        for thread in threads:
+            thread.join(180)
+        check_turns(deployment, cluster, turns, followers)
+    settled(deployment, [t["turn_id"] for t in turns])
+    orphaned = [turn_id for turn_id, pid in where.items() if pid == busiest]
+    assert all(deployment.turn_row(turn_id).takeovers >= 1 for turn_id in orphaned)
+    # Taken over while Redis was still down: given back, then taken again once it was up.
+    assert "event log is unreachable" in deployment.log.read_text()
+
+
+def test_postgres_unreachable_for_20_seconds_is_waited_out(
+    deployment: Deployment, postgres_proxy: ServiceProxy
+) -> None:
+    env = {**deployment.env, "DATABASE_URL": postgres_proxy.url(deployment.env["DATABASE_URL"])}
+    scale = float(env["TIME_SCALE"])
+    timings = load_timings(env)
+    assert 20 * scale > timings.stale_after  # longer than a worker is trusted without a beat
+    with Cluster(env, workers=3, log=deployment.log) as cluster:
+        http = cluster.client(deployment.token)
+        turns = start_turns(cluster, deployment.token, TURNS)
+        followers, threads = follow_all(cluster, turns)
+        time.sleep(1.5)
+        postgres_proxy.down()
+        time.sleep(1 * scale)
+        refused = http.post("/api/sessions")
+        assert refused.status_code == 503, refused.text
+        assert refused.json()["error"]["code"] == "storage_unavailable"
+        assert int(refused.headers["retry-after"]) >= 1
+        assert http.get("/healthz").status_code == 503
+        time.sleep(19 * scale)
+        postgres_proxy.up()
+        for thread in threads:
+            thread.join(180)
+        assert http.post("/api/sessions").status_code == 201
+        check_turns(deployment, cluster, turns, followers)
+    settled(deployment, [t["turn_id"] for t in turns])
+    rows = [deployment.turn_row(t["turn_id"]) for t in turns]
+    assert [r.takeovers for r in rows] == [0] * TURNS, "an outage is not a worker's death"
+
+
+def test_postgres_and_redis_down_together_with_a_worker_killed(
+    deployment: Deployment, redis_proxy: ServiceProxy, postgres_proxy: ServiceProxy
+) -> None:
+    env = {
+        **deployment.env,
+        "EVENT_LOG_URL": redis_proxy.url(deployment.env["EVENT_LOG_URL"]),
+        "DATABASE_URL": postgres_proxy.url(deployment.env["DATABASE_URL"]),
+    }
+    scale = float(env["TIME_SCALE"])
+    with Cluster(env, workers=3, log=deployment.log) as cluster:
+        turns = start_turns(cluster, deployment.token, TURNS)
+        followers, threads = follow_all(cluster, turns)
+        time.sleep(1.5)
+        busiest = Counter(deployment.worker_pid(t["turn_id"]) for t in turns).most_common(1)[0][0]
+        redis_proxy.down()
+        postgres_proxy.down()
+        time.sleep(1 * scale)
+        cluster.signal_worker(busiest, signal.SIGKILL)
+        time.sleep(10 * scale)
+        postgres_proxy.up()
+        time.sleep(5 * scale)
+        redis_proxy.up()
+        for thread in threads:
+            thread.join(180)
+        check_turns(deployment, cluster, turns, followers)
+    settled(deployment, [t["turn_id"] for t in turns])
