@@ -1,6 +1,7 @@
 """Model calls of a turn: one attempt streams a message, failed attempts are retried.
 
-An attempt runs in the turn's own task. A stall watch (a timer of the loop, re-armed from
+An attempt reads its stream in a task of its own, so each upstream read resumes only the
+attempt's frames, not the whole turn's. A stall watch (a timer of the loop, re-armed from
 the last upstream event, not a thread) cancels it when the model has been silent for
 FIRST_TOKEN_TIMEOUT before its first content block, or STALL_TIMEOUT after.
 """
@@ -11,7 +12,6 @@ import asyncio
 import logging
 import random
 import time
-from collections.abc import Callable
 from typing import Any
 
 from engine.errors import TurnFailed, UpstreamInterrupted
@@ -35,9 +35,10 @@ NO_START = "The model did not start answering in time."
 class StallWatch:
     """Cancels the attempt's task when the model has been silent too long."""
 
-    def __init__(self, current: MessageRound, stall: float, first_token: float) -> None:
-        self.current, self.stall, self.first_token = current, stall, first_token
-        self.task = asyncio.current_task()
+    def __init__(
+        self, current: MessageRound, task: asyncio.Task[Any], stall: float, first_token: float
+    ) -> None:
+        self.current, self.task, self.stall, self.first_token = current, task, stall, first_token
         self.loop = asyncio.get_running_loop()
         self.fired = False
         self._timer = self.loop.call_later(min(stall, first_token), self._check)
@@ -51,8 +52,7 @@ class StallWatch:
             return
         log.warning("no model event for %.1fs, abandoning the attempt", silent)
         self.fired = True
-        if self.task is not None:
-            self.task.cancel()
+        self.task.cancel()
 
     def close(self) -> None:
         """The attempt is over."""
@@ -62,8 +62,8 @@ class StallWatch:
 class ModelCalls:
     """Streams one model message per round, retrying failed attempts within the policy."""
 
-    def __init__(self, deps: TurnDeps, turn_id: str, stopping: Callable[[], bool]) -> None:
-        self.deps, self.turn_id, self.stopping = deps, turn_id, stopping
+    def __init__(self, deps: TurnDeps, turn_id: str) -> None:
+        self.deps, self.turn_id = deps, turn_id
         # The attempt in flight, if any: a turn that stops ends it.
         self.current: MessageRound | None = None
         # What the last call of this turn left out, once one was made: (turns, notes).
@@ -123,28 +123,35 @@ class ModelCalls:
     ) -> RoundResult:
         """One model call, streamed through `current`; raise UpstreamInterrupted on a stall."""
         t = self.deps.timings
-        watch = StallWatch(current, t.stall_timeout, t.first_token_timeout)
+        reading = asyncio.get_running_loop().create_task(self._read(messages, tools, current))
+        watch = StallWatch(current, reading, t.stall_timeout, t.first_token_timeout)
         try:
-            async with self.deps.model.open(messages, tools) as chunks:
-                events, cadence = JSONEvents(), Cadence(self.deps.pacer)
-                try:
-                    async for chunk in chunks:
-                        cadence.arrived()
-                        for event in events.feed(chunk):
-                            current.feed(event)
-                        await cadence.next()
-                finally:
-                    cadence.close()
-                events.flush()
-            return current.finish()
+            # A stopped turn's cancellation reaches `reading` through this await.
+            return await reading
         except asyncio.CancelledError:
-            if not watch.fired or self.stopping():
+            if not watch.fired or asyncio.current_task().cancelling():  # type: ignore[union-attr]
                 raise
-            asyncio.current_task().uncancel()  # type: ignore[union-attr]
             message = STALLED if current.saw_content else NO_START
             raise UpstreamInterrupted("stalled", message) from None
         finally:
             watch.close()
+
+    async def _read(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], current: MessageRound
+    ) -> RoundResult:
+        """Open the call and feed every upstream event to `current`."""
+        async with self.deps.model.open(messages, tools) as chunks:
+            events, cadence = JSONEvents(), Cadence(self.deps.pacer)
+            try:
+                async for chunk in chunks:
+                    cadence.arrived()
+                    for event in events.feed(chunk):
+                        current.feed(event)
+                    await cadence.next()
+            finally:
+                cadence.close()
+            events.flush()
+        return current.finish()
 
     def _announce(self, plan: Plan, history: list[dict[str, Any]], outbox: Outbox) -> None:
         """Tell clients when a call leaves out more than the call before it did."""

@@ -64,7 +64,7 @@ class Turn:
         self.deps, self.turn, self.user_id, self.lease = deps, turn, user_id, lease
         self.takeovers, self.stalls = takeovers, stalls
         self.outbox = Outbox(deps.events, deps.store, lease)
-        self.calls = ModelCalls(deps, turn.turn_id, lambda: self.stop_kind is not None)
+        self.calls = ModelCalls(deps, turn.turn_id)
         self.stop_kind: str | None = None
         self.started = self.closing = False
         self.rounds = 0
