@@ -35,13 +35,12 @@ def event_stream(turn_id: str, after: int, started: bool = False) -> Response:
         first = turns.peek(turn_id, after)
         if first.finished and (not first.frames or first.last_seq <= after):
             return Response(status=204, headers=SSE_HEADERS)
-    body = turns.follow(turn_id, after, Frames(), g.get("token_id"))
+    body = turns.follow(turn_id, after, Frames(), g.get("token_id"), access.streamed())
     return stream_response(body, SSE_HEADERS)
 
 
 def stream_response(body: BodyFactory, headers: dict[str, str]) -> Response:
     """A text/event-stream response: the host streams it from its loop, else the engine's."""
-    body = access.when_streamed(body)
     hook = request.environ.get(STREAM_HOOK)
     iterable = hook(body) if hook is not None else get_engine().runtime.iterate(body)
     return Response(

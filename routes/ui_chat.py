@@ -18,6 +18,7 @@ from routes.sse import stream_response
 from services import sessions, ui_chats
 from streaming.shapes import UIChunks
 from streaming.ui_stream import UI_STREAM_HEADERS
+from telemetry import access
 
 bp = Blueprint("ui_chat", __name__, description="The Vercel AI SDK's useChat endpoints.")
 UI_DOC = "The turn as the AI SDK's UI message stream (SSE `data:` chunks, then `[DONE]`)."
@@ -144,5 +145,5 @@ def cancel(chat_id: str) -> tuple[dict[str, Any], int]:
 
 def ui_stream(turn_id: str, steps: int | None) -> Response:
     """Stream the turn as UI message chunks, from the start or after the client's `steps`."""
-    body = get_turns().follow(turn_id, 0, UIChunks(steps), g.get("token_id"))
+    body = get_turns().follow(turn_id, 0, UIChunks(steps), g.get("token_id"), access.streamed())
     return stream_response(body, UI_STREAM_HEADERS)

@@ -60,6 +60,10 @@ class TokenWatcher:
             self._open.pop(token_id, None)
             self._dead.pop(token_id, None)
 
+    def guard(self, token_id: int) -> TokenGuard:
+        """What ends a stream authorised by `token_id` once the token stops working."""
+        return TokenGuard(self, token_id)
+
     def stop(self) -> None:
         """Stop polling (the engine stops)."""
         if self._task is not None:
@@ -115,6 +119,27 @@ class TokenWatcher:
             for token_id, verdict in dead.items():
                 if token_id in self._open:
                     self._dead[token_id] = verdict
+
+
+class TokenGuard:
+    """One stream's watch of its token (engine/events/follow.py's Guard)."""
+
+    __slots__ = ("token_id", "watcher")
+
+    def __init__(self, watcher: TokenWatcher, token_id: int) -> None:
+        self.watcher, self.token_id = watcher, token_id
+
+    def open(self) -> None:
+        """The stream starts: watch its token."""
+        self.watcher.open(self.token_id)
+
+    def refusal(self) -> tuple[str, str] | None:
+        """(code, message) once the token is revoked or expired."""
+        return self.watcher.dead(self.token_id)
+
+    def close(self) -> None:
+        """The stream ended."""
+        self.watcher.close(self.token_id)
 
 
 def _verdict(

@@ -2,7 +2,7 @@
 
 Flask describes each request (route template, user, turn) when its response is ready and
 writes the line then; an event stream outlives its view, so its line is written when the
-stream ends, with its whole duration (`when_streamed`), whoever runs the stream.
+stream ends, with its whole duration (`streamed`), whoever runs the stream.
 """
 
 from __future__ import annotations
@@ -11,13 +11,11 @@ import json
 import logging
 import sys
 import time
-from collections.abc import AsyncIterator
-from contextlib import aclosing
+from collections.abc import Callable
 from typing import Any
 
 from flask import Flask, Response, g, request
 
-from streaming.hosting import BodyFactory
 from telemetry.metrics import REQUEST_SECONDS
 
 ACCESS = logging.getLogger("chat.access")
@@ -95,21 +93,16 @@ def install(app: Flask) -> None:
         return response
 
 
-def when_streamed(body: BodyFactory) -> BodyFactory:
-    """In a view: log this request when its stream `body` ends, not when the view returns."""
+def streamed() -> Callable[[], None]:
+    """In a view: log this request when its stream ends (call the result then), not now."""
     g.access_streamed = True
     record = g.access_record = g.get("access_record") or {}
     started = g.get("access_started", time.perf_counter())
 
-    async def logged() -> AsyncIterator[bytes]:
-        try:
-            async with aclosing(body()) as parts:
-                async for part in parts:
-                    yield part
-        finally:
-            _write(record, time.perf_counter() - started, stream=True)
+    def ended() -> None:
+        _write(record, time.perf_counter() - started, stream=True)
 
-    return logged
+    return ended
 
 
 def _write(record: dict[str, Any], seconds: float, stream: bool = False) -> None:

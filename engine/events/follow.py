@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import AsyncIterator, Callable
+from typing import Protocol
 
 from config import Timings
 from engine.events.log import Chunk
@@ -18,8 +19,20 @@ from engine.events.reader import EventReader
 from streaming.hosting import StreamBroken
 from streaming.protocol import KEEPALIVE
 from streaming.shapes import Shape
+from telemetry.metrics import STREAM_SECONDS, STREAMS_ACTIVE
 
-Refusal = Callable[[], tuple[str, str] | None]
+
+class Guard(Protocol):
+    """Ends a stream early: what authorised it (its token) stopped working."""
+
+    def open(self) -> None:
+        """The stream starts."""
+
+    def refusal(self) -> tuple[str, str] | None:
+        """(code, message) once the stream must end, else None."""
+
+    def close(self) -> None:
+        """The stream ended."""
 
 
 async def follow(
@@ -29,40 +42,55 @@ async def follow(
     after: int,
     shape: Shape,
     draining: Callable[[], bool],
-    refused: Refusal | None = None,
+    guard: Guard | None = None,
+    on_end: Callable[[], None] | None = None,
 ) -> AsyncIterator[bytes]:
     """Yield the turn's events after `after` until it ends, rendered by `shape`.
 
-    `refused` says (code, message) once the client's token is revoked or expired: the
-    stream then ends with the shape's error instead of more events.
+    Once `guard` refuses (the client's token was revoked or expired) the stream ends with
+    the shape's error instead of more events. `on_end` runs when the stream is over.
     """
-    position, now = after, time.monotonic()
-    idle_since = wrote_at = now
-    while True:
-        idle = now - idle_since >= timings.idle_check
-        wait = min(timings.keepalive, timings.idle_check)
-        chunk: Chunk = await reader.read(turn_id, position, wait, check_store=idle)
-        refusal = refused() if refused is not None else None
-        if refusal is not None:
-            yield shape.refuse(*refusal)
-            return
-        now = time.monotonic()
-        if chunk.frames:
-            position, idle_since = chunk.last_seq, now
-            body = shape.render(chunk.frames)
-            if body:
-                yield body
+    # One generator from the host's write to the log's read: every layer between them
+    # would be resumed again for every part.
+    opened = time.monotonic()
+    STREAMS_ACTIVE.inc()
+    if guard is not None:
+        guard.open()
+    try:
+        position, now = after, opened
+        idle_since = wrote_at = now
+        while True:
+            idle = now - idle_since >= timings.idle_check
+            wait = min(timings.keepalive, timings.idle_check)
+            chunk: Chunk = await reader.read(turn_id, position, wait, check_store=idle)
+            refusal = guard.refusal() if guard is not None else None
+            if refusal is not None:
+                yield shape.refuse(*refusal)
+                return
+            now = time.monotonic()
+            if chunk.frames:
+                position, idle_since = chunk.last_seq, now
+                body = shape.render(chunk.frames)
+                if body:
+                    yield body
+                    wrote_at = now
+            elif not chunk.finished and now - wrote_at >= timings.keepalive:
+                yield KEEPALIVE
                 wrote_at = now
-        elif not chunk.finished and now - wrote_at >= timings.keepalive:
-            yield KEEPALIVE
-            wrote_at = now
-        # A finished chunk with nothing more to give ends the stream.
-        if shape.done or (chunk.finished and (position >= chunk.last_seq or not chunk.frames)):
-            break
-        if draining():
-            if shape.break_on_drain:
-                raise StreamBroken(turn_id)
-            break
-    tail = shape.close()
-    if tail:
-        yield tail
+            # A finished chunk with nothing more to give ends the stream.
+            if shape.done or (chunk.finished and (position >= chunk.last_seq or not chunk.frames)):
+                break
+            if draining():
+                if shape.break_on_drain:
+                    raise StreamBroken(turn_id)
+                break
+        tail = shape.close()
+        if tail:
+            yield tail
+    finally:
+        STREAMS_ACTIVE.dec()
+        STREAM_SECONDS.observe(time.monotonic() - opened)
+        if guard is not None:
+            guard.close()
+        if on_end is not None:
+            on_end()

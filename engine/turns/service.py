@@ -10,8 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import AsyncIterator, Callable
-from contextlib import aclosing
+from collections.abc import Callable
 from functools import partial
 
 from engine.errors import Draining
@@ -98,10 +97,27 @@ class TurnService:
         return self.runtime.run(self.reader.read(turn_id, after, 0, check_store=True))
 
     def follow(
-        self, turn_id: str, after: int, shape: Shape, token_id: int | None = None
+        self,
+        turn_id: str,
+        after: int,
+        shape: Shape,
+        token_id: int | None = None,
+        on_end: Callable[[], None] | None = None,
     ) -> BodyFactory:
         """The turn's event stream after `after`, ended early if `token_id` stops working."""
-        return partial(self._follow, turn_id, after, shape, token_id)
+        guard = None if token_id is None else self.tokens.guard(token_id)
+        worker = self.deps.worker
+        return partial(
+            follow,
+            self.reader,
+            self.timings,
+            turn_id,
+            after,
+            shape,
+            lambda: worker.draining,
+            guard,
+            on_end,
+        )
 
     # In the loop.
 
@@ -142,20 +158,3 @@ class TurnService:
             return True
         done, _ = await asyncio.wait({turn.task}, timeout=timeout)
         return bool(done)
-
-    async def _follow(
-        self, turn_id: str, after: int, shape: Shape, token_id: int | None
-    ) -> AsyncIterator[bytes]:
-        if token_id is not None:
-            self.tokens.open(token_id)
-        refused = None if token_id is None else partial(self.tokens.dead, token_id)
-        events = follow(
-            self.reader, self.timings, turn_id, after, shape, lambda: self.draining, refused
-        )
-        try:
-            async with aclosing(events):
-                async for part in events:
-                    yield part
-        finally:
-            if token_id is not None:
-                self.tokens.close(token_id)
