@@ -77,9 +77,10 @@ class Timings:
     slow_reader: float = 30.0
     accept_pause: float = 0.1
     graceful_shutdown: float = 30.0
-    # What clients are told to wait (Retry-After) when busy or when storage is down.
+    # What clients are told to wait (Retry-After): busy, storage down, this worker restarting.
     busy_retry_after: float = 5.0
     outage_retry_after: float = 5.0
+    restart_retry_after: float = 1.0
 
     def scaled(self, factor: float) -> Timings:
         """Return every constant multiplied by `factor`."""

@@ -56,7 +56,8 @@ def register_error_handlers(app: Flask) -> None:
         response, status = error_response(
             503, "server_restarting", "This server is restarting; retry in a moment."
         )
-        response.headers["Retry-After"] = "1"
+        retry = current_app.config["TIMINGS"].restart_retry_after
+        response.headers["Retry-After"] = str(max(1, math.ceil(retry)))
         return response, status
 
     def _storage(err: Exception) -> tuple[Response, int]:
