@@ -5,16 +5,17 @@ Run: python -m bench.pipeline. Prints ratios from one run.
 
 from __future__ import annotations
 
+import asyncio
 import json
-import threading
 import time
 from typing import Any
 
 from bench.streams import chunked, sdk_client, text_stream
 from engine.events.memory import MemoryEventLog
 from engine.store.fence import Lease
+from engine.turns.outbox import Outbox
 from engine.turns.round import MessageRound
-from streaming.sse import iter_json_events
+from streaming.sse import JSONEvents
 
 EVENTS = 20_000
 
@@ -28,26 +29,32 @@ class NullStore:
     def update_message(self, *args: Any, **kwargs: Any) -> None:
         """Do nothing."""
 
+    async def durable(self, write: Any) -> None:
+        """Store nothing."""
+
 
 def ours(raw: bytes) -> int:
     """Decode, accumulate, encode once into the log, and drain it as a reader would."""
-    log = MemoryEventLog()
-    log.open("t", 1)
-    position, sent = 0, 0
 
-    def emit(kind: str, data: dict[str, Any]) -> int:
-        nonlocal position, sent
-        seq = log.append("t", kind, data)
-        chunk = log.read("t", position, 0)  # a reader taking each frame as it lands
-        assert chunk is not None
-        position, sent = chunk.last_seq, sent + len(chunk.frames)
-        return seq
+    async def run() -> int:
+        log, store = MemoryEventLog(), NullStore()
+        log.open("t", 1)
+        lease = Lease("t", "s", 1)
+        outbox = Outbox(log, store, lease)  # type: ignore[arg-type]
+        current = MessageRound(store, outbox, lease)  # type: ignore[arg-type]
+        decoder, position, sent = JSONEvents(), 0, 0
+        for chunk in chunked(raw):
+            for event in decoder.feed(chunk):
+                current.feed(event)
+            await outbox.settled()
+            read = await log.read("t", position, 0)  # a reader taking each batch as it lands
+            assert read is not None
+            position, sent = read.last_seq, sent + len(read.frames)
+        current.finish()
+        await outbox.settled()
+        return sent
 
-    lease = Lease("t", "s", 1)
-    MessageRound(NullStore(), emit, lease, threading.Event()).consume(  # type: ignore[arg-type]
-        iter_json_events(chunked(raw))
-    )
-    return sent
+    return asyncio.run(run())
 
 
 def naive_relay(raw: bytes) -> int:

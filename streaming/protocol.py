@@ -10,12 +10,12 @@ import orjson
 from streaming.sse import SSEDecoder
 
 __all__ = [
-    "EVENT_TYPES",
     "BLOCK_DELTA",
     "BLOCK_END",
     "BLOCK_START",
     "CONTEXT_TRIMMED",
     "ERROR",
+    "EVENT_TYPES",
     "KEEPALIVE",
     "MESSAGE_DISCARDED",
     "MESSAGE_END",
