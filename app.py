@@ -19,6 +19,7 @@ from routes import register_blueprints
 from routes.errors import register_error_handlers
 from routes.ratelimit import RateLimiter, storage_url
 from services.pricing import price_table
+from services.token_watch import TokenWatcher
 from streaming.hosting import Hosted
 from telemetry import access
 
@@ -40,6 +41,8 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     app.extensions["prices"] = price_table(app.config.get("MODEL_PRICES"))
     engine = app.extensions["engine"] = build_engine(app.config, db)
     app.extensions["turns"] = engine.service
+    # Ends open streams whose token is revoked or expires; it polls through the engine's loop.
+    app.extensions["token_watcher"] = TokenWatcher(db, timings.token_poll, engine.deps.store.call)
     app.extensions["rate_limiter"] = RateLimiter(app.config["RATE_LIMIT"], storage_url(app.config))
     # A host starts the engine before it serves, so orphaned turns resume with no request;
     # without one, the first request starts it in a loop of its own. CLI commands never do.

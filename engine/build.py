@@ -24,7 +24,6 @@ from engine.upstream.client import ModelClient, build_model_client
 from engine.upstream.retry import RetryPolicy
 from engine.upstream.tokens import request_tokens
 from models.db import Database
-from services.token_watch import TokenWatcher
 from tools import default_registry
 
 
@@ -62,9 +61,7 @@ def build_engine(config: dict[str, Any], db: Database) -> Engine:
         running if running > 0 else None,
         timings.busy_retry_after,
     )
-    workers = WorkerRegistry(db)
-    tokens = TokenWatcher(db, timings.token_poll, store.call)
-    return Engine(runtime, deps, workers, UserLimits(db, limits), tokens)
+    return Engine(runtime, deps, WorkerRegistry(db), UserLimits(db, limits))
 
 
 def context_window(config: dict[str, Any], model: ModelClient) -> ContextWindow:

@@ -19,7 +19,6 @@ from engine.store.workers import WorkerRegistry
 from engine.turns.deps import TurnDeps
 from engine.turns.service import TurnService
 from engine.turns.upkeep import Upkeep
-from services.token_watch import TokenWatcher
 
 log = logging.getLogger(__name__)
 
@@ -33,12 +32,9 @@ class Engine:
         deps: TurnDeps,
         workers: WorkerRegistry,
         limits: UserLimits | None,
-        tokens: TokenWatcher,
     ) -> None:
         self.runtime, self.deps, self.workers = runtime, deps, workers
-        self.service = TurnService(
-            deps, runtime, workers.worker_id, limits, tokens, self.ensure_started
-        )
+        self.service = TurnService(deps, runtime, workers.worker_id, limits, self.ensure_started)
         self.upkeep = Upkeep(self.service, workers)
         self._tasks: list[asyncio.Task[None]] = []
         self._started = self._stopped = False
@@ -108,7 +104,6 @@ class Engine:
         for task in self._tasks:
             task.cancel()
         self._tasks = []
-        self.service.tokens.stop()
 
     async def _close_log(self) -> None:
         try:

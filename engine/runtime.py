@@ -116,9 +116,18 @@ class Runtime:
         """Stop a loop of the engine's own and its thread; shut the pools down."""
         thread, loop = self._thread, self._loop
         if thread is not None and loop is not None:
+            self.run(_cancel_tasks())
             loop.call_soon_threadsafe(loop.stop)
             thread.join(10)
             loop.close()
             self._loop = self._thread = None
         self.store_pool.shutdown(wait=False, cancel_futures=True)
         self.tool_pool.shutdown(wait=False, cancel_futures=True)
+
+
+async def _cancel_tasks() -> None:
+    """Cancel every other task of the running loop and wait for them to end."""
+    tasks = asyncio.all_tasks() - {asyncio.current_task()}
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)

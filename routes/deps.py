@@ -11,6 +11,7 @@ if TYPE_CHECKING:
     from engine.turns.service import TurnService
     from models.db import Database
     from services.pricing import Prices
+    from services.token_watch import TokenGuard
 
 
 def get_db() -> Database:
@@ -26,6 +27,11 @@ def get_engine() -> Engine:
 def get_turns() -> TurnService:
     """Return the app's turn service."""
     return current_app.extensions["turns"]
+
+
+def get_token_guard(token_id: int | None) -> TokenGuard | None:
+    """What ends a stream once the token that opened it stops working (None: no token)."""
+    return None if token_id is None else current_app.extensions["token_watcher"].guard(token_id)
 
 
 def get_prices() -> Prices:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from flask import Response, g, request
 
-from routes.deps import get_engine, get_turns
+from routes.deps import get_engine, get_token_guard, get_turns
 from routes.errors import APIError
 from streaming.hosting import STREAM_HOOK, BodyFactory
 from streaming.protocol import decode_stream
@@ -35,7 +35,8 @@ def event_stream(turn_id: str, after: int, started: bool = False) -> Response:
         first = turns.peek(turn_id, after)
         if first.finished and (not first.frames or first.last_seq <= after):
             return Response(status=204, headers=SSE_HEADERS)
-    body = turns.follow(turn_id, after, Frames(), g.get("token_id"), access.streamed())
+    guard = get_token_guard(g.get("token_id"))
+    body = turns.follow(turn_id, after, Frames(), guard, access.streamed())
     return stream_response(body, SSE_HEADERS)
 
 

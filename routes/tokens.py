@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import g
+from flask import current_app, g
 
 from routes.api import BEARER, Blueprint
 from routes.auth import login_required
-from routes.deps import get_db, get_turns
+from routes.deps import get_db
 from routes.errors import APIError
 from routes.responses import NewToken, TokenList
 from routes.schemas import TokenRequest
@@ -50,5 +50,5 @@ def create(body: dict[str, Any]) -> tuple[dict[str, Any], int]:
 def revoke(token_id: int) -> tuple[str, int]:
     """Revoke a token at once: requests get 401, its open streams end within seconds."""
     tokens.revoke_token(get_db(), g.user_id, token_id)
-    get_turns().tokens.revoked_here(token_id)
+    current_app.extensions["token_watcher"].revoked_here(token_id)
     return "", 204

@@ -9,7 +9,7 @@ from marshmallow import EXCLUDE, Schema, ValidationError, fields, post_load, val
 
 from routes.api import BEARER, Blueprint
 from routes.auth import login_required
-from routes.deps import get_db, get_turns
+from routes.deps import get_db, get_token_guard, get_turns
 from routes.errors import APIError
 from routes.ratelimit import rate_limited
 from routes.responses import TURN_HEADERS, UI_SSE, UICancelAccepted, UIChatMessages
@@ -145,5 +145,6 @@ def cancel(chat_id: str) -> tuple[dict[str, Any], int]:
 
 def ui_stream(turn_id: str, steps: int | None) -> Response:
     """Stream the turn as UI message chunks, from the start or after the client's `steps`."""
-    body = get_turns().follow(turn_id, 0, UIChunks(steps), g.get("token_id"), access.streamed())
+    guard = get_token_guard(g.get("token_id"))
+    body = get_turns().follow(turn_id, 0, UIChunks(steps), guard, access.streamed())
     return stream_response(body, UI_STREAM_HEADERS)

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from functools import partial
 
 from engine.errors import Draining
-from engine.events.follow import follow
+from engine.events.follow import Guard, follow
 from engine.events.log import Chunk
 from engine.events.reader import EventReader
 from engine.limits import UserLimits
@@ -23,7 +23,6 @@ from engine.store.fence import Lease
 from engine.store.turns import NewTurn
 from engine.turns.deps import TurnDeps
 from engine.turns.turn import Turn
-from services.token_watch import TokenWatcher
 from streaming.hosting import BodyFactory
 from streaming.shapes import Shape
 from telemetry.metrics import TURN_SECONDS, TURNS_ACTIVE, TURNS_FINISHED, TURNS_STARTED
@@ -40,11 +39,9 @@ class TurnService:
         runtime: Runtime,
         worker_id: str,
         limits: UserLimits | None,
-        tokens: TokenWatcher,
         ready: Callable[[], None],
     ) -> None:
-        self.deps, self.runtime, self.worker_id = deps, runtime, worker_id
-        self.limits, self.tokens = limits, tokens
+        self.deps, self.runtime, self.worker_id, self.limits = deps, runtime, worker_id, limits
         # Starts the engine if no host did (its worker row must exist before a turn's).
         self.ready = ready
         self.timings = deps.timings
@@ -101,11 +98,10 @@ class TurnService:
         turn_id: str,
         after: int,
         shape: Shape,
-        token_id: int | None = None,
+        guard: Guard | None = None,
         on_end: Callable[[], None] | None = None,
     ) -> BodyFactory:
-        """The turn's event stream after `after`, ended early if `token_id` stops working."""
-        guard = None if token_id is None else self.tokens.guard(token_id)
+        """The turn's event stream after `after`, ended early once `guard` refuses it."""
         worker = self.deps.worker
         return partial(
             follow,
