@@ -1,17 +1,46 @@
-"""Outages of what the app depends on: a proxy in front of PostgreSQL or Redis that goes down.
+"""Outages of what the app depends on: PostgreSQL or Redis going down, SQLite failing.
 
 `ServiceProxy` listens on a loopback port of its own and forwards to the real service. When
 it goes down it aborts every open connection and stops listening, so new connections are
 refused, as when the service itself stops; when it comes up it listens on the same port
-again. The real service stays up for every other test.
+again. The real service stays up for every other test. `failing_statements` makes every
+statement of a SQLAlchemy engine fail as SQLite does on a full disk.
 """
 
 from __future__ import annotations
 
 import contextlib
 import socket
+import sqlite3
 import threading
+from collections.abc import Iterator
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
+
+from sqlalchemy import Engine, event
+
+
+@contextlib.contextmanager
+def failing_statements(engine: Engine) -> Iterator[threading.Event]:
+    """While the yielded event is set, every statement fails as on a full disk."""
+    down = threading.Event()
+
+    def fail(*_: Any) -> None:
+        if down.is_set():
+            raise sqlite3.OperationalError("database or disk is full")
+
+    event.listen(engine, "before_cursor_execute", fail)
+    try:
+        yield down
+    finally:
+        event.remove(engine, "before_cursor_execute", fail)
+
+
+def assert_storage_unavailable(response: Any) -> None:
+    """A 503 of the one error shape that says when to come back."""
+    assert response.status_code == 503, response.text
+    assert response.json()["error"]["code"] == "storage_unavailable"
+    assert int(response.headers["retry-after"]) >= 1
 
 
 class ServiceProxy:
@@ -49,10 +78,10 @@ class ServiceProxy:
             listener, self._listener = self._listener, None
             pairs, self._pairs = self._pairs, []
         if listener is not None:
-            _abort(listener)
+            abort(listener)
         for pair in pairs:
             for sock in pair:
-                _abort(sock)
+                abort(sock)
 
     def close(self) -> None:
         """Down for good."""
@@ -67,12 +96,12 @@ class ServiceProxy:
             try:
                 upstream = socket.create_connection(("127.0.0.1", self.target_port))
             except OSError:
-                _abort(client)
+                abort(client)
                 continue
             with self._lock:
                 if self._listener is not listener:  # went down meanwhile
-                    _abort(client)
-                    _abort(upstream)
+                    abort(client)
+                    abort(upstream)
                     return
                 self._pairs.append((client, upstream))
             for src, dst in ((client, upstream), (upstream, client)):
@@ -86,11 +115,12 @@ def _pipe(src: socket.socket, dst: socket.socket) -> None:
     except OSError:
         pass
     finally:
-        _abort(src)
-        _abort(dst)
+        abort(src)
+        abort(dst)
 
 
-def _abort(sock: socket.socket) -> None:
+def abort(sock: socket.socket) -> None:
+    """Close a socket at once, both ways, whatever state it is in."""
     with contextlib.suppress(OSError):
         sock.shutdown(socket.SHUT_RDWR)
     with contextlib.suppress(OSError):

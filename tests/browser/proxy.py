@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import contextlib
 import re
 import socket
 import threading
+
+from tests.outage import abort
 
 _HEAD = re.compile(r"([A-Z]+ \S+) HTTP/1\.1\r\n(.*?)\r\n\r\n", re.S)
 
@@ -30,7 +31,7 @@ class CuttableProxy:
             pairs, self._pairs = self._pairs, []
         for pair in pairs:
             for sock in pair:
-                _abort(sock)
+                abort(sock)
         return len(pairs)
 
     def requests(self) -> list[tuple[str, dict[str, str]]]:
@@ -73,17 +74,10 @@ class CuttableProxy:
         except OSError:
             pass
         finally:
-            _abort(src)
-            _abort(dst)
+            abort(src)
+            abort(dst)
 
 
 def _header(line: str) -> tuple[str, str]:
     name, _, value = line.partition(":")
     return name.strip().lower(), value.strip()
-
-
-def _abort(sock: socket.socket) -> None:
-    with contextlib.suppress(OSError):
-        sock.shutdown(socket.SHUT_RDWR)
-    with contextlib.suppress(OSError):
-        sock.close()

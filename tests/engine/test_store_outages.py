@@ -8,16 +8,13 @@ scaled together.
 from __future__ import annotations
 
 import asyncio
-import sqlite3
 import threading
 import time
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from typing import Any
 
 import pytest
-from sqlalchemy import event, select, update
+from sqlalchemy import select, update
 from sqlalchemy.exc import OperationalError
 
 from config import Timings
@@ -36,24 +33,14 @@ from tests.engine.conftest import make_deps, run_to_end
 from tests.engine.streams import answer, tool_use
 from tests.engine.toys import CALLS
 from tests.helpers import ScriptedModel, assert_well_formed, text_of
+from tests.outage import failing_statements
 
 SCALE = 0.02  # store outage 2.4 s, backoff cap 40 ms, stale after 120 ms...
 
 
-@contextmanager
-def unreachable(db: Database) -> Iterator[threading.Event]:
-    """While the yielded event is set, every statement fails as on a full disk."""
-    down = threading.Event()
-
-    def fail(*_: Any) -> None:
-        if down.is_set():
-            raise sqlite3.OperationalError("database or disk is full")
-
-    event.listen(db.engine, "before_cursor_execute", fail)
-    try:
-        yield down
-    finally:
-        event.remove(db.engine, "before_cursor_execute", fail)
+def unreachable(db: Database) -> Any:
+    """While the yielded event is set, every statement of `db` fails as on a full disk."""
+    return failing_statements(db.engine)
 
 
 def out_for(down: threading.Event, seconds: float) -> None:

@@ -7,40 +7,21 @@ wait and then finish `completed` with exactly the answer their clients were show
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
-from sqlalchemy import event, select
+from sqlalchemy import select
 
 from models import Message, Turn
 from streaming.view import view_of
 from tests.conftest import make_user
 from tests.helpers import assert_well_formed
 from tests.http.conftest import LiveServer, events_only
+from tests.outage import assert_storage_unavailable, failing_statements
 
 SCALE = 0.1
 QUESTIONS = ["Am I over budget anywhere?", "What did I spend on groceries last month?"]
-
-
-@contextmanager
-def full_disk(app: Any) -> Iterator[threading.Event]:
-    """While the yielded event is set, every statement fails as on a full disk."""
-    down = threading.Event()
-
-    def fail(*_: Any) -> None:
-        if down.is_set():
-            raise sqlite3.OperationalError("database or disk is full")
-
-    engine = app.extensions["db"].engine
-    event.listen(engine, "before_cursor_execute", fail)
-    try:
-        yield down
-    finally:
-        event.remove(engine, "before_cursor_execute", fail)
 
 
 def test_a_20_second_database_outage_loses_nothing(app_config: dict[str, Any]) -> None:
@@ -63,13 +44,10 @@ def test_a_20_second_database_outage_loses_nothing(app_config: dict[str, Any]) -
         for reader in readers:
             reader.start()
         time.sleep(0.3)  # both turns stream
-        with full_disk(app) as down:
+        with failing_statements(db.engine) as down:
             down.set()
-            refused = live.post("/api/sessions")
-            assert refused.status_code == 503, refused.text
-            assert refused.json()["error"]["code"] == "storage_unavailable"
-            assert int(refused.headers["retry-after"]) >= 1
-            assert live.get("/healthz").status_code == 503
+            assert_storage_unavailable(live.post("/api/sessions"))
+            assert_storage_unavailable(live.get("/healthz"))
             time.sleep(20 * SCALE)
             down.clear()
         for reader in readers:
