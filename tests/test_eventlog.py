@@ -132,7 +132,8 @@ def test_redis_log_survives_a_batch_written_twice_and_expires_its_keys(redis_url
         assert [seq for seq, _, _ in decode_stream(frames)] == [1, 2, 3, 4]
         assert 0 < await log._redis.ttl(_key(turn)) <= 120
 
-    in_loop(lambda: RedisEventLog(redis_url, Timings(log_expire=120)), scenario)
+    timings = Timings().scaled(120 / Timings.log_expire)  # streams expire after 120 s
+    in_loop(lambda: RedisEventLog(redis_url, timings), scenario)
 
 
 def test_redis_log_reports_a_gap_instead_of_skipping_events(redis_url: str) -> None:

@@ -25,6 +25,8 @@ from streaming.protocol import decode_stream
 from tests.engine.toys import CALLS, TOY_TOOLS
 from tests.helpers import ScriptedModel
 
+SCALE = 0.05
+
 
 class Run:
     """The outcome of one engine turn: status, events, model requests, tool calls."""
@@ -57,7 +59,8 @@ def make_deps(
     events: Any = None,
 ) -> TurnDeps:
     """The deps of a turn against `model`, the toy tools and an in-process log."""
-    timings = timings or Timings()
+    # Every timing scaled together (stall 3 s, backoff 25 ms, tool timeout 1 s...).
+    timings = timings or Timings().scaled(SCALE)
     messages, store = MessageStore(db), Store(pool, timings)
     return TurnDeps(
         turns=TurnStore(db),
@@ -70,7 +73,12 @@ def make_deps(
         timings=timings,
         pacer=Pacer(0.0, timings.network_wait),
         max_rounds=max_rounds,
-        retry=RetryPolicy(max_retries=retries, budget=10, base=0.001),
+        retry=RetryPolicy(
+            max_retries=retries,
+            budget=timings.retry_budget,
+            base=timings.backoff_base,
+            cap=timings.backoff_cap,
+        ),
     )
 
 
@@ -92,12 +100,12 @@ def run_turn(db: Database, user: tuple[int, str]) -> Iterator[Callable[..., Run]
         question: str = "What is the weather in SF?",
         max_rounds: int = 10,
         session_id: str | None = None,
-        tool_timeout: float = 5.0,
+        scale: float = SCALE,
         before: Callable[[Turn], None] | None = None,
         retries: int = 4,
     ) -> Run:
         model = ScriptedModel(scripts)
-        deps = make_deps(db, pool, model, Timings(tool_timeout=tool_timeout), max_rounds, retries)
+        deps = make_deps(db, pool, model, Timings().scaled(scale), max_rounds, retries)
         sid = session_id or create_session(db, user[0])["id"]
         new, lease = deps.turns.start_turn(user[0], sid, question)
 

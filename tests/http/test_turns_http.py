@@ -9,7 +9,6 @@ import httpx2
 import itsdangerous.timed
 import pytest
 
-from config import Timings
 from tests.conftest import make_user
 from tests.engine.test_leases import count_statements
 from tests.helpers import assert_well_formed, text_of
@@ -227,20 +226,29 @@ def test_many_sessions_stream_at_once_independently(live: LiveServer) -> None:
     assert len({text_of(e) for e in results[0::4]}) == 1
 
 
-def test_idle_streams_get_keep_alive_comments(live: LiveServer) -> None:
-    # Every timing at 1/20 (keep-alive every 0.75 s; stalls are noticed after 3 s).
-    live.app.extensions["turns"].timings = Timings().scaled(0.05)
-    live.app.extensions["turns"].deps.model.demo_pace.delay = 1.0
-    turn = live.start_turn("Which subscriptions am I paying for?")
-    with live.http.stream("GET", f"/api/turns/{turn['turn_id']}/events") as response:
-        seen = b""
-        for chunk in response.iter_raw():
-            seen += chunk
-            if b": keep-alive\n\n" in seen:
-                break
-    assert b": keep-alive\n\n" in seen
-    live.app.extensions["turns"].cancel(turn["turn_id"])
-    assert live.app.extensions["turns"].wait(turn["turn_id"])
+def test_idle_streams_get_keep_alive_comments(
+    app_config: dict[str, Any], user: tuple[int, str]
+) -> None:
+    from app import create_app
+
+    # Every timing at 1/20 (keep-alive every 0.75 s; stalls are noticed after 3 s), and a
+    # model that sends an event a second.
+    app = create_app({**app_config, "TIME_SCALE": 0.05, "DEMO_EVENT_DELAY": 1.0})
+    live = LiveServer(app, user[1])
+    try:
+        turn = live.start_turn("Which subscriptions am I paying for?")
+        with live.http.stream("GET", f"/api/turns/{turn['turn_id']}/events") as response:
+            seen = b""
+            for chunk in response.iter_raw():
+                seen += chunk
+                if b": keep-alive\n\n" in seen:
+                    break
+        assert b": keep-alive\n\n" in seen
+        app.extensions["turns"].cancel(turn["turn_id"])
+        assert app.extensions["turns"].wait(turn["turn_id"])
+    finally:
+        live.close()
+        app.extensions["engine"].close()
 
 
 def test_reads_of_turns_and_sessions_never_write(live: LiveServer) -> None:
