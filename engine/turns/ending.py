@@ -42,40 +42,26 @@ class Ending(Protocol):
 
 
 async def close(turn: Ending, status: str, error: tuple[str, str] | None) -> str:
-    """End the turn whatever fails: the client always gets turn_end last."""
-    current, turn.calls.current = turn.calls.current, None
-    if current is not None:
-        current.abort("cancelled" if status == "cancelled" else "error")
-    if error is not None and error != UNAVAILABLE:
-        turn.outbox.emit(P.ERROR, {"code": error[0], "message": error[1]})
-    deps = turn.deps
+    """End the turn whatever fails: the client always gets turn_end last.
+
+    If another worker holds the turn now, it stops without another word instead.
+    """
     try:
-        await turn.outbox.settled()
-        await deps.store.durable(deps.messages.discard_streaming, turn.lease)
+        return await _close(turn, status, error)
     except LeaseLost:
-        turn.stop_kind = "fenced"
-        return await leave(turn)
-    except StorageUnavailable:
-        return await _fail_unstored(turn, UNAVAILABLE)
-    except Exception:
-        log.exception("ending turn %s: its rows could not be stored", turn.turn.turn_id)
-        return await _fail_unstored(turn, INTERNAL)
-    if error == UNAVAILABLE:
-        turn.outbox.emit(P.ERROR, {"code": error[0], "message": error[1]})
-    return await _record(turn, status, error)
+        return await _fenced(turn)
 
 
 async def record_elsewhere(turn: Ending, status: str, error: tuple[str, str] | None) -> str:
     """The log a dead worker left holds turn_end already: store the outcome, send nothing."""
     deps, turn_id = turn.deps, turn.turn.turn_id
-    frames = deps.events.snapshot(turn_id, turn.lease.number)
     try:
+        frames = deps.events.snapshot(turn_id, turn.lease.number)
         await deps.store.until_back(
             deps.turns.finish_turn, turn.lease, status, turn.rounds, error, frames
         )
     except LeaseLost:
-        turn.stop_kind = "fenced"
-        return await leave(turn)
+        return await _fenced(turn)
     deps.events.finish(turn_id, turn.lease.number, archived=True)
     return status
 
@@ -96,6 +82,33 @@ async def leave(turn: Ending) -> str:
     return str(turn.stop_kind)
 
 
+async def _fenced(turn: Ending) -> str:
+    turn.stop_kind = "fenced"
+    return await leave(turn)
+
+
+async def _close(turn: Ending, status: str, error: tuple[str, str] | None) -> str:
+    current, turn.calls.current = turn.calls.current, None
+    if current is not None:
+        current.abort("cancelled" if status == "cancelled" else "error")
+    if error is not None and error != UNAVAILABLE:
+        turn.outbox.emit(P.ERROR, {"code": error[0], "message": error[1]})
+    deps = turn.deps
+    try:
+        await turn.outbox.settled()
+        await deps.store.durable(deps.messages.discard_streaming, turn.lease)
+    except LeaseLost:
+        raise
+    except StorageUnavailable:
+        return await _fail_unstored(turn, UNAVAILABLE)
+    except Exception:
+        log.exception("ending turn %s: its rows could not be stored", turn.turn.turn_id)
+        return await _fail_unstored(turn, INTERNAL)
+    if error == UNAVAILABLE:
+        turn.outbox.emit(P.ERROR, {"code": error[0], "message": error[1]})
+    return await _record(turn, status, error)
+
+
 async def _record(turn: Ending, status: str, error: tuple[str, str] | None) -> str:
     """Store the outcome with the whole log (turn_end included), then send turn_end."""
     deps, turn_id, lease = turn.deps, turn.turn.turn_id, turn.lease
@@ -104,9 +117,6 @@ async def _record(turn: Ending, status: str, error: tuple[str, str] | None) -> s
     frames += encode_event(frames.count(b"\n\n") + 1, P.TURN_END, end)
     try:
         await deps.store.durable(deps.turns.finish_turn, lease, status, turn.rounds, error, frames)
-    except LeaseLost:
-        turn.stop_kind = "fenced"
-        return await leave(turn)
     except StorageUnavailable:
         # Every row is stored; only the turn's own row waits for the database.
         return await _end_first(turn, status, error)
@@ -119,28 +129,20 @@ async def _fail_unstored(turn: Ending, error: tuple[str, str]) -> str:
     """Rows could not be stored: drop what was never shown, close what was, end `failed`."""
     deps, turn_id = turn.deps, turn.turn.turn_id
     turn.outbox.drop()
-    try:
-        view = view_of(deps.events.snapshot(turn_id, turn.lease.number))
-        for event_type, data in resume.close_open(view, error[0]):
-            turn.outbox.emit(event_type, data)
-        if error[0] not in {code for code, _ in view.errors}:
-            turn.outbox.emit(P.ERROR, {"code": error[0], "message": error[1]})
-    except LeaseLost:
-        turn.stop_kind = "fenced"
-        return await leave(turn)
+    view = view_of(deps.events.snapshot(turn_id, turn.lease.number))
+    for event_type, data in resume.close_open(view, error[0]):
+        turn.outbox.emit(event_type, data)
+    if error[0] not in {code for code, _ in view.errors}:
+        turn.outbox.emit(P.ERROR, {"code": error[0], "message": error[1]})
     return await _end_first(turn, "failed", error)
 
 
 async def _end_first(turn: Ending, status: str, error: tuple[str, str] | None) -> str:
     """Send turn_end now; store the outcome (and settle stray rows) once the database is back."""
     deps, turn_id, lease = turn.deps, turn.turn.turn_id, turn.lease
-    try:
-        turn.outbox.emit(P.TURN_END, {"turn_id": turn_id, "status": status})
-        frames = deps.events.snapshot(turn_id, lease.number)
-        deps.events.finish(turn_id, lease.number, archived=False)
-    except LeaseLost:
-        turn.stop_kind = "fenced"
-        return await leave(turn)
+    turn.outbox.emit(P.TURN_END, {"turn_id": turn_id, "status": status})
+    frames = deps.events.snapshot(turn_id, lease.number)
+    deps.events.finish(turn_id, lease.number, archived=False)
     log.warning("turn %s ended %s; its row waits for the database", turn_id, status)
     try:
         await deps.store.until_back(deps.messages.discard_streaming, lease)

@@ -54,11 +54,6 @@ class Outbox:
         if self._failure is not None:
             raise self._failure
 
-    @property
-    def failed(self) -> bool:
-        """True once a write failed for good (its events, and all after, are held back)."""
-        return self._failure is not None
-
     def drop(self) -> None:
         """Forget what could not be stored: none of it was shown."""
         self._queue.clear()

@@ -85,10 +85,6 @@ class TurnService:
         """Block until the turn ends here (tests, deleting a session); True if it did."""
         return self.runtime.run(self._wait(turn_id, timeout))
 
-    def running(self) -> list[str]:
-        """Return the ids of turns running in this process."""
-        return list(self.turns)
-
     def peek(self, turn_id: str, after: int) -> Chunk:
         """The turn's events after `after` now, without waiting (for a route's answer)."""
         return self.runtime.run(self.reader.read(turn_id, after, 0, check_store=True))
