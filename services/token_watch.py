@@ -64,11 +64,6 @@ class TokenWatcher:
         """What ends a stream authorised by `token_id` once the token stops working."""
         return TokenGuard(self, token_id)
 
-    def stop(self) -> None:
-        """Stop polling (the engine stops)."""
-        if self._task is not None:
-            self._task.cancel()
-
     def dead(self, token_id: int) -> tuple[str, str] | None:
         """(code, message) once the token is revoked or expired, else None."""
         return self._dead.get(token_id)

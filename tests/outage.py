@@ -13,7 +13,7 @@ import contextlib
 import socket
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -105,12 +105,17 @@ class ServiceProxy:
                     return
                 self._pairs.append((client, upstream))
             for src, dst in ((client, upstream), (upstream, client)):
-                threading.Thread(target=_pipe, args=(src, dst), daemon=True).start()
+                threading.Thread(target=pipe, args=(src, dst), daemon=True).start()
 
 
-def _pipe(src: socket.socket, dst: socket.socket) -> None:
+def pipe(
+    src: socket.socket, dst: socket.socket, seen: Callable[[bytes], None] | None = None
+) -> None:
+    """Copy `src` to `dst` (showing each chunk to `seen`) until either side ends; close both."""
     try:
         while chunk := src.recv(65536):
+            if seen is not None:
+                seen(chunk)
             dst.sendall(chunk)
     except OSError:
         pass

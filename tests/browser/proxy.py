@@ -6,7 +6,7 @@ import re
 import socket
 import threading
 
-from tests.outage import abort
+from tests.outage import abort, pipe
 
 _HEAD = re.compile(r"([A-Z]+ \S+) HTTP/1\.1\r\n(.*?)\r\n\r\n", re.S)
 
@@ -61,21 +61,14 @@ class CuttableProxy:
                 continue
             with self._lock:
                 self._pairs.append((client, upstream))
-            threading.Thread(target=self._pipe, args=(client, upstream, True), daemon=True).start()
-            threading.Thread(target=self._pipe, args=(upstream, client, False), daemon=True).start()
+            threading.Thread(
+                target=pipe, args=(client, upstream, self._record), daemon=True
+            ).start()
+            threading.Thread(target=pipe, args=(upstream, client), daemon=True).start()
 
-    def _pipe(self, src: socket.socket, dst: socket.socket, record: bool) -> None:
-        try:
-            while chunk := src.recv(65536):
-                if record:
-                    with self._lock:
-                        self.sent += chunk
-                dst.sendall(chunk)
-        except OSError:
-            pass
-        finally:
-            abort(src)
-            abort(dst)
+    def _record(self, chunk: bytes) -> None:
+        with self._lock:
+            self.sent += chunk
 
 
 def _header(line: str) -> tuple[str, str]:

@@ -92,3 +92,25 @@ def deployment(tmp_path: Path) -> Iterator[Deployment]:
             yield Deployment(env, token, db, tmp_path / "tools.audit", tmp_path / "gunicorn.log")
         finally:
             db.dispose()
+
+
+@pytest.fixture
+def single(tmp_path: Path) -> Iterator[Deployment]:
+    """SQLite and the in-process log, as `make run` has them; timings at 1/4."""
+    url = f"sqlite:///{tmp_path / 'chat.db'}"
+    upgrade(url)
+    db = Database(url)
+    user_id, token = make_user(db, "solo")
+    seed_finance(db, user_id, months=3, seed=4)
+    env = {
+        "DATABASE_URL": url,
+        "EVENT_LOG_URL": "memory://",
+        "SECRET_KEY": "solo-secret",
+        "INSTANCE_PATH": str(tmp_path / "instance"),
+        "ANTHROPIC_API_KEY": "",
+        "DEMO_EVENT_DELAY": "0.05",
+        "TIME_SCALE": "0.25",
+        "TOOL_AUDIT_FILE": str(tmp_path / "tools.audit"),
+    }
+    yield Deployment(env, token, db, tmp_path / "tools.audit", tmp_path / "gunicorn.log")
+    db.dispose()

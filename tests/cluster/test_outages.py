@@ -10,7 +10,7 @@ from __future__ import annotations
 import signal
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 from sqlalchemy import select
@@ -49,28 +49,48 @@ def settled(deployment: Deployment, turn_ids: list[str]) -> None:
     assert "streaming" not in statuses
 
 
-def test_redis_down_then_the_worker_running_the_most_turns_killed(
-    deployment: Deployment, redis_proxy: ServiceProxy
-) -> None:
-    env = {**deployment.env, "EVENT_LOG_URL": redis_proxy.url(deployment.env["EVENT_LOG_URL"])}
-    scale = float(env["TIME_SCALE"])
+def through(
+    deployment: Deployment, env: dict[str, str], fault: Callable[[Cluster, dict[str, int]], None]
+) -> dict[str, int]:
+    """Run TURNS turns on 3 workers, each followed by a client, through `fault` (given the
+    cluster and each turn's worker pid); check every turn; return where each one ran."""
     with Cluster(env, workers=3, log=deployment.log) as cluster:
         turns = start_turns(cluster, deployment.token, TURNS)
         followers, threads = follow_all(cluster, turns)
         time.sleep(1.5)  # every turn streams
         where = {t["turn_id"]: deployment.worker_pid(t["turn_id"]) for t in turns}
-        busiest, count = Counter(where.values()).most_common(1)[0]
-        assert count >= 2
-        redis_proxy.down()
-        time.sleep(1 * scale)
-        cluster.signal_worker(busiest, signal.SIGKILL)
-        time.sleep(10 * scale)
-        redis_proxy.up()
+        fault(cluster, where)
         for thread in threads:
             thread.join(180)
         check_turns(deployment, cluster, turns, followers)
-    settled(deployment, [t["turn_id"] for t in turns])
-    orphaned = [turn_id for turn_id, pid in where.items() if pid == busiest]
+    settled(deployment, list(where))
+    return where
+
+
+def busiest(where: dict[str, int]) -> int:
+    """The worker running the most turns (several)."""
+    pid, count = Counter(where.values()).most_common(1)[0]
+    assert count >= 2
+    return pid
+
+
+def test_redis_down_then_the_worker_running_the_most_turns_killed(
+    deployment: Deployment, redis_proxy: ServiceProxy
+) -> None:
+    env = {**deployment.env, "EVENT_LOG_URL": redis_proxy.url(deployment.env["EVENT_LOG_URL"])}
+    scale = float(env["TIME_SCALE"])
+    killed: list[int] = []
+
+    def fault(cluster: Cluster, where: dict[str, int]) -> None:
+        killed.append(busiest(where))
+        redis_proxy.down()
+        time.sleep(1 * scale)
+        cluster.signal_worker(killed[0], signal.SIGKILL)
+        time.sleep(10 * scale)
+        redis_proxy.up()
+
+    where = through(deployment, env, fault)
+    orphaned = [turn_id for turn_id, pid in where.items() if pid == killed[0]]
     assert all(deployment.turn_row(turn_id).takeovers >= 1 for turn_id in orphaned)
     # Taken over while Redis was still down: given back, then taken again once it was up.
     assert "event log is unreachable" in deployment.log.read_text()
@@ -81,26 +101,20 @@ def test_postgres_unreachable_for_20_seconds_is_waited_out(
 ) -> None:
     env = {**deployment.env, "DATABASE_URL": postgres_proxy.url(deployment.env["DATABASE_URL"])}
     scale = float(env["TIME_SCALE"])
-    timings = load_timings(env)
-    assert 20 * scale > timings.stale_after  # longer than a worker is trusted without a beat
-    with Cluster(env, workers=3, log=deployment.log) as cluster:
+    assert 20 * scale > load_timings(env).stale_after  # longer than a silent worker is trusted
+
+    def fault(cluster: Cluster, where: dict[str, int]) -> None:
         http = cluster.client(deployment.token)
-        turns = start_turns(cluster, deployment.token, TURNS)
-        followers, threads = follow_all(cluster, turns)
-        time.sleep(1.5)
         postgres_proxy.down()
         time.sleep(1 * scale)
         assert_storage_unavailable(http.post("/api/sessions"))
         assert_storage_unavailable(http.get("/healthz"))
         time.sleep(19 * scale)
         postgres_proxy.up()
-        for thread in threads:
-            thread.join(180)
-        assert http.post("/api/sessions").status_code == 201
-        check_turns(deployment, cluster, turns, followers)
-    settled(deployment, [t["turn_id"] for t in turns])
-    rows = [deployment.turn_row(t["turn_id"]) for t in turns]
-    assert [r.takeovers for r in rows] == [0] * TURNS, "an outage is not a worker's death"
+
+    where = through(deployment, env, fault)
+    takeovers = [deployment.turn_row(turn_id).takeovers for turn_id in where]
+    assert takeovers == [0] * TURNS, "an outage is not a worker's death"
 
 
 def test_postgres_and_redis_down_together_with_a_worker_killed(
@@ -112,20 +126,15 @@ def test_postgres_and_redis_down_together_with_a_worker_killed(
         "DATABASE_URL": postgres_proxy.url(deployment.env["DATABASE_URL"]),
     }
     scale = float(env["TIME_SCALE"])
-    with Cluster(env, workers=3, log=deployment.log) as cluster:
-        turns = start_turns(cluster, deployment.token, TURNS)
-        followers, threads = follow_all(cluster, turns)
-        time.sleep(1.5)
-        busiest = Counter(deployment.worker_pid(t["turn_id"]) for t in turns).most_common(1)[0][0]
+
+    def fault(cluster: Cluster, where: dict[str, int]) -> None:
         redis_proxy.down()
         postgres_proxy.down()
         time.sleep(1 * scale)
-        cluster.signal_worker(busiest, signal.SIGKILL)
+        cluster.signal_worker(busiest(where), signal.SIGKILL)
         time.sleep(10 * scale)
         postgres_proxy.up()
         time.sleep(5 * scale)
         redis_proxy.up()
-        for thread in threads:
-            thread.join(180)
-        check_turns(deployment, cluster, turns, followers)
-    settled(deployment, [t["turn_id"] for t in turns])
+
+    through(deployment, env, fault)

@@ -9,45 +9,16 @@ from __future__ import annotations
 
 import signal
 from collections import Counter
-from pathlib import Path
 
-import pytest
-
-from demo_data.finance import seed_finance
-from models.db import Database
-from models.migrate import upgrade
 from streaming.history import validate_history
 from streaming.protocol import decode_stream
 from streaming.view import view_of
 from tests.cluster.conftest import Deployment
 from tests.cluster.follower import Follower
 from tests.cluster.process import Cluster
-from tests.conftest import make_user
 from tests.helpers import assert_well_formed
 
 QUESTION = "What did I spend on groceries last month?"
-
-
-@pytest.fixture
-def single(tmp_path: Path) -> Deployment:
-    """SQLite and the in-process log, as `make run` has them; timings at 1/4."""
-    url = f"sqlite:///{tmp_path / 'chat.db'}"
-    upgrade(url)
-    db = Database(url)
-    user_id, token = make_user(db, "solo")
-    seed_finance(db, user_id, months=3, seed=4)
-    env = {
-        "DATABASE_URL": url,
-        "EVENT_LOG_URL": "memory://",
-        "SECRET_KEY": "solo-secret",
-        "INSTANCE_PATH": str(tmp_path / "instance"),
-        "ANTHROPIC_API_KEY": "",
-        "DEMO_EVENT_DELAY": "0.05",
-        "TIME_SCALE": "0.25",
-        "TOOL_AUDIT_FILE": str(tmp_path / "tools.audit"),
-    }
-    yield Deployment(env, token, db, tmp_path / "tools.audit", tmp_path / "gunicorn.log")
-    db.dispose()
 
 
 def in_second_round(stitched: bytes) -> bool:

@@ -6,12 +6,9 @@ from pathlib import Path
 
 from sqlalchemy import func, select
 
-from demo_data.finance import seed_finance
 from models import Turn
-from models.db import Database
-from models.migrate import upgrade
+from tests.cluster.conftest import Deployment
 from tests.cluster.process import Cluster
-from tests.conftest import make_user
 
 TURNS = 100
 
@@ -23,24 +20,12 @@ def threads(pid: int) -> list[str]:
 
 
 def test_a_worker_running_100_turns_has_at_most_8_more_threads_than_idle(
-    tmp_path: Path,
+    single: Deployment,
 ) -> None:
-    url = f"sqlite:///{tmp_path / 'threads.db'}"
-    upgrade(url)
-    db = Database(url)
-    user_id, token = make_user(db, "threads")
-    seed_finance(db, user_id, months=3, seed=4)
-    env = {
-        "DATABASE_URL": url,
-        "EVENT_LOG_URL": "memory://",
-        "INSTANCE_PATH": str(tmp_path / "instance"),
-        "ANTHROPIC_API_KEY": "",
-        "DEMO_EVENT_DELAY": "0.05",  # each turn streams for several seconds
-        "SECRET_KEY": "threads",
-    }
-    with Cluster(env, workers=1, log=tmp_path / "gunicorn.log") as cluster:
+    db = single.db
+    with Cluster(single.env, workers=1, log=single.log) as cluster:
         [pid] = cluster.worker_pids()
-        http = cluster.client(token)
+        http = cluster.client(single.token)
         assert http.get("/healthz").status_code == 200
         idle = threads(pid)
         started = []
@@ -57,4 +42,3 @@ def test_a_worker_running_100_turns_has_at_most_8_more_threads_than_idle(
         assert running >= TURNS * 0.9, "the turns were still running when counted"
         assert len(busy) <= len(idle) + 8, sorted(set(busy) - set(idle))
         print(f"\nthreads: idle {len(idle)}, with {running} turns running {len(busy)}")
-    db.dispose()
