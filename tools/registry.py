@@ -56,6 +56,12 @@ class Tool:
     schema: type[Schema]
     handler: Callable[[ToolContext, dict[str, Any]], Any]
     side_effects: bool = False
+    # What a side-effect tool would change, for the user to approve before it runs.
+    preview: Callable[[ToolContext, dict[str, Any]], dict[str, Any]] | None = None
+
+    def __post_init__(self) -> None:
+        if self.side_effects and self.preview is None:
+            raise ValueError(f"tool {self.name!r} has side effects, so it needs a preview")
 
     def definition(self) -> dict[str, Any]:
         """Return the Anthropic tool parameter for this tool."""
@@ -86,6 +92,30 @@ class ToolRegistry:
 
         Every failure is an outcome, but a database outage: that is raised.
         """
+        loaded = self._load(name, raw_input)
+        if isinstance(loaded, ToolOutcome):
+            return loaded
+        tool, data = loaded
+        result = _run(tool, tool.handler, ctx, data)
+        return result if isinstance(result, ToolOutcome) else ToolOutcome(_encode_result(result))
+
+    def preview(self, name: str, raw_input: Any, ctx: ToolContext) -> ToolOutcome | dict[str, Any]:
+        """Validate input and describe what a side-effect tool would change, without changing it.
+
+        Failures are `is_error` outcomes worded as `execute` words them, and a database outage
+        is raised, as there. A read-only tool changes nothing, so it has no preview: asking
+        for one is an `is_error` outcome (after its input was validated).
+        """
+        loaded = self._load(name, raw_input)
+        if isinstance(loaded, ToolOutcome):
+            return loaded
+        tool, data = loaded
+        if tool.preview is None:
+            return ToolOutcome(f"The tool '{name}' changes nothing, so it has no preview.", True)
+        return _run(tool, tool.preview, ctx, data)
+
+    def _load(self, name: str, raw_input: Any) -> ToolOutcome | tuple[Tool, dict[str, Any]]:
+        """Return the tool and its validated input, or the error outcome saying why not."""
         tool = self._tools.get(name)
         if tool is None:
             known = ", ".join(sorted(self._tools))
@@ -93,19 +123,24 @@ class ToolRegistry:
         if not isinstance(raw_input, dict):
             return ToolOutcome("Tool input must be a JSON object.", True)
         try:
-            data = tool.schema().load(raw_input)
+            return tool, tool.schema().load(raw_input)
         except ValidationError as err:
             return ToolOutcome(_invalid_input_message(err), True)
-        try:
-            result = tool.handler(ctx, data)
-        except ToolInputError as err:
-            return ToolOutcome(f"Invalid input for field '{err.field}': {err.message}", True)
-        except OUTAGE_ERRORS:
-            raise  # the database is out: the caller waits it out and runs the tool again
-        except Exception as err:
-            log.exception("tool %s failed", name)
-            return ToolOutcome(f"The tool '{name}' failed: {type(err).__name__}. Try again.", True)
-        return ToolOutcome(_encode_result(result))
+
+
+def _run(
+    tool: Tool, func: Callable[[ToolContext, dict[str, Any]], Any], ctx: ToolContext, data: dict
+) -> Any:
+    """Call `func` (a handler or a preview); every failure but an outage becomes an outcome."""
+    try:
+        return func(ctx, data)
+    except ToolInputError as err:
+        return ToolOutcome(f"Invalid input for field '{err.field}': {err.message}", True)
+    except OUTAGE_ERRORS:
+        raise  # the database is out: the caller waits it out and runs the tool again
+    except Exception as err:
+        log.exception("tool %s failed", tool.name)
+        return ToolOutcome(f"The tool '{tool.name}' failed: {type(err).__name__}. Try again.", True)
 
 
 def _invalid_input_message(err: ValidationError) -> str:
