@@ -8,13 +8,14 @@ from datetime import date
 from typing import Any
 
 import pytest
+from sqlalchemy import select
 
 from models.db import Database
 from models.finance import Account, Budget, Category, Transaction
 from tests.conftest import make_user
 from tools.finance import FINANCE_TOOLS
 from tools.finance.clock import pinned_today
-from tools.registry import ToolContext, ToolRegistry
+from tools.registry import ToolContext, ToolOutcome, ToolRegistry
 
 TODAY = date(2025, 3, 15)
 
@@ -155,11 +156,36 @@ class Caller:
         assert not outcome.is_error, outcome.content
         return json.loads(outcome.content)
 
+    def preview(self, name: str, **tool_input: Any) -> dict[str, Any]:
+        """Preview a tool that must accept its input and return the preview."""
+        result = self.registry.preview(name, tool_input, ToolContext(self.user_id, self.db))
+        assert isinstance(result, dict), result
+        return result
+
+    def preview_error(self, name: str, **tool_input: Any) -> str:
+        """Preview a tool that must refuse its input and return the error text."""
+        result = self.registry.preview(name, tool_input, ToolContext(self.user_id, self.db))
+        assert isinstance(result, ToolOutcome) and result.is_error, result
+        return result.content
+
     def error(self, name: str, **tool_input: Any) -> str:
         """Run a tool that must fail and return the error text."""
         outcome = self.registry.execute(name, tool_input, ToolContext(self.user_id, self.db))
         assert outcome.is_error, outcome.content
         return outcome.content
+
+
+def budgets(db: Database) -> dict[int, tuple[Any, ...]]:
+    """Every budget row of every user, by id."""
+    with db.read() as s:
+        rows = s.scalars(select(Budget)).all()
+        return {b.id: (b.user_id, b.category_id, b.month, b.limit_minor, b.currency) for b in rows}
+
+
+def categories(db: Database) -> dict[int, int | None]:
+    """Every transaction's category id, by transaction id."""
+    with db.read() as s:
+        return {i: c for i, c in s.execute(select(Transaction.id, Transaction.category_id))}
 
 
 @pytest.fixture

@@ -16,6 +16,7 @@ from tools.finance import FINANCE_TOOLS
 from tools.registry import Tool
 
 TOOLS = {t.name: t for t in FINANCE_TOOLS}
+WRITES = {"set_budget", "categorize_transaction"}
 
 
 def _ecma_pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Any:
@@ -51,13 +52,16 @@ def test_every_tool_has_a_described_closed_schema() -> None:
         "get_budget_status",
         "compare_spending",
         "find_recurring_payments",
+        "set_budget",
+        "categorize_transaction",
     ]
     for tool in FINANCE_TOOLS:
         schema = tool.definition()["input_schema"]
         assert schema["type"] == "object"
         assert schema["additionalProperties"] is False
         assert "user_id" not in schema["properties"]
-        assert not tool.side_effects
+        assert tool.side_effects == (tool.name in WRITES)
+        assert (tool.preview is not None) == tool.side_effects
         for name, prop in schema["properties"].items():
             assert len(prop.get("description", "")) > 15, (tool.name, name)
             assert "number" not in str(prop.get("type")), "money and counts are never floats"
@@ -105,6 +109,8 @@ BASELINES: dict[str, dict[str, Any]] = {
         "period_b_start": "2025-02-01",
         "period_b_end": "2025-02-28",
     },
+    "set_budget": {"category": "Groceries", "amount": "400"},
+    "categorize_transaction": {"transaction_id": 1, "category": "Groceries"},
 }
 
 
@@ -158,6 +164,16 @@ def test_random_combinations_agree(name: str, data: st.DataObject) -> None:
         ("get_budget_status", {"month": "2025-03"}, True),
         ("get_budget_status", {"month": "2025-03\n"}, False),
         ("get_account_balances", {"user_id": 2}, False),
+        ("set_budget", {"category": "Rent", "amount": "0.01", "currency": "usd"}, True),
+        ("set_budget", {"category": "Rent", "amount": "0.00"}, False),
+        ("set_budget", {"category": "Rent", "amount": "0400"}, False),
+        ("set_budget", {"category": "Rent", "amount": "99999999.99"}, True),
+        ("set_budget", {"category": "Rent", "amount": "100000000"}, False),
+        ("set_budget", {"category": "Rent", "amount": "1.234"}, False),
+        ("set_budget", {"category": "Rent", "amount": "12", "currency": "USD\n"}, False),
+        ("set_budget", {"category": "Rent", "amount": 12}, False),
+        ("categorize_transaction", {"transaction_id": 0, "category": "Rent"}, False),
+        ("categorize_transaction", {"transaction_id": "1", "category": "Rent"}, False),
     ],
 )
 def test_both_sides_on_known_cases(name: str, value: dict[str, Any], accepted: bool) -> None:

@@ -1,4 +1,4 @@
-"""Read-only personal finance tools; each is declared once, scoped to the caller's user id."""
+"""Personal finance tools, read-only and writes; each declared once, scoped to the user id."""
 
 from __future__ import annotations
 
@@ -7,6 +7,12 @@ from tools.finance.recurring import find_recurring_payments
 from tools.finance.status import get_account_balances, get_budget_status
 from tools.finance.summary import compare_spending, get_spending_summary
 from tools.finance.transactions import get_transactions
+from tools.finance.writes import (
+    categorize_transaction,
+    preview_categorize_transaction,
+    preview_set_budget,
+    set_budget,
+)
 from tools.registry import Tool
 
 AMOUNTS = (
@@ -16,6 +22,10 @@ AMOUNTS = (
 SPEND = (
     "Spend = money out minus refunds in expense categories, plus uncategorized money out; "
     "income and transfers between the user's accounts are excluded; pending transactions count."
+)
+WRITE = (
+    "This CHANGES the user's data: it runs only after the user approves the change in the "
+    "chat (if they decline, nothing changes). Call it only when the user asked for this change."
 )
 
 FINANCE_TOOLS: list[Tool] = [
@@ -85,6 +95,31 @@ FINANCE_TOOLS: list[Tool] = [
         ),
         schema=schemas.RecurringInput,
         handler=find_recurring_payments,
+    ),
+    Tool(
+        name="set_budget",
+        description=(
+            "Create or change the user's recurring monthly budget (spending limit) for one "
+            f"expense category. {WRITE} A budget set for one specific month overrides the "
+            "recurring one in that month; this tool does not change it. Returns the budget "
+            f"after the change and the limit before it (null when there was none). {AMOUNTS}"
+        ),
+        schema=schemas.SetBudgetInput,
+        handler=set_budget,
+        side_effects=True,
+        preview=preview_set_budget,
+    ),
+    Tool(
+        name="categorize_transaction",
+        description=(
+            "Put one of the user's transactions (by its id from get_transactions) in another "
+            f"of the user's categories. {WRITE} Returns the transaction after the change and "
+            "the category before it (null when it had none)."
+        ),
+        schema=schemas.CategorizeTransactionInput,
+        handler=categorize_transaction,
+        side_effects=True,
+        preview=preview_categorize_transaction,
     ),
 ]
 

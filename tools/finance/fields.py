@@ -11,6 +11,10 @@ from marshmallow import fields
 DATE_PATTERN = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
 MONTH_PATTERN = r"^(19|20)[0-9]{2}-(0[1-9]|1[0-2])$"
 AMOUNT_PATTERN = r"^[0-9]{1,12}(\.[0-9]{1,4})?$"
+# 0.01 to 99999999.99, no leading zeros: "0" and "0.00" are refused by the pattern itself.
+POSITIVE_AMOUNT_PATTERN = r"^([1-9][0-9]{0,7}(\.[0-9]{1,2})?|0\.(0[1-9]|[1-9][0-9]?))$"
+MAX_POSITIVE_AMOUNT = "99999999.99"
+CURRENCY_PATTERN = r"^[A-Za-z]{3}$"
 
 
 class StrictInteger(fields.Integer):
@@ -74,3 +78,42 @@ class YearMonth(fields.String):
         if not isinstance(value, str) or not re.fullmatch(MONTH_PATTERN, value):
             raise self.make_error("invalid")
         return value
+
+
+class PositiveAmount(fields.Decimal):
+    """An amount > 0 in major units with at most 2 decimals, e.g. "400" or "49.99"."""
+
+    json_schema = {"pattern": POSITIVE_AMOUNT_PATTERN}
+    default_error_messages = {
+        "invalid": 'Not a valid amount; use a decimal string such as "400" or "49.99".',
+        "not_positive": "The amount must be greater than 0.",
+        "decimals": "Use at most 2 decimals, e.g. 49.99.",
+        "too_large": f"The amount may be at most {MAX_POSITIVE_AMOUNT}.",
+    }
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> Any:
+        # The pattern alone decides what is accepted (so the JSON Schema agrees); the rest
+        # only picks the message that says what to fix.
+        if isinstance(value, str) and re.fullmatch(POSITIVE_AMOUNT_PATTERN, value):
+            return super()._deserialize(value, attr, data, **kwargs)
+        if not isinstance(value, str) or not re.fullmatch(r"-?[0-9]+(\.[0-9]+)?", value):
+            raise self.make_error("invalid")
+        if value.startswith("-") or not value.strip("0."):
+            raise self.make_error("not_positive")
+        if "." in value and len(value.split(".")[1]) > 2:
+            raise self.make_error("decimals")
+        if len(value.split(".")[0].lstrip("0")) > 8:
+            raise self.make_error("too_large")
+        raise self.make_error("invalid")  # e.g. a leading zero, "0400"
+
+
+class CurrencyCode(fields.String):
+    """A 3-letter ISO 4217 currency code, any case, returned upper-case."""
+
+    json_schema = {"pattern": CURRENCY_PATTERN}
+    default_error_messages = {"invalid": 'Not a valid currency; use a 3-letter code, e.g. "USD".'}
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> Any:
+        if not isinstance(value, str) or not re.fullmatch(CURRENCY_PATTERN, value):
+            raise self.make_error("invalid")
+        return value.upper()

@@ -5,8 +5,11 @@ from __future__ import annotations
 from marshmallow import Schema, fields, validate
 
 from tools.finance.fields import (
+    MAX_POSITIVE_AMOUNT,
+    CurrencyCode,
     IsoDate,
     MajorAmount,
+    PositiveAmount,
     StrictBoolean,
     StrictInteger,
     YearMonth,
@@ -140,4 +143,49 @@ class RecurringInput(Schema):
         load_default=10,
         validate=validate.Range(0, 50),
         metadata={"description": "How far (in percent) a charge may differ from the typical one."},
+    )
+
+
+class SetBudgetInput(Schema):
+    """The category, limit and currency of set_budget."""
+
+    category = fields.String(
+        required=True,
+        validate=validate.Length(1, 80),
+        metadata={
+            "description": "Name of one of the user's expense categories, case-insensitive, "
+            "e.g. 'Groceries'."
+        },
+    )
+    amount = PositiveAmount(
+        required=True,
+        metadata={
+            "description": "The new monthly limit in major units as a decimal string, greater "
+            f"than 0, at most 2 decimals and at most {MAX_POSITIVE_AMOUNT}, e.g. '400' or "
+            "'49.99'."
+        },
+    )
+    currency = CurrencyCode(
+        metadata={
+            "description": "3-letter currency code, e.g. 'USD'. Omit to keep the currency of "
+            "the category's existing budget (else that of the user's first account)."
+        },
+    )
+
+
+class CategorizeTransactionInput(Schema):
+    """The transaction and new category of categorize_transaction."""
+
+    transaction_id = StrictInteger(
+        required=True,
+        validate=validate.Range(1, 2**31 - 1),
+        metadata={"description": "The transaction's id, as returned by get_transactions."},
+    )
+    category = fields.String(
+        required=True,
+        validate=validate.Length(1, 80),
+        metadata={
+            "description": "Name of one of the user's categories (any kind), "
+            "case-insensitive, e.g. 'Restaurants'."
+        },
     )
