@@ -76,6 +76,8 @@ def describe(intent: Intent) -> str:
         "recurring": "recurring payments over the last year",
         "balances": "account balances",
         "overview": f"an overview: balances and spending in {period}",
+        "income": f"income in {period}",
+        "refunds": f"refunds ({about}) in {period}",
     }.get(intent.kind, "something I cannot help with")
     if intent.reused:
         text += f" (a follow-up: I reuse the earlier question's {'; '.join(intent.reused)})"
