@@ -7,6 +7,7 @@ from dataclasses import dataclass, field, replace
 from datetime import date
 
 from demo_model import vocabulary as v
+from demo_model.changes import read_change
 from demo_model.language import language_of
 from demo_model.periods import (
     MONTHS,
@@ -51,6 +52,7 @@ class Intent:
     term: str | None = None
     reused: tuple[str, ...] = field(default=())
     language: str = "en"
+    details: tuple[tuple[str, str], ...] = ()  # what a change sets: category, amount, id...
 
     def subject(self) -> str | None:
         """Return how the question names its category or merchant, if it does."""
@@ -76,6 +78,7 @@ class Parsed:
     bare: str | None = None  # the leftover word of a short question: "Uber" in "And Uber?"
     beyond: bool = False  # advice, a forecast, an action: nothing the read tools can answer
     language: str = "en"
+    change: tuple[str, tuple[tuple[str, str], ...]] | None = None
 
     def periods(self) -> list[Period]:
         """Return every period named, in order."""
@@ -112,6 +115,7 @@ def parse(question: str, today: date) -> Parsed:
         bare=bare,
         beyond=bool(v.BEYOND.search(q)),
         language=language_of(question),
+        change=read_change(question, today),
     )
 
 
@@ -188,6 +192,8 @@ def _intent(p: Parsed, prev: Intent | None, today: date) -> Intent:
     this_month = month_back(today, 0)
     if p.language != "en":
         return Intent("foreign", this_month, language=p.language)
+    if p.change:
+        return Intent(p.change[0], this_month, details=p.change[1])
     if p.beyond:
         return Intent("unknown", this_month)
     if p.bare and (p.periods() or (prev is not None and p.marker)):

@@ -10,6 +10,7 @@ from demo_model.calls import Call, Results
 from demo_model.intent import Intent
 from demo_model.subjects import Subject, compared_categories, currencies, group_keys, resolve
 from demo_model.vocabulary import is_transfer
+from demo_model.writes import plan_change
 
 
 def next_calls(intent: Intent, results: Results) -> list[Call]:
@@ -24,6 +25,8 @@ def next_calls(intent: Intent, results: Results) -> list[Call]:
         "recurring": _recurring,
         "income": _income,
         "refunds": _refunds,
+        "set_budget": _change,
+        "categorize": _change,
         "balances": lambda i, r: c.missing(r, [c.balances()]),
         "overview": lambda i, r: c.missing(r, [c.balances(), c.top_categories(i.period)]),
     }
@@ -117,6 +120,10 @@ def _refunds(intent: Intent, results: Results) -> list[Call]:
     if subject.kind == "all":
         return c.missing(results, [c.inflows(intent.period)])
     return c.missing(results, [c.refunds(intent.period, subject.where())])
+
+
+def _change(intent: Intent, results: Results) -> list[Call]:
+    return plan_change(intent.kind, dict(intent.details), intent.period.end, results)
 
 
 def _compare(intent: Intent, results: Results) -> list[Call]:

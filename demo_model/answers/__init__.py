@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from demo_model.answers.changes import change
 from demo_model.answers.compare import compare
 from demo_model.answers.honest import HELP, NOT_UNDERSTOOD, OFF_TOPIC, english_only
 from demo_model.answers.money_in import income, refunds
@@ -22,6 +23,8 @@ WRITERS: dict[str, Callable[[Intent, Results], str]] = {
     "overview": overview,
     "income": income,
     "refunds": refunds,
+    "set_budget": change,
+    "categorize": change,
 }
 HONEST = {"help": HELP, "unknown": NOT_UNDERSTOOD, "off_topic": OFF_TOPIC}
 
