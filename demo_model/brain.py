@@ -63,7 +63,7 @@ def respond(body: dict[str, Any], today: date | None = None) -> Reply:
 
 def describe(intent: Intent) -> str:
     """Return in words what the demo model understood the question to ask."""
-    about = intent.subject() or "all"
+    about = intent.subject() or dict(intent.details).get("category") or "all"
     period = intent.period.text()
     text = {
         "spending": f"{about} spending in {period}",
@@ -76,6 +76,10 @@ def describe(intent: Intent) -> str:
         "recurring": "recurring payments over the last year",
         "balances": "account balances",
         "overview": f"an overview: balances and spending in {period}",
+        "income": f"income in {period}",
+        "refunds": f"refunds ({about}) in {period}",
+        "set_budget": f"a change: set the {about} budget",
+        "categorize": f"a change: move a transaction to {about}",
     }.get(intent.kind, "something I cannot help with")
     if intent.reused:
         text += f" (a follow-up: I reuse the earlier question's {'; '.join(intent.reused)})"

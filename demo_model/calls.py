@@ -70,6 +70,11 @@ def inflows(period: Period) -> Call:
     }
 
 
+def money_in(period: Period, where: dict[str, str]) -> Call:
+    """Only the per-currency totals of a category's money coming in, exact over every row."""
+    return "get_transactions", {**period.span(), **where, "direction": "in", "limit": 1}
+
+
 def largest(period: Period, where: dict[str, str]) -> Call:
     """The biggest payments out of a period; without a subject, enough to skip transfers."""
     args = {**period.span(), **where, "direction": "out", "sort": "amount_desc"}

@@ -7,10 +7,31 @@ from dataclasses import dataclass, field, replace
 from datetime import date
 
 from demo_model import vocabulary as v
-from demo_model.periods import MONTHS, Period, asks_relative, find_periods, month_back, shift
+from demo_model.changes import read_change
+from demo_model.language import language_of
+from demo_model.periods import (
+    MONTHS,
+    Period,
+    asks_relative,
+    find_periods,
+    month_back,
+    rolling,
+    shift,
+)
 
-FINANCE_KINDS = ("spending", "compare", "budget", "largest", "recurring", "balances", "overview")
-SUBJECT_KINDS = ("spending", "compare", "budget", "largest")
+FINANCE_KINDS = (
+    "spending",
+    "compare",
+    "budget",
+    "largest",
+    "recurring",
+    "balances",
+    "overview",
+    "income",
+    "refunds",
+)
+SUBJECT_KINDS = ("spending", "compare", "budget", "largest", "refunds")
+REFUND_SUBJECT = re.compile(r"(?P<t>[a-z0-9&'\u2019. -]+?)\s+(?:refunds?|reimbursements?)\b")
 CONNECTOR = re.compile(r"\b(vs\.?|versus|compared? (to|with)|against|than)\b")
 TERM = re.compile(
     r"\b(?:on|at|for|with|from|to|about)\s+(?P<t>[a-z0-9&'\u2019. -]+?)"
@@ -30,6 +51,8 @@ class Intent:
     category: str | None = None
     term: str | None = None
     reused: tuple[str, ...] = field(default=())
+    language: str = "en"
+    details: tuple[tuple[str, str], ...] = ()  # what a change sets: category, amount, id...
 
     def subject(self) -> str | None:
         """Return how the question names its category or merchant, if it does."""
@@ -53,6 +76,9 @@ class Parsed:
     off_topic: bool
     greeting: bool
     bare: str | None = None  # the leftover word of a short question: "Uber" in "And Uber?"
+    beyond: bool = False  # advice, a forecast, an action: nothing the read tools can answer
+    language: str = "en"
+    change: tuple[str, tuple[tuple[str, str], ...]] | None = None
 
     def periods(self) -> list[Period]:
         """Return every period named, in order."""
@@ -65,7 +91,7 @@ def parse(question: str, today: date) -> Parsed:
     cut = CONNECTOR.search(q)
     before = find_periods(q[: cut.start()] if cut else q, today)
     after = find_periods(q[cut.end() :], today) if cut else []
-    term = _term(q, today)
+    term = _term(q, today) or _refund_term(q, today)
     # "at Whole Foods" names a merchant even though "food" is a groceries word.
     category = None if term and not v.is_topic_phrase(term) else v.category_in(q)
     term = None if category else term
@@ -87,11 +113,18 @@ def parse(question: str, today: date) -> Parsed:
         off_topic=bool(v.OFF_TOPIC_WORDS.search(q)) and not finance,
         greeting=bool(v.GREETING.search(q) or v.HELP.search(q)) and not finance,
         bare=bare,
+        beyond=bool(v.BEYOND.search(q)),
+        language=language_of(question),
+        change=read_change(question, today),
     )
 
 
 def _kind(q: str, category: str | None, two_periods: bool) -> str | None:
     spending = bool(v.SPENDING.search(q))
+    if v.REFUNDS.search(q):
+        return "refunds"
+    if v.INCOME.search(q):
+        return "income"
     if v.BUDGET.search(q):
         return "budget"
     if re.search(r"\b(vs\.?|versus|compared? (to|with)|compare)\b", q) or two_periods:
@@ -99,7 +132,8 @@ def _kind(q: str, category: str | None, two_periods: bool) -> str | None:
     if v.RECURRING.search(q) and not (spending and category == "subscriptions"):
         return "recurring"
     if v.LARGEST.search(q):
-        return "largest"
+        # "my biggest expense category": the spending answer ranks categories
+        return "spending" if re.search(r"\bcategor(y|ies)\b", q) else "largest"
     if spending:
         return "spending"
     if v.BALANCES.search(q):
@@ -114,6 +148,12 @@ def _term(q: str, today: date) -> str | None:
         if found := _clean_term(m["t"], today):
             return found
     return None
+
+
+def _refund_term(q: str, today: date) -> str | None:
+    """Return the subject named before "refunds": "Amazon" in "show my Amazon refunds"."""
+    found = REFUND_SUBJECT.search(q)
+    return _clean_term(found["t"], today) if found else None
 
 
 def _bare(q: str) -> str | None:
@@ -150,6 +190,12 @@ def resolve(questions: list[str], today: date) -> Intent:
 
 def _intent(p: Parsed, prev: Intent | None, today: date) -> Intent:
     this_month = month_back(today, 0)
+    if p.language != "en":
+        return Intent("foreign", this_month, language=p.language)
+    if p.change:
+        return Intent(p.change[0], this_month, details=p.change[1])
+    if p.beyond:
+        return Intent("unknown", this_month)
     if p.bare and (p.periods() or (prev is not None and p.marker)):
         p = replace(p, term=p.bare)  # "coffee this month?", "and Uber?"
     subject = p.category or p.term
@@ -166,13 +212,15 @@ def _intent(p: Parsed, prev: Intent | None, today: date) -> Intent:
         return _fresh(p, p.kind, today)
     if named or (p.periods() and short):
         return _fresh(p, "spending", today)
-    return _fresh(p, "overview", today) if p.finance else Intent("off_topic", this_month)
+    return Intent("unknown" if p.finance else "off_topic", this_month)
 
 
 def _fresh(p: Parsed, kind: str, today: date) -> Intent:
     periods = p.periods()
     if p.relative and not periods:
         periods = [month_back(today, 1)]
+    if kind == "refunds" and not periods:
+        periods = [rolling(today, 12, "month")]  # refunds are rare: a month would miss most
     if kind != "compare":
         period = periods[0] if periods else month_back(today, 0)
         return Intent(kind, period, None, p.category, p.term)

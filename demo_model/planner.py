@@ -9,6 +9,8 @@ from demo_model import calls as c
 from demo_model.calls import Call, Results
 from demo_model.intent import Intent
 from demo_model.subjects import Subject, compared_categories, currencies, group_keys, resolve
+from demo_model.vocabulary import is_transfer
+from demo_model.writes import plan_change
 
 
 def next_calls(intent: Intent, results: Results) -> list[Call]:
@@ -21,6 +23,10 @@ def next_calls(intent: Intent, results: Results) -> list[Call]:
         "largest": _largest,
         "budget": _budget,
         "recurring": _recurring,
+        "income": _income,
+        "refunds": _refunds,
+        "set_budget": _change,
+        "categorize": _change,
         "balances": lambda i, r: c.missing(r, [c.balances()]),
         "overview": lambda i, r: c.missing(r, [c.balances(), c.top_categories(i.period)]),
     }
@@ -80,6 +86,44 @@ def _spending(intent: Intent, results: Results) -> list[Call]:
     if has_refunds(c.result_of(results, listed)):
         return c.missing(results, [c.refunds(intent.period, subject.where())])
     return []
+
+
+def income_categories(intent: Intent, results: Results) -> list[str] | None:
+    """Return the categories money came in to that are neither spending nor transfers."""
+    summary = c.result_of(results, c.by_category(intent.period))
+    found = c.result_of(results, c.inflows(intent.period))
+    if summary is None or found is None:
+        return None
+    spend = set(group_keys(summary))
+    names: list[str] = []
+    for row in found.get("transactions") or []:
+        name = row.get("category")
+        if name and name not in spend and name not in names and not is_transfer(name):
+            names.append(name)
+    return names
+
+
+def _income(intent: Intent, results: Results) -> list[Call]:
+    if todo := c.missing(results, [c.by_category(intent.period), c.inflows(intent.period)]):
+        return todo
+    names = income_categories(intent, results) or []
+    found = c.result_of(results, c.inflows(intent.period))
+    if not names and not (found or {}).get("count"):
+        return c.missing(results, c.any_data())
+    return c.missing(results, [c.money_in(intent.period, {"category": n}) for n in names])
+
+
+def _refunds(intent: Intent, results: Results) -> list[Call]:
+    todo, subject = _subject(intent, results)
+    if subject is None:
+        return todo
+    if subject.kind == "all":
+        return c.missing(results, [c.inflows(intent.period)])
+    return c.missing(results, [c.refunds(intent.period, subject.where())])
+
+
+def _change(intent: Intent, results: Results) -> list[Call]:
+    return plan_change(intent.kind, dict(intent.details), intent.period.end, results)
 
 
 def _compare(intent: Intent, results: Results) -> list[Call]:

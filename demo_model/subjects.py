@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from demo_model.intent import Intent
-from demo_model.vocabulary import names_term, names_topic
+from demo_model.vocabulary import category_in, is_topic_words, names_term, names_topic
 
 
 @dataclass(frozen=True)
@@ -16,6 +16,7 @@ class Subject:
     kind: str  # category, merchant, unmatched, all
     name: str = ""  # the category name, the merchant filter, or what the user said
     loose: bool = False  # a merchant filter that may match several merchants
+    said: str = ""  # how the user named it, when that is not the name: "trip abroad" for Travel
 
     def title(self) -> str:
         """Return how answers name the subject."""
@@ -63,12 +64,22 @@ def resolve(intent: Intent, categories: list[str], merchants: list[str] | None) 
     found = [c for c in categories if names_term(c, intent.term)]
     if found:
         return Subject("category", found[0])
+    topic_words = is_topic_words(intent.term)
+    if merchants is None and topic_words:  # "trip abroad"; but "whole foods" may be a shop
+        return _topic(intent.term, categories)
     if merchants is None:
         # No merchant list to check against: let the tool's substring filter decide.
         return Subject("merchant", intent.term, loose=True)
     shops = [m for m in merchants if names_term(m, intent.term)]
     if not shops:
-        return Subject("unmatched", intent.term)
+        return _topic(intent.term, categories)
     if len(shops) > 1 and all(intent.term.lower() in m.lower() for m in shops):
         return Subject("merchant", intent.term, loose=True)  # "coffee": every coffee shop
     return Subject("merchant", shops[0])
+
+
+def _topic(term: str, categories: list[str]) -> Subject:
+    """Return the category a phrase names by a topic word in it ("my trip abroad": Travel)."""
+    topic = category_in(term)
+    found = [c for c in categories if topic and names_topic(c, topic)]
+    return Subject("category", found[0], said=term) if found else Subject("unmatched", term)

@@ -125,6 +125,21 @@ OVERVIEW = re.compile(
     r"\b(how am i doing|overview|summary|my finances|financial (situation|health|picture)|"
     r"snapshot|big picture)\b"
 )
+INCOME = re.compile(
+    r"\b(income|incomes|earn(ed|ings?|t)?|salary|salaries|wages?|pay ?checks?|payslips?|"
+    r"(get|got|been|was|were|am|i) paid|paid me|came in|come in)\b"
+)
+REFUNDS = re.compile(r"\b(refunds?|refunded|reimburse(d|ments?)?|money back|(get|got) back)\b")
+# Finance questions the demo cannot answer from the read tools: advice, forecasts, actions and
+# figures no tool returns. They get "I did not understand", never an answer to another question.
+BEYOND = re.compile(
+    r"\b(afford|invest(ed|ing|ments?)?|stocks?|shares|crypto|bitcoin|credit score|tax(es)?|"
+    r"interest rates?|apr|loans?|debts?|retire(ment)?|predict(ion)?|forecast|projections?|"
+    r"next (week|month|quarter|year)|will i|am i going to|should i|cancel|transfer|send money|"
+    r"pay off|save|saved|advice|advise|recommend)\b"
+)
+# Categories that move money between the user's own accounts: not income, not refunds.
+TRANSFER_NAMES = ("transfer", "internal", "card payment", "credit card payment")
 WHOLE = re.compile(r"\b(in total|overall|altogether|all categories|everything|total)\b")
 
 # Words a captured subject may not be: periods, pronouns, filler and the question's own verbs.
@@ -135,7 +150,8 @@ _FILLER = (
     "last this next previous past before after average per and or vs versus compared budget "
     "budgets account accounts balance balances category categories merchant merchants "
     "about in on at for since during over with from to is was quarter quarters now also then "
-    "but ok okay same did do does im ytd mtd"
+    "but ok okay same did do does im ytd mtd show list give get got any were are have has had "
+    "received receive track transaction transactions purchase purchases payment payments charges"
 )
 NOT_A_SUBJECT = frozenset(_FILLER.split())
 
@@ -176,6 +192,13 @@ def is_topic_phrase(text: str) -> bool:
     )
 
 
+def is_topic_words(text: str) -> bool:
+    """Return whether every word of `text` is a topic word or filler: "my trip abroad"."""
+    topic_words = {w for phrases in CATEGORY_SYNONYMS.values() for p in phrases for w in tokens(p)}
+    words = [w for w in tokens(text) if w not in NOT_A_SUBJECT]
+    return bool(words) and all(w in topic_words for w in words)
+
+
 def category_in(question: str) -> str | None:
     """Return the canonical topic a question names, preferring the longest matching phrase."""
     words = tokens(question)
@@ -194,6 +217,12 @@ def names_topic(name: str, topic: str) -> bool:
     return contains_phrase(words, topic) or any(
         contains_phrase(words, p) for p in CATEGORY_SYNONYMS.get(topic, ())
     )
+
+
+def is_transfer(name: str) -> bool:
+    """Return whether a category moves money between the user's own accounts."""
+    words = tokens(name)
+    return any(contains_phrase(words, phrase) for phrase in TRANSFER_NAMES)
 
 
 def names_term(name: str, term: str) -> bool:

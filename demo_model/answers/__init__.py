@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from demo_model.answers.changes import change
 from demo_model.answers.compare import compare
-from demo_model.answers.honest import HELP, OFF_TOPIC
+from demo_model.answers.honest import HELP, NOT_UNDERSTOOD, OFF_TOPIC, english_only
+from demo_model.answers.money_in import income, refunds
 from demo_model.answers.spending import largest, spending
 from demo_model.answers.status import balances, budget, overview, recurring
 from demo_model.calls import Results
@@ -19,7 +21,12 @@ WRITERS: dict[str, Callable[[Intent, Results], str]] = {
     "recurring": recurring,
     "balances": balances,
     "overview": overview,
+    "income": income,
+    "refunds": refunds,
+    "set_budget": change,
+    "categorize": change,
 }
+HONEST = {"help": HELP, "unknown": NOT_UNDERSTOOD, "off_topic": OFF_TOPIC}
 
 
 def compose_answer(intent: Intent, results: Results) -> str:
@@ -31,5 +38,7 @@ def compose_answer(intent: Intent, results: Results) -> str:
         return "I could not get all of the data I needed:\n" + "\n".join(errors)
     writer = WRITERS.get(intent.kind)
     if writer is None:
-        return HELP if intent.kind == "help" else OFF_TOPIC
+        if intent.kind == "foreign":
+            return english_only(intent.language)
+        return HONEST.get(intent.kind, NOT_UNDERSTOOD)
     return writer(intent, results)

@@ -46,11 +46,11 @@ def change(value: Any, currency: str) -> str:
     return f"{'up' if d > 0 else 'down'} {money(value, currency)}"
 
 
-def row_line(row: dict[str, Any], with_category: bool = False) -> str:
+def row_line(row: dict[str, Any], with_category: bool = False, refund: bool = True) -> str:
     """Return one transaction as a bullet: date, merchant, amount and currency."""
     extra = f", {row['category']}" if with_category and row.get("category") else ""
     pending = " (pending)" if row.get("pending") else ""
-    back = " back" if dec(row.get("amount")) > 0 else ""
+    back = " back" if refund and dec(row.get("amount")) > 0 else ""
     return (
         f"- {row.get('date')}: {row.get('merchant')}, "
         f"{money(row.get('amount'), str(row.get('currency')))}{back}{extra}{pending}"

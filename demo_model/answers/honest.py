@@ -7,20 +7,53 @@ from demo_model.answers.fmt import plural
 from demo_model.calls import Results
 
 CAN_DO = (
-    "I can answer questions about your own money: spending by category, merchant or period "
-    "(“What did I spend on restaurants last month?”), comparisons (“groceries this month vs "
-    "last”), budgets, subscriptions and other recurring payments, and account balances."
+    "I can answer questions about your own money:\n"
+    "- income: “How much did I earn last month?”\n"
+    "- refunds: “Show my Amazon refunds”\n"
+    "- spending by category, merchant or period: “What did I spend on restaurants in March?”, "
+    "“How much did I spend on my trip abroad in May?”\n"
+    "- comparisons: “groceries this month vs last”\n"
+    "- budgets: “Am I over budget?”\n"
+    "- account balances: “What are my balances?”\n"
+    "- largest purchases: “What were my biggest purchases last month?”\n"
+    "- subscriptions and other recurring payments: “Which subscriptions am I paying for?”\n"
+    "- an overview: “How am I doing?”"
 )
 OFF_TOPIC = (
     "Sorry, I can't help with that: I'm the offline demo of a personal finance assistant and "
     "I only see your accounts, transactions and budgets. " + CAN_DO
 )
+NOT_UNDERSTOOD = (
+    "I did not understand that question well enough to answer it from your data, so I won't "
+    "guess: I only read your transactions, budgets and balances, and I don't give advice, make "
+    "forecasts or move money. " + CAN_DO
+)
 HELP = "Hi! I'm the offline demo of a personal finance assistant. " + CAN_DO
+ENGLISH_ONLY = (
+    "The offline demo understands English; with an API key Claude answers in any language."
+)
+IN_YOUR_LANGUAGE = {
+    "es": "La demo sin conexión solo entiende inglés; con una clave de API, Claude responde en "
+    "cualquier idioma. Pregunte en inglés, por ejemplo: “How much did I spend on restaurants "
+    "last month?”",
+    "de": "Die Offline-Demo versteht nur Englisch; mit einem API-Schlüssel antwortet Claude in "
+    "jeder Sprache. Fragen Sie auf Englisch, zum Beispiel: “How much did I spend on groceries "
+    "last month?”",
+    "fr": "La démo hors ligne ne comprend que l'anglais ; avec une clé d'API, Claude répond dans "
+    "toutes les langues. Posez votre question en anglais, par exemple : “How much did I spend "
+    "on groceries last month?”",
+}
 NO_DATA = (
     "I don't see any accounts or transactions for you yet, so there is nothing to add up. Once "
     "your accounts are connected (in this demo, `flask --app app seed-demo <user>` loads a "
     "sample year of data), ask me again."
 )
+
+
+def english_only(language: str | None) -> str:
+    """Say, in the question's language when the demo knows it, that only English is understood."""
+    local = IN_YOUR_LANGUAGE.get(language or "")
+    return "\n\n".join([*([local] if local else []), ENGLISH_ONLY, CAN_DO])
 
 
 def data_note(results: Results) -> str | None:

@@ -55,6 +55,8 @@ def unmatched(intent: Intent, subject: Subject, names: list[str]) -> str:
 def _subject(intent: Intent, subject: Subject, summary: Any, listed: Any, back: Any) -> str:
     is_category = subject.kind == "category"
     lines = [f"**{subject.title()}** in {intent.period.text()}:"]
+    if subject.said:
+        lines.insert(0, f"I read “{subject.said}” as your {subject.name} category.")
     codes: set[str] = set()
     for total in listed.get("totals") or []:
         cur = total["currency"]

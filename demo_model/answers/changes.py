@@ -1,0 +1,52 @@
+"""Answers to a change the user asked for: done, or what is missing to make it."""
+
+from __future__ import annotations
+
+from demo_model import calls as c
+from demo_model.answers.fmt import money, row_line
+from demo_model.calls import Results
+from demo_model.intent import Intent
+from demo_model.subjects import group_keys
+from demo_model.writes import (
+    budget_currency,
+    candidates,
+    category_named,
+    the_year,
+    transaction_ids,
+)
+
+
+def change(intent: Intent, results: Results) -> str:
+    """Return what was changed, or why nothing was."""
+    details, today = dict(intent.details), intent.period.end
+    name = category_named(details["category"], today, results)
+    if name is None:
+        known = ", ".join(group_keys(c.result_of(results, c.by_category(the_year(today)))))
+        return f"I don't see a category called “{details['category']}”, so I changed nothing." + (
+            f" Your categories: {known}." if known else ""
+        )
+    if intent.kind == "set_budget":
+        currency = details["currency"] or budget_currency(name, today, results)
+        if not currency:
+            return (
+                f"Which currency should the {name} budget be in? Say, for example, "
+                f"“set my {name.lower()} budget to {details['amount']} USD”. I changed nothing."
+            )
+        args = {"category": name, "amount": details["amount"], "currency": currency}
+        if c.result_of(results, ("set_budget", args)) is None:
+            return "I could not set the budget: the set_budget tool did not run."
+        return f"Done: your **{name}** budget is now {money(details['amount'], currency)} a month."
+    ids = transaction_ids(details, results)
+    if not ids:
+        return (
+            f"I found no transaction at “{details['merchant']}” on {details['date']}, "
+            "so I changed nothing."
+        )
+    if len(ids) > 1:
+        rows = (c.result_of(results, candidates(details)) or {}).get("transactions") or []
+        listed = [f"{row_line(r)} (id {r['id']})" for r in rows]
+        return "\n".join(["Several transactions match; tell me which one by its id:", *listed])
+    args = {"transaction_id": ids[0], "category": name}
+    if c.result_of(results, ("categorize_transaction", args)) is None:
+        return "I could not change the category: the categorize_transaction tool did not run."
+    return f"Done: transaction {ids[0]} is now in **{name}**."

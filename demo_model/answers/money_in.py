@@ -1,0 +1,103 @@
+"""Answers about money coming in: income, and refunds of spending."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from decimal import Decimal
+from typing import Any
+
+from demo_model import calls as c
+from demo_model.answers.fmt import MAX_ROWS, currency_note, dec, money, plural, row_line
+from demo_model.answers.honest import data_note, latest_note
+from demo_model.answers.spending import unmatched
+from demo_model.calls import Results
+from demo_model.intent import Intent
+from demo_model.planner import income_categories, spending_subject
+from demo_model.subjects import Subject, group_keys
+from demo_model.vocabulary import is_transfer
+
+LISTED = MAX_ROWS * 2
+
+
+def income(intent: Intent, results: Results) -> str:
+    """Return the money that came in to income categories, per currency and category."""
+    period = intent.period.text()
+    names = income_categories(intent, results) or []
+    found = c.result_of(results, c.inflows(intent.period)) or {}
+    if not names:
+        if note := data_note(results):
+            return note
+        return f"I found no income in {period}.{_other_money_in(found)}{latest_note(results)}"
+    per: dict[str, list[tuple[str, dict[str, Any]]]] = defaultdict(list)
+    for name in names:
+        totals = c.result_of(results, c.money_in(intent.period, {"category": name})) or {}
+        for total in totals.get("totals") or []:
+            per[total["currency"]].append((name, total))
+    lines = [f"Your income in {period}:"]
+    for cur, rows in sorted(per.items()):
+        whole = sum((dec(t["money_in"]) for _, t in rows), Decimal(0))
+        lines.append(f"- {cur}: **{money(f'{whole:.2f}', cur)}** in total")
+        lines += [
+            f"  - {name}: {money(t['money_in'], cur)} ({plural(int(t['count']), 'payment')})"
+            for name, t in rows
+        ]
+    paid = [r for r in found.get("transactions") or [] if r.get("category") in names]
+    lines += ["", "Payments in:", *(row_line(r, True, refund=False) for r in paid[:LISTED])]
+    if len(paid) > LISTED:
+        lines.append(f"- and {len(paid) - LISTED} more")
+    lines += ["", _not_counted(found, names)]
+    if found.get("has_more"):
+        lines.append(f"(I read the first {found.get('returned')} incoming transactions.)")
+    return "\n".join(lines + currency_note(set(per)))
+
+
+def _not_counted(found: dict[str, Any], names: list[str]) -> str:
+    skipped = sorted(
+        {str(r.get("category")) for r in found.get("transactions") or []} - set(names) - {"None"}
+    )
+    moved = [n for n in skipped if is_transfer(n)]
+    text = "Not counted as income: refunds of spending"
+    if moved:
+        text += f" and transfers between your own accounts ({', '.join(moved)})"
+    return text + "."
+
+
+def _other_money_in(found: dict[str, Any]) -> str:
+    kinds = {str(r.get("category")) for r in found.get("transactions") or []}
+    if not kinds:
+        return ""
+    return f" Money did come in, but only as {', '.join(sorted(kinds))}, which is not income."
+
+
+def refunds(intent: Intent, results: Results) -> str:
+    """Return the refunds of spending in the period (of one category or merchant, or all)."""
+    summary = c.result_of(results, c.by_category(intent.period))
+    period = intent.period.text()
+    if not group_keys(summary):
+        return data_note(results) or f"I found no refunds in {period}.{latest_note(results)}"
+    subject = spending_subject(intent, results) or Subject("all")
+    if subject.kind == "unmatched":
+        return unmatched(intent, subject, group_keys(summary))
+    spend = set(group_keys(summary))
+    if subject.kind == "all":
+        found = c.result_of(results, c.inflows(intent.period)) or {}
+    else:
+        found = c.result_of(results, c.refunds(intent.period, subject.where())) or {}
+    rows = [r for r in found.get("transactions") or [] if r.get("category") in spend]
+    about = f" ({subject.title()})" if subject.kind != "all" else ""
+    if not rows:
+        return f"I found no refunds{about} in {period}."
+    lines = [f"Your refunds{about} in {period}:"]
+    totals: dict[str, Decimal] = defaultdict(Decimal)
+    for row in rows:
+        totals[str(row["currency"])] += dec(row["amount"])
+    lines += [
+        f"- {cur}: **{money(f'{total:.2f}', cur)}** back, "
+        f"{plural(sum(r['currency'] == cur for r in rows), 'refund')}"
+        for cur, total in sorted(totals.items())
+    ]
+    lines += ["", *(row_line(r, with_category=subject.kind != "category") for r in rows)]
+    if found.get("has_more"):
+        lines.append(f"(I read the first {found.get('returned')} incoming transactions.)")
+    lines += ["", "Refunds are already taken off your spending totals."]
+    return "\n".join(lines + currency_note(set(totals)))
