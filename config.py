@@ -77,6 +77,10 @@ class Timings:
     slow_reader: float = 30.0
     accept_pause: float = 0.1
     graceful_shutdown: float = 30.0
+    # A side-effect tool waits this long for the user's approval before it is declined;
+    # the upkeep looks for expired requests every `approval_sweep`.
+    approval_ttl: float = 86400.0
+    approval_sweep: float = 30.0
     # What clients are told to wait (Retry-After): busy, storage down, this worker restarting.
     busy_retry_after: float = 5.0
     outage_retry_after: float = 5.0
@@ -102,6 +106,7 @@ TIMING_ENV = {
     "stream_batch": "STREAM_BATCH_SECONDS",
     "store_outage": "STORE_OUTAGE_SECONDS",
     "header_timeout": "HEADER_TIMEOUT",
+    "approval_ttl": "APPROVAL_TTL",
     "body_timeout": "BODY_TIMEOUT",
 }
 
@@ -165,6 +170,9 @@ def load_settings(instance_path: str) -> dict[str, Any]:
         "MAX_CONTENT_LENGTH": _int("MAX_REQUEST_BYTES", 256 * 1024),
         "UPSTREAM_MAX_RETRIES": _int("UPSTREAM_MAX_RETRIES", 4),
         "MAX_TAKEOVERS": _int("MAX_TAKEOVERS", 3),
+        # A message sent while a turn runs: reject (409), queue it, or interrupt the turn.
+        "BUSY_POLICY": _choice("BUSY_POLICY", "queue", ("reject", "queue", "interrupt")),
+        "MAX_QUEUED_TURNS": _int("MAX_QUEUED_TURNS", 5),
         # The engine's fixed pools: database statements, and tool handlers.
         "STORE_THREADS": _int("STORE_THREADS", 8),
         "TOOL_THREADS": _int("TOOL_THREADS", 8),

@@ -67,3 +67,13 @@ class LimitExceeded(Exception):
         super().__init__(message)
         self.code, self.message, self.retry_after = code, message, retry_after
         self.details = details or {}
+
+
+class Refused(Exception):
+    """A request the engine does not carry out as asked (422; 409 for a `conflict`)."""
+
+    def __init__(
+        self, code: str, message: str, conflict: bool = False, field: str | None = None
+    ) -> None:
+        super().__init__(message)
+        self.code, self.message, self.conflict, self.field = code, message, conflict, field

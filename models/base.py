@@ -34,6 +34,13 @@ def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
+def iso(moment: datetime | None) -> str | None:
+    """Format a stored time as ISO 8601 in UTC (SQLite hands times back without a zone)."""
+    if moment is None:
+        return None
+    return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).isoformat()
+
+
 def new_id(prefix: str) -> str:
     """Return a new random public id such as ``msg_3f9c...``."""
     return f"{prefix}_{uuid.uuid4().hex[:24]}"

@@ -5,16 +5,43 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ForeignKey, Index, Integer, LargeBinary, String, Text, UniqueConstraint, text
+from sqlalchemy import (
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    String,
+    Text,
+    UniqueConstraint,
+    text,
+    true,
+)
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from models.base import Base, new_id, utcnow
 
-TURN_RUNNING = "running"
-TURN_FINAL_STATUSES = ("completed", "failed", "cancelled", "max_rounds", "interrupted")
-# Rows the model sees: `streaming` is in flight, `discarded` was a failed attempt.
+TURN_RUNNING, TURN_QUEUED = "running", "queued"
+# A turn paused for the user's approval ends its events like a finished one; once decided,
+# it is `continued` by the turn that runs the approved tools (Turn.continues).
+TURN_AWAITING, TURN_CONTINUED = "awaiting_approval", "continued"
+TURN_FINAL_STATUSES = (
+    "completed",
+    "failed",
+    "cancelled",
+    "max_rounds",
+    "interrupted",
+    TURN_AWAITING,
+    TURN_CONTINUED,
+)
+# Rows the model sees: `streaming` is in flight, `discarded` was a failed attempt, `queued`
+# waits for the running turn to end (it is not in the tree until its own turn starts).
 MESSAGE_FINISHED = ("complete", "incomplete")
+MESSAGE_QUEUED = "queued"
 TOOL_RUNNING, TOOL_DONE = "running", "done"
+# A side-effect tool waits for the user: `awaiting_approval`, then `approved` (run by the
+# turn that continues) or done with a denial as its result.
+TOOL_AWAITING, TOOL_APPROVED = "awaiting_approval", "approved"
+APPROVED, DENIED = "approved", "denied"
 
 
 class ChatSession(Base):
@@ -25,6 +52,8 @@ class ChatSession(Base):
     id: Mapped[str] = mapped_column(String(32), primary_key=True, default=lambda: new_id("ses"))
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
     title: Mapped[str | None] = mapped_column(String(200))
+    # The end of the branch shown and sent to the model: the messages form a tree.
+    active_leaf_id: Mapped[str | None] = mapped_column(String(32))
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
 
@@ -47,6 +76,14 @@ class Turn(Base):
             sqlite_where=text("status = 'running'"),
             postgresql_where=text("status = 'running'"),
         ),
+        # Queued turns run in order, per session.
+        Index(
+            "ix_turns_queued",
+            "session_id",
+            "created_at",
+            sqlite_where=text("status = 'queued'"),
+            postgresql_where=text("status = 'queued'"),
+        ),
         # The reaper looks for running turns by worker.
         Index(
             "ix_turns_running_worker",
@@ -61,7 +98,7 @@ class Turn(Base):
         ForeignKey("chat_sessions.id", ondelete="CASCADE"), index=True
     )
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
-    status: Mapped[str] = mapped_column(String(16), default=TURN_RUNNING)
+    status: Mapped[str] = mapped_column(String(24), default=TURN_RUNNING)
     rounds: Mapped[int] = mapped_column(Integer, default=0)
     # Set by whichever worker receives the cancel; the worker running the turn polls it.
     cancel_requested: Mapped[bool] = mapped_column(default=False)
@@ -78,6 +115,13 @@ class Turn(Base):
     # a turn that keeps killing its workers without progress is stopped.
     progress: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     stalls: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    # The user message this turn answers (its own, or an earlier one it regenerates).
+    question_id: Mapped[str | None] = mapped_column(String(32))
+    # The paused turn whose tool calls this one answers (after their approval).
+    continues: Mapped[str | None] = mapped_column(String(32))
+    # A queued turn's message joins the branch's end when it runs (False: an edit, whose
+    # parent was chosen when it was sent).
+    to_leaf: Mapped[bool] = mapped_column(default=True, server_default=true())
 
 
 class Message(Base):
@@ -92,6 +136,10 @@ class Message(Base):
         ForeignKey("turns.id", ondelete="CASCADE"), index=True
     )
     position: Mapped[int] = mapped_column(Integer)
+    # The message this one follows in its branch (None: a first message).
+    parent_id: Mapped[str | None] = mapped_column(String(32), index=True)
+    # The id a client gave the message (the AI SDK's useChat makes its own).
+    client_id: Mapped[str | None] = mapped_column(String(100))
     role: Mapped[str] = mapped_column(String(16))
     content: Mapped[list[dict[str, Any]]] = mapped_column(default=list)
     # Blocks cut off before content_block_stop: shown to people, never sent to the API.
@@ -110,20 +158,39 @@ class ToolRun(Base):
 
     __tablename__ = "tool_runs"
     # Ids come from upstream, so they are only trusted within the session that received them.
-    __table_args__ = (UniqueConstraint("session_id", "tool_use_id"),)
+    __table_args__ = (
+        UniqueConstraint("session_id", "tool_use_id"),
+        # Requests for approval expire (APPROVAL_TTL).
+        Index(
+            "ix_tool_runs_awaiting",
+            "created_at",
+            sqlite_where=text("status = 'awaiting_approval'"),
+            postgresql_where=text("status = 'awaiting_approval'"),
+        ),
+    )
 
     id: Mapped[int] = mapped_column(primary_key=True)
     session_id: Mapped[str] = mapped_column(ForeignKey("chat_sessions.id", ondelete="CASCADE"))
     tool_use_id: Mapped[str] = mapped_column(String(100))
+    # The turn that claimed (and ran) it; an approved run is claimed by the turn that
+    # continues the one it was requested in.
     turn_id: Mapped[str] = mapped_column(ForeignKey("turns.id", ondelete="CASCADE"), index=True)
+    requested_in: Mapped[str | None] = mapped_column(String(32))
     name: Mapped[str] = mapped_column(String(100))
     input: Mapped[dict[str, Any]]
     result: Mapped[list[dict[str, Any]]]
     is_error: Mapped[bool] = mapped_column(default=False)
     # `running` is claimed before the tool starts, so a tool never runs twice for one id.
-    status: Mapped[str] = mapped_column(String(16), default=TOOL_DONE, server_default=TOOL_DONE)
+    status: Mapped[str] = mapped_column(String(24), default=TOOL_DONE, server_default=TOOL_DONE)
     # The lease of the turn that claimed it: a retried claim recognises its own.
     lease: Mapped[int | None] = mapped_column(Integer)
+    # Side-effect tools: what would change, and who decided when (APPROVED or DENIED).
+    preview: Mapped[dict[str, Any] | None]
+    approval: Mapped[str | None] = mapped_column(String(16))
+    decided_by: Mapped[int | None] = mapped_column(Integer)
+    decided_at: Mapped[datetime | None]
+    reason: Mapped[str | None] = mapped_column(Text)
+    finished_at: Mapped[datetime | None]
     duration_ms: Mapped[int] = mapped_column(Integer, default=0)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 

@@ -32,7 +32,7 @@ bp = Blueprint("chat", __name__, description="A whole turn in one request.")
 def stream(body: dict[str, Any]) -> Response:
     """Start a turn (creating the session if none is given) and stream its events."""
     check_message_size(body)
-    turn = get_turns().start(g.user_id, body["session_id"], body["message"])
+    turn = get_turns().start(g.user_id, body["session_id"], ChatStreamRequest.ask(body))
     response = event_stream(turn.turn_id, 0, started=True)
     response.headers["X-Turn-Id"], response.headers["X-Session-Id"] = turn.turn_id, turn.session_id
     return response

@@ -10,7 +10,14 @@ from flask import Flask, Response, current_app, jsonify
 from marshmallow import ValidationError
 from werkzeug.exceptions import HTTPException
 
-from engine.errors import Draining, LimitExceeded, NotFoundError, StorageUnavailable, TurnConflict
+from engine.errors import (
+    Draining,
+    LimitExceeded,
+    NotFoundError,
+    Refused,
+    StorageUnavailable,
+    TurnConflict,
+)
 from models.db import OUTAGE_ERRORS
 from streaming.protocol import error_body
 
@@ -50,6 +57,11 @@ def register_error_handlers(app: Flask) -> None:
         return error_response(
             409, "turn_in_progress", "A turn is already running on this session; wait or cancel it."
         )
+
+    @app.errorhandler(Refused)
+    def _refused(err: Refused) -> tuple[Response, int]:
+        details = {err.field: [err.message]} if err.field else None
+        return error_response(409 if err.conflict else 422, err.code, err.message, details)
 
     @app.errorhandler(Draining)
     def _draining(err: Draining) -> tuple[Response, int]:

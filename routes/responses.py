@@ -70,6 +70,14 @@ class Message(_Open):
     usage = fields.Dict(required=True, allow_none=True)
     model = fields.String(required=True, allow_none=True)
     turn_id = fields.String(required=True, allow_none=True)
+    parent_id = fields.String(
+        required=True, allow_none=True, metadata={"description": "The message it follows."}
+    )
+    sibling_ids = fields.List(
+        fields.String(),
+        required=True,
+        metadata={"description": "Its versions (itself included), oldest first: '2 / 3'."},
+    )
 
 
 class MessagePage(Schema):
@@ -79,21 +87,85 @@ class MessagePage(Schema):
     next_cursor = fields.String(required=True, allow_none=True)
 
 
+class Approval(_Open):
+    """An action (a side-effect tool call) the user approves or declines."""
+
+    turn_id = fields.String(required=True, metadata={"description": "The turn that asked."})
+    tool_use_id = fields.String(required=True)
+    name = fields.String(required=True)
+    input = fields.Dict(required=True)
+    preview = fields.Dict(
+        required=True, metadata={"description": "{summary, changes: [{field, before, after}]}"}
+    )
+    status = fields.String(
+        required=True,
+        metadata={"enum": ["awaiting_approval", "approved", "running", "done"]},
+    )
+    approval = fields.String(
+        required=True, allow_none=True, metadata={"enum": ["approved", "denied", None]}
+    )
+    decided_by = fields.Integer(required=True, allow_none=True)
+    decided_at = fields.String(required=True, allow_none=True)
+    reason = fields.String(required=True, allow_none=True)
+    result = fields.List(fields.Dict(), required=True, allow_none=True)
+    is_error = fields.Boolean(required=True)
+    requested_at = fields.String(required=True, allow_none=True)
+    finished_at = fields.String(required=True, allow_none=True)
+
+
+class ApprovalList(Schema):
+    """Approvals, oldest first."""
+
+    approvals = fields.List(fields.Nested(Approval), required=True)
+
+
+class ActionList(Schema):
+    """Actions the user approved that ran, newest first."""
+
+    actions = fields.List(fields.Nested(Approval), required=True)
+
+
+class ApprovalDecided(Schema):
+    """A decided approval, and the turn that goes on with it (once all are decided)."""
+
+    approval = fields.Nested(Approval, required=True)
+    continuation_turn_id = fields.String(required=True, allow_none=True)
+    events_url = fields.String(required=True, allow_none=True)
+
+
+class QueuedTurn(_Open):
+    """A message waiting for the running turn to end."""
+
+    turn_id = fields.String(required=True)
+    message_id = fields.String(required=True, allow_none=True)
+    text = fields.String(required=True, allow_none=True)
+    created_at = fields.String(required=True)
+
+
 class SessionDetail(Session):
     """A session with its messages, running turn, usage and cost."""
 
     messages = fields.List(fields.Nested(Message), required=True)
     running_turn_id = fields.String(required=True, allow_none=True)
+    active_leaf_id = fields.String(required=True, allow_none=True)
+    queued = fields.List(fields.Nested(QueuedTurn), required=True)
+    approvals = fields.List(
+        fields.Nested(Approval), required=True, metadata={"description": "Awaiting a decision."}
+    )
     usage = fields.Nested(Usage, required=True)
     cost = fields.Nested(Cost, required=True)
 
 
 class TurnStarted(Schema):
-    """A started turn."""
+    """A started (or queued) turn."""
 
     turn_id = fields.String(required=True)
     session_id = fields.String(required=True)
     user_message_id = fields.String(required=True)
+    status = fields.String(required=True, metadata={"enum": ["running", "queued"]})
+    interrupted_turn_id = fields.String(
+        required=True, allow_none=True, metadata={"description": "Asked to stop (interrupt)."}
+    )
     events_url = fields.String(required=True, metadata={"description": "Signed, expiring."})
 
 
@@ -112,8 +184,21 @@ class Turn(_Open):
     status = fields.String(
         required=True,
         metadata={
-            "enum": ["running", "completed", "failed", "cancelled", "max_rounds", "interrupted"]
+            "enum": [
+                "queued",
+                "running",
+                "awaiting_approval",
+                "continued",
+                "completed",
+                "failed",
+                "cancelled",
+                "max_rounds",
+                "interrupted",
+            ]
         },
+    )
+    continues = fields.String(
+        required=True, allow_none=True, metadata={"description": "The paused turn it goes on from."}
     )
     rounds = fields.Integer(required=True)
     created_at = fields.String(required=True)

@@ -8,6 +8,7 @@ from typing import Any
 from flask import current_app
 from marshmallow import Schema, ValidationError, fields, post_load, validate, validates
 
+from engine.store.starts import BUSY_POLICIES, Ask
 from routes.errors import APIError
 
 # An event id: digits only, at most 18 of them (any such number fits in 64 bits).
@@ -29,21 +30,88 @@ def storable(value: str) -> None:
         raise ValidationError("Must be valid Unicode (no lone surrogates).") from err
 
 
-class TurnRequest(Schema):
-    """Body of POST /api/sessions/<id>/turns."""
+MESSAGE_ID = [validate.Length(min=1, max=64), validate.Regexp(NO_NUL), storable]
+MESSAGE = [
+    validate.Regexp(NON_BLANK, error="The message must not be empty (nor contain NUL characters)."),
+    storable,
+]
+IF_BUSY = fields.String(
+    validate=validate.OneOf(BUSY_POLICIES),
+    metadata={
+        "description": "While a turn runs on the session: `reject` (409), `queue` (run it "
+        "next; 202 at once) or `interrupt` (stop the running turn, keeping what it wrote). "
+        "Default: the server's BUSY_POLICY."
+    },
+)
 
-    message = fields.String(
-        required=True,
-        validate=[
-            validate.Regexp(
-                NON_BLANK, error="The message must not be empty (nor contain NUL characters)."
-            ),
-            storable,
-        ],
+
+class MessageRequest(Schema):
+    """A new message (the body of POST /api/chat/stream)."""
+
+    message = fields.String(required=True, validate=MESSAGE)
+    if_busy = IF_BUSY
+
+    @staticmethod
+    def ask(data: dict[str, Any]) -> Ask:
+        """The engine's form of this request."""
+        return Ask(
+            text=data.get("message"),
+            edit="parent_id" in data,
+            parent_id=data.get("parent_id"),
+            regenerate=data.get("regenerate"),
+            if_busy=data.get("if_busy"),
+        )
+
+
+class TurnRequest(MessageRequest):
+    """Body of POST /api/sessions/<id>/turns: a message (an edit: `parent_id`) or a regenerate."""
+
+    message = fields.String(validate=MESSAGE)
+    parent_id = fields.String(
+        allow_none=True,
+        validate=MESSAGE_ID,
+        metadata={
+            "description": "Edit: the parent of the message being replaced (null for the first "
+            "message). The new message becomes its sibling and the active branch."
+        },
+    )
+    regenerate = fields.String(
+        validate=MESSAGE_ID,
+        metadata={"description": "An answer's id: answer its question again, as a sibling."},
+    )
+
+    @post_load
+    def _one_of(self, data: dict[str, Any], **_: Any) -> dict[str, Any]:
+        if ("message" in data) == ("regenerate" in data):
+            raise ValidationError("Give either message or regenerate.", "message")
+        if "regenerate" in data and "parent_id" in data:
+            raise ValidationError("parent_id goes with a message, not a regenerate.", "parent_id")
+        return data
+
+
+class ActiveLeafRequest(Schema):
+    """Body of PUT /api/sessions/<id>/active_leaf."""
+
+    message_id = fields.String(required=True, validate=MESSAGE_ID)
+
+
+class ApprovalRequest(Schema):
+    """Body of POST /api/turns/<id>/approvals."""
+
+    tool_use_id = fields.String(required=True, validate=[validate.Length(min=1, max=100)])
+    approved = fields.Boolean(required=True)
+    reason = fields.String(
+        load_default=None, allow_none=True, validate=[validate.Length(max=500), storable]
     )
 
 
-class ChatStreamRequest(TurnRequest):
+class ActionsQuery(Schema):
+    """Query of GET /api/actions."""
+
+    limit = fields.Integer(load_default=50, validate=validate.Range(min=1, max=200))
+
+
+class ChatStreamRequest(MessageRequest):
     """Body of POST /api/chat/stream."""
 
     session_id = fields.String(

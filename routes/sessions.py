@@ -10,8 +10,15 @@ from routes.api import BEARER, Blueprint
 from routes.auth import login_required
 from routes.deps import get_db, get_prices, get_turns
 from routes.paging import MessagePageQuery, SessionPageQuery, session_cursor, session_key
-from routes.responses import NEW_SESSION_LINKS, MessagePage, Session, SessionDetail, SessionPage
-from routes.schemas import SessionRequest
+from routes.responses import (
+    NEW_SESSION_LINKS,
+    ErrorResponse,
+    MessagePage,
+    Session,
+    SessionDetail,
+    SessionPage,
+)
+from routes.schemas import ActiveLeafRequest, SessionRequest
 from services import sessions
 
 bp = Blueprint("sessions", __name__, description="Chat sessions.")
@@ -58,6 +65,18 @@ def messages(session_id: str, limit: int, cursor: str | None = None) -> dict[str
     after = int(cursor) if cursor else None
     rows, key = sessions.list_messages(get_db(), g.user_id, session_id, limit, after)
     return {"messages": rows, "next_cursor": None if key is None else str(key)}
+
+
+@bp.put("/sessions/<session_id>/active_leaf")
+@login_required
+@bp.arguments(ActiveLeafRequest)
+@bp.alt_response(200, schema=SessionDetail, success=True, description="The session, switched.")
+@bp.alt_response(409, schema=ErrorResponse, description="A turn is running on the session.")
+@bp.doc(security=BEARER)
+def switch(body: dict[str, Any], session_id: str) -> dict[str, Any]:
+    """Show another branch: the one through `message_id` (to its newest end)."""
+    sessions.switch_branch(get_db(), g.user_id, session_id, body["message_id"])
+    return sessions.get_session(get_db(), g.user_id, session_id, get_prices())
 
 
 @bp.delete("/sessions/<session_id>")

@@ -10,8 +10,25 @@ from routes.api import BEARER, Blueprint
 from routes.auth import events_auth, login_required, sign_events_token
 from routes.deps import get_db, get_prices, get_turns
 from routes.ratelimit import rate_limited
-from routes.responses import NEW_TURN_LINKS, SSE, CancelAccepted, ErrorResponse, Turn, TurnStarted
-from routes.schemas import EventsHeaders, EventsQuery, TurnRequest, check_message_size
+from routes.responses import (
+    NEW_TURN_LINKS,
+    SSE,
+    ActionList,
+    ApprovalDecided,
+    ApprovalList,
+    CancelAccepted,
+    ErrorResponse,
+    Turn,
+    TurnStarted,
+)
+from routes.schemas import (
+    ActionsQuery,
+    ApprovalRequest,
+    EventsHeaders,
+    EventsQuery,
+    TurnRequest,
+    check_message_size,
+)
 from routes.sse import EVENTS_DOC, event_stream
 from services import sessions
 
@@ -25,14 +42,16 @@ bp = Blueprint("turns", __name__, description="Turns and their event streams.")
 @bp.alt_response(202, schema=TurnStarted, success=True, description="Started.")
 @bp.doc(security=BEARER, responses={202: {"links": NEW_TURN_LINKS}})
 def create(body: dict[str, Any], session_id: str) -> tuple[dict[str, Any], int]:
-    """Start a turn; its events stream from `events_url`."""
+    """Start a turn (or queue it behind the running one); its events stream from `events_url`."""
     check_message_size(body)
-    turn = get_turns().start(g.user_id, session_id, body["message"])
+    turn = get_turns().start(g.user_id, session_id, TurnRequest.ask(body))
     g.turn_id = turn.turn_id  # for the access log
     return {
         "turn_id": turn.turn_id,
         "session_id": turn.session_id,
         "user_message_id": turn.user_message_id,
+        "status": "queued" if turn.queued else "running",
+        "interrupted_turn_id": turn.interrupted,
         "events_url": events_url(turn.turn_id),
     }, 202
 
@@ -65,6 +84,44 @@ def events(
     after = int(last_event_id_header or last_event_id or 0)
     sessions.get_turn(get_db(), g.user_id, turn_id)
     return event_stream(turn_id, after)
+
+
+@bp.post("/turns/<turn_id>/approvals")
+@login_required
+@bp.arguments(ApprovalRequest)
+@bp.alt_response(200, schema=ApprovalDecided, success=True, description="Decided.")
+@bp.alt_response(409, schema=ErrorResponse, description="Decided the other way already.")
+@bp.doc(security=BEARER)
+def decide(body: dict[str, Any], turn_id: str) -> dict[str, Any]:
+    """Approve or decline an action the turn asked for; the answer goes on once all are decided."""
+    decision = get_turns().decide(
+        g.user_id, turn_id, body["tool_use_id"], body["approved"], body["reason"]
+    )
+    following = decision.continuation
+    return {
+        "approval": decision.run,
+        "continuation_turn_id": following,
+        "events_url": events_url(following) if following else None,
+    }
+
+
+@bp.get("/turns/<turn_id>/approvals")
+@login_required
+@bp.alt_response(200, schema=ApprovalList, success=True, description="Oldest first.")
+@bp.doc(security=BEARER)
+def approvals(turn_id: str) -> dict[str, Any]:
+    """The actions a turn asked the user to approve, and how each was decided."""
+    return {"approvals": get_turns().approvals.of_turn(g.user_id, turn_id)}
+
+
+@bp.get("/actions")
+@login_required
+@bp.arguments(ActionsQuery, location="query", as_kwargs=True)
+@bp.alt_response(200, schema=ActionList, success=True, description="Newest first.")
+@bp.doc(security=BEARER)
+def actions(limit: int) -> dict[str, Any]:
+    """The changes the assistant made to the user's data, each with who approved it and when."""
+    return {"actions": get_turns().approvals.actions(g.user_id, limit)}
 
 
 @bp.post("/turns/<turn_id>/cancel")

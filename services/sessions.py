@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import and_, delete, or_, select
 from sqlalchemy.orm import Session
 
-from engine.errors import NotFoundError
+from engine.errors import NotFoundError, TurnConflict
+from engine.store import approvals, tree
 from models import ChatSession, Message, Turn
-from models.chat import TURN_RUNNING
+from models.base import iso
+from models.chat import MESSAGE_QUEUED, TURN_QUEUED, TURN_RUNNING
 from models.db import Database
 from services.pricing import Prices, summarize
 
@@ -51,35 +53,53 @@ def list_sessions(
 def list_messages(
     db: Database, user_id: int, session_id: str, limit: int = 50, after: int | None = None
 ) -> tuple[list[dict[str, Any]], int | None]:
-    """Return a page of a session's messages, oldest first, and the next page's key (or None)."""
-    position = -1 if after is None else after
+    """Return a page of the active branch, first message first, and the next page's key.
+
+    The key is the number of messages of the branch before the next page.
+    """
+    start = 0 if after is None else after
     with db.read() as s:
         _owned(s.get(ChatSession, session_id), user_id, "session")
-        rows = s.scalars(
-            select(Message)
-            .where(Message.session_id == session_id, Message.position > position)
-            .order_by(Message.position)
-            .limit(limit + 1)
-        ).all()
-        page = [message_dict(m) for m in rows[:limit]]
-        return page, rows[limit - 1].position if len(rows) > limit else None
+        page = _branch(s, session_id)
+        return page[start : start + limit], start + limit if len(page) > start + limit else None
 
 
 def get_session(
     db: Database, user_id: int, session_id: str, prices: Prices | None = None
 ) -> dict[str, Any]:
-    """Return one session with its messages and running turn, or raise NotFound.
-
-    With `prices`, also its token totals (`usage`) and estimated `cost`.
+    """Return a session with its active branch, queued messages, pending approvals and
+    running turn, or raise NotFound; with `prices`, also its token totals and `cost`.
     """
     with db.read() as s:
         session = _owned(s.get(ChatSession, session_id), user_id, "session")
         out = session_dict(session)
-        out["messages"] = [message_dict(m) for m in session.messages]
+        out["messages"] = _branch(s, session_id)
+        out["active_leaf_id"] = session.active_leaf_id
         out["running_turn_id"] = _running(s, user_id, session_id)
+        out["queued"] = _queued(s, session_id)
+        out["approvals"] = approvals.pending(s.connection(), session_id)
+        spent = s.execute(
+            select(Message.model, Message.usage).where(Message.session_id == session_id)
+        ).all()
     if prices is not None:
-        out.update(summarize(((m["model"], m["usage"]) for m in out["messages"]), prices))
+        # Every branch was paid for: the cost counts them all.
+        out.update(summarize(((model, usage) for model, usage in spent), prices))
     return out
+
+
+def switch_branch(db: Database, user_id: int, session_id: str, message_id: str) -> str:
+    """Show the branch through `message_id` (its newest continuation); return the new leaf."""
+    with db.transaction() as s:
+        _owned(s.get(ChatSession, session_id), user_id, "session")
+        if _running(s, user_id, session_id) is not None:
+            raise TurnConflict(session_id)
+        conn = s.connection()
+        row = tree.message(conn, session_id, message_id)
+        if row is None or row.status not in tree.SHOWN:
+            raise NotFoundError("message", message_id)
+        leaf = tree.descend(conn, message_id)
+        tree.set_leaf(conn, session_id, leaf)
+        return leaf
 
 
 def delete_session(db: Database, user_id: int, session_id: str) -> None:
@@ -102,6 +122,7 @@ def get_turn(
             "rounds": turn.rounds,
             "created_at": iso(turn.created_at),
             "finished_at": iso(turn.finished_at),
+            "continues": turn.continues,
             "error": {"code": turn.error_code, "message": turn.error_message}
             if turn.error_code
             else None,
@@ -117,9 +138,11 @@ def session_dict(session: ChatSession) -> dict[str, Any]:
     return {"id": session.id, "title": session.title, "created_at": iso(session.created_at)}
 
 
-def message_dict(msg: Message) -> dict[str, Any]:
+def message_dict(msg: Message, siblings: list[str] | None = None) -> dict[str, Any]:
     """Return the API form of a message."""
     return {
+        "parent_id": msg.parent_id,
+        "sibling_ids": siblings if siblings is not None else [msg.id],
         "id": msg.id,
         "role": msg.role,
         "content": msg.content,
@@ -132,17 +155,39 @@ def message_dict(msg: Message) -> dict[str, Any]:
     }
 
 
-def iso(moment: datetime | None) -> str | None:
-    """Format a stored time as ISO 8601 in UTC (SQLite hands times back without a zone)."""
-    if moment is None:
-        return None
-    return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).isoformat()
-
-
 def running_turn(db: Database, user_id: int, session_id: str) -> str | None:
     """Return the id of the session's running turn, if any."""
     with db.read() as s:
         return _running(s, user_id, session_id)
+
+
+def _branch(s: Session, session_id: str) -> list[dict[str, Any]]:
+    """The active branch's messages, each with its siblings' ids."""
+    conn = s.connection()
+    ids = tree.path_ids(conn, session_id)
+    rows = {m.id: m for m in s.scalars(select(Message).where(Message.id.in_(ids)))}
+    shown = [rows[i] for i in ids if rows[i].status in tree.SHOWN]
+    versions = tree.siblings(conn, session_id, [m.id for m in shown])
+    return [message_dict(m, versions[m.id]) for m in shown]
+
+
+def _queued(s: Session, session_id: str) -> list[dict[str, Any]]:
+    """The session's queued turns, in the order they will run."""
+    rows = s.execute(
+        select(Turn.id, Turn.created_at, Message.id, Message.content)
+        .outerjoin(Message, (Message.turn_id == Turn.id) & (Message.status == MESSAGE_QUEUED))
+        .where(Turn.session_id == session_id, Turn.status == TURN_QUEUED)
+        .order_by(Turn.created_at, Turn.id)
+    ).all()
+    return [
+        {
+            "turn_id": turn_id,
+            "message_id": message_id,
+            "text": content[0]["text"] if content else None,
+            "created_at": iso(created_at),
+        }
+        for turn_id, created_at, message_id, content in rows
+    ]
 
 
 def _running(s: Session, user_id: int, session_id: str) -> str | None:

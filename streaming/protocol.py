@@ -10,6 +10,8 @@ import orjson
 from streaming.sse import SSEDecoder
 
 __all__ = [
+    "APPROVAL_REQUESTED",
+    "APPROVAL_RESOLVED",
     "BLOCK_DELTA",
     "BLOCK_END",
     "BLOCK_START",
@@ -40,6 +42,10 @@ ERROR = "turn_error"
 TURN_END = "turn_end"
 MESSAGE_DISCARDED = "message_discarded"
 CONTEXT_TRIMMED = "context_trimmed"
+# A side-effect tool call waits for the user (the turn then ends `awaiting_approval`); the
+# turn that continues it says how each was decided before their results.
+APPROVAL_REQUESTED = "approval_requested"
+APPROVAL_RESOLVED = "approval_resolved"
 
 # Every event type a turn's stream carries, in the order a turn first sends them. The page
 # reads this very list (routes/web.py serves it as /web/js/protocol.js), so a client never
@@ -53,7 +59,9 @@ EVENT_TYPES = (
     BLOCK_END,
     MESSAGE_END,
     MESSAGE_DISCARDED,
+    APPROVAL_RESOLVED,
     TOOL_RESULT,
+    APPROVAL_REQUESTED,
     ERROR,
     TURN_END,
 )

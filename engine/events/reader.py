@@ -16,7 +16,7 @@ from engine.events.log import Chunk, EventLog, frames_after
 from engine.events.replay import replay_turn
 from engine.store.durable import Store
 from engine.store.turns import TurnStore
-from models.chat import TURN_RUNNING
+from models.chat import TURN_FINAL_STATUSES
 
 log = logging.getLogger(__name__)
 
@@ -49,12 +49,12 @@ class EventReader:
         return chunk or Chunk(b"", after, False)
 
     def _stored(self, turn_id: str, after: int) -> Chunk | None:
-        """In the store pool: a finished turn's events; None while it runs (or is unknown)."""
+        """In the store pool: a finished turn's events; None until it ends (or is unknown)."""
         status, archive = self.turns.stored_turn(turn_id)
         if archive is not None:
             frames, last = frames_after(archive, after)
             return Chunk(frames, last, True)
-        if status is None or status == TURN_RUNNING:
-            return None
+        if status not in TURN_FINAL_STATUSES:
+            return None  # unknown, queued or running
         # Finished without an archive: a turn stored before archives came with the end.
         return replay_turn(self.turns.db, turn_id, after)

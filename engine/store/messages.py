@@ -12,9 +12,10 @@ from typing import Any
 
 from sqlalchemy import Insert, bindparam, func, insert, not_, select, update
 
+from engine.store import tree
 from engine.store.fence import HELD, Lease, held_params, hold
-from models import Message, ToolRun
-from models.chat import MESSAGE_FINISHED, TOOL_DONE, TOOL_RUNNING
+from models import Message, ToolRun, utcnow
+from models.chat import TOOL_APPROVED, TOOL_AWAITING, TOOL_DONE, TOOL_RUNNING
 from models.db import Database
 from streaming.history import repair_history
 
@@ -34,26 +35,35 @@ _DISCARD = (
     update(Message.__table__)
     .where(M.turn_id == bindparam("_turn"), M.status == "streaming", HELD)
     .values(status="discarded")
-    .returning(M.id)
+    .returning(M.id, M.parent_id)
 )
-_CONVERSATION = (
-    select(M.id, M.role, M.content)
-    .where(M.session_id == bindparam("_session"), M.status.in_(MESSAGE_FINISHED))
-    .order_by(M.position)
+_DISCARD_ONE = (
+    update(Message.__table__)
+    .where(M.id == bindparam("_id"), M.turn_id == bindparam("_turn"), HELD)
+    .values(status="discarded")
+    .returning(M.parent_id)
 )
 _RUN_KEY = (R.session_id == bindparam("_session"), R.tool_use_id == bindparam("_tool_use"))
-_RUN_COLUMNS = (R.tool_use_id, R.name, R.status, R.result, R.is_error)
+_RUN_COLUMNS = (R.tool_use_id, R.name, R.status, R.result, R.is_error, R.preview, R.approval)
 _RUN = select(*_RUN_COLUMNS, R.turn_id, R.lease).where(*_RUN_KEY)
 _FINISH = update(ToolRun.__table__).where(*_RUN_KEY, HELD).returning(*_RUN_COLUMNS)
+# An approved run is claimed by the turn that continues its paused one.
+_CLAIM_APPROVED = (
+    update(ToolRun.__table__)
+    .where(*_RUN_KEY, R.status == TOOL_APPROVED, HELD)
+    .values(status=TOOL_RUNNING, turn_id=bindparam("_turn"), lease=bindparam("_lease"))
+)
 _CLAIM_COLUMNS = (
     "session_id",
     "tool_use_id",
     "turn_id",
+    "requested_in",
     "lease",
     "name",
     "input",
     "result",
     "status",
+    "preview",
 )
 _CLAIM = (
     insert(ToolRun.__table__)
@@ -85,13 +95,26 @@ def _add(columns: tuple[str, ...]) -> Insert:
 
 @dataclass(frozen=True, slots=True)
 class StoredRun:
-    """A tool run as stored: claimed (`running`) or done with its result."""
+    """A tool run as stored: claimed (`running`), awaiting approval, or done with its result."""
 
     tool_use_id: str
     name: str
     status: str
     result: list[dict[str, Any]]
     is_error: bool
+    preview: dict[str, Any] | None = None
+    approval: str | None = None
+
+    def block(self) -> dict[str, Any]:
+        """The tool_result block that answers this run."""
+        block: dict[str, Any] = {
+            "type": "tool_result",
+            "tool_use_id": self.tool_use_id,
+            "content": self.result,
+        }
+        if self.is_error:
+            block["is_error"] = True
+        return block
 
 
 class MessageStore:
@@ -109,16 +132,19 @@ class MessageStore:
         status: str,
         **fields: Any,
     ) -> None:
-        """Insert a message at the end of the turn's session (once, however often called)."""
+        """Add a message at the end of the active branch (once, however often called)."""
         row = {"id": message_id, "session_id": lease.session_id, "turn_id": lease.turn_id}
         row.update(role=role, content=content, status=status, **fields)
         with self.db.begin() as conn:
+            row["parent_id"] = tree.leaf(conn, lease.session_id)
             added = conn.execute(
                 _add(tuple(row)),
                 {**row, "_session": lease.session_id, **held_params(lease)},
             ).first()
             if added is None:
                 hold(conn, lease)
+            else:
+                tree.set_leaf(conn, lease.session_id, message_id)
 
     def update_message(self, lease: Lease, message_id: str, **fields: Any) -> None:
         """Overwrite some columns of one of the turn's messages."""
@@ -127,22 +153,30 @@ class MessageStore:
             if not conn.execute(_UPDATE, params).rowcount:
                 hold(conn, lease)
 
+    def discard(self, lease: Lease, message_id: str, usage: dict[str, Any] | None) -> None:
+        """Drop a failed attempt: the branch ends at its parent again."""
+        with self.db.begin() as conn:
+            params = {"_id": message_id, **held_params(lease), "usage": usage}
+            parent = conn.execute(_DISCARD_ONE, params).first()
+            if parent is None:
+                hold(conn, lease)
+            else:
+                tree.move_leaf(conn, lease.session_id, message_id, parent.parent_id)
+
     def discard_streaming(self, lease: Lease) -> list[str]:
         """Mark the turn's rows still `streaming` as discarded; return their ids."""
         with self.db.begin() as conn:
-            ids = list(conn.scalars(_DISCARD, held_params(lease)))
-            if not ids:
+            rows = conn.execute(_DISCARD, held_params(lease)).all()
+            if not rows:
                 hold(conn, lease)
-        return ids
+            for row in rows:
+                tree.move_leaf(conn, lease.session_id, row.id, row.parent_id)
+        return [row.id for row in rows]
 
     def conversation(self, session_id: str) -> list[dict[str, Any]]:
-        """Return the finished messages the API sees, in order; rows left empty are skipped.
-
-        Each carries its row's `id` too (never sent: requests take only role and content).
-        """
+        """Return the active branch's finished messages, in order (see tree.conversation)."""
         with self.db.begin_read() as conn:
-            rows = conn.execute(_CONVERSATION, {"_session": session_id}).all()
-        return [{"role": r, "content": c, "id": i} for i, r, c in rows if c]
+            return tree.conversation(conn, session_id)
 
     def history(self, session_id: str) -> list[dict[str, Any]]:
         """Return the conversation repaired so the API accepts it (e.g. after a crash)."""
@@ -157,16 +191,30 @@ class MessageStore:
                 )
             )
 
+    def stored_run(self, session_id: str, tool_use_id: str) -> StoredRun | None:
+        """The stored run of a tool_use id, if any."""
+        with self.db.begin_read() as conn:
+            row = conn.execute(_RUN, {"_session": session_id, "_tool_use": tool_use_id}).first()
+        return None if row is None else StoredRun(*row[:7])
+
     def claim_tool(
-        self, lease: Lease, tool_use_id: str, name: str, tool_input: dict[str, Any]
+        self,
+        lease: Lease,
+        tool_use_id: str,
+        name: str,
+        tool_input: dict[str, Any],
+        preview: dict[str, Any] | None = None,
     ) -> StoredRun | None:
         """Claim a tool_use id before running it; return its existing run if one was claimed.
 
-        None means "claimed now: run it". A run found `running` was started by a worker that
-        died or was fenced out: it may or may not have happened, so it is never run again.
-        One found `running` under this very lease is this call's own claim, retried.
+        None means "claimed now: run it". With a `preview` the call needs the user's approval
+        first: it is stored `awaiting_approval` and returned. An `approved` run is claimed.
+        A run found `running` was started by a worker that died or was fenced out: it may
+        or may not have happened, so it is never run again. One found `running` under this
+        very lease is this call's own claim, retried.
         """
         key = {"_session": lease.session_id, "_tool_use": tool_use_id}
+        status = TOOL_RUNNING if preview is None else TOOL_AWAITING
         with self.db.begin() as conn:
             claimed = conn.execute(
                 _CLAIM,
@@ -176,16 +224,20 @@ class MessageStore:
                     "session_id": lease.session_id,
                     "tool_use_id": tool_use_id,
                     "turn_id": lease.turn_id,
+                    "requested_in": lease.turn_id,
                     "lease": lease.number,
                     "name": name,
                     "input": tool_input,
                     "result": [],
-                    "status": TOOL_RUNNING,
+                    "status": status,
+                    "preview": preview,
                 },
             ).first()
             if claimed is not None:
-                return None
+                return None if preview is None else StoredRun(*_fresh(tool_use_id, name, preview))
             hold(conn, lease)
+            if conn.execute(_CLAIM_APPROVED, {**key, **held_params(lease)}).rowcount:
+                return None
             *run, turn_id, claimed_by = conn.execute(_RUN, key).one()
             if run[2] == TOOL_RUNNING and (turn_id, claimed_by) == (lease.turn_id, lease.number):
                 return None
@@ -211,9 +263,14 @@ class MessageStore:
                     "is_error": is_error,
                     "duration_ms": duration_ms,
                     "status": TOOL_DONE,
+                    "finished_at": utcnow(),
                 },
             ).first()
             if done is None:
                 hold(conn, lease)
-                done = conn.execute(_RUN, key).one()[:5]  # a claim that is gone: NoResultFound
+                done = conn.execute(_RUN, key).one()[:7]  # a claim that is gone: NoResultFound
             return StoredRun(*done)
+
+
+def _fresh(tool_use_id: str, name: str, preview: dict[str, Any]) -> tuple[Any, ...]:
+    return (tool_use_id, name, TOOL_AWAITING, [], False, preview)

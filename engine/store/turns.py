@@ -11,21 +11,23 @@ from sqlalchemy.exc import IntegrityError
 from config import Timings
 from engine.errors import LeaseLost, NotFoundError, TurnConflict
 from engine.limits import RUNNING_TURNS, check_running
+from engine.store import approvals, starts
 from engine.store.fence import Lease, db_now
-from engine.store.messages import NEXT_POSITION
+from engine.store.records import NewTurn, Runnable
+from engine.store.starts import Ask, Placed
 from models import ChatSession, Message, Turn, TurnEvents, User, Worker, new_id, utcnow
-from models.chat import MESSAGE_FINISHED, TURN_RUNNING
+from models.chat import MESSAGE_FINISHED, TURN_AWAITING, TURN_RUNNING
 from models.db import Database
+
+__all__ = ["Ask", "NewTurn", "Placed", "Runnable", "TurnState", "TurnStore"]
 
 T, S = Turn.__table__.c, ChatSession.__table__.c
 # Built once, as in engine/store/messages.py: a turn's start and end are on every turn's path.
 _LOCK_USER = select(User.__table__.c.id).where(User.__table__.c.id == bindparam("_user"))
 _LOCK_USER = _LOCK_USER.with_for_update(key_share=True)
 _NEW_SESSION = insert(ChatSession.__table__)
-_SESSION = select(S.user_id, S.title).where(S.id == bindparam("_session"))
+_SESSION = select(S.user_id, S.title).where(S.id == bindparam("_session")).with_for_update()
 _TITLE = update(ChatSession.__table__).where(S.id == bindparam("_session"))
-_NEW_TURN = insert(Turn.__table__)
-_USER_MESSAGE = insert(Message.__table__).values(position=NEXT_POSITION)
 _FINISH = update(Turn.__table__).where(
     T.id == bindparam("_turn"), T.lease == bindparam("_lease"), T.status == TURN_RUNNING
 )
@@ -37,31 +39,11 @@ _MINE = select(T.id, T.lease, T.cancel_requested).where(
 
 
 @dataclass(frozen=True)
-class NewTurn:
-    """Ids of a turn just created."""
-
-    turn_id: str
-    session_id: str
-    user_message_id: str
-
-
-@dataclass(frozen=True)
 class TurnState:
     """What the worker running a turn polls: its lease now, and whether a cancel is asked."""
 
     lease: int
     cancel_requested: bool
-
-
-@dataclass(frozen=True)
-class Orphan:
-    """A running turn this worker just took over, with its new lease."""
-
-    turn: NewTurn
-    user_id: int
-    lease: Lease
-    takeovers: int
-    stalls: int  # takeovers in a row that found no new finished message
 
 
 class TurnStore:
@@ -74,62 +56,62 @@ class TurnStore:
         self,
         user_id: int,
         session_id: str | None,
-        text: str,
+        ask: Ask | str,
         worker_id: str | None = None,
         max_running: int | None = None,
         retry_after: float = Timings.busy_retry_after,
-    ) -> tuple[NewTurn, Lease]:
-        """Create a running turn and its user message (and the session if None is given).
+        max_queued: int = 5,
+    ) -> tuple[NewTurn, Lease, Placed]:
+        """Create a turn for `ask` (and the session if None is given): running, or queued.
 
-        Raises TurnConflict while another turn runs on the session, NotFoundError for a
-        session that is missing or someone else's, LimitExceeded when the user already runs
+        Raises TurnConflict while another turn runs on the session and `ask.if_busy` is
+        `reject`, NotFoundError for a session that is missing or someone else's, Refused
+        for a question the tree cannot take, LimitExceeded when the user already runs
         `max_running` turns. One transaction: all or nothing.
         """
-        turn_id, message_id = new_id("turn"), new_id("msg")
+        if isinstance(ask, str):
+            ask = Ask(ask, if_busy="reject")
+        turn_id = new_id("turn")
         try:
             with self.db.begin() as conn:
+                running = None
                 if max_running is not None:
                     # Serializes one user's starts on PostgreSQL (SQLite's BEGIN IMMEDIATE
                     # already does), so concurrent starts cannot both take the last place.
                     if conn.dialect.name != "sqlite":
                         conn.execute(_LOCK_USER, {"_user": user_id})
                     running = conn.scalar(RUNNING_TURNS, {"_user": user_id}) or 0
-                    check_running(running, max_running, retry_after)
                 if session_id is None:
                     session_id = new_id("ses")
+                    title = (ask.text or "")[:80] or None
                     conn.execute(
-                        _NEW_SESSION, {"id": session_id, "user_id": user_id, "title": text[:80]}
+                        _NEW_SESSION, {"id": session_id, "user_id": user_id, "title": title}
                     )
                 else:
+                    # Locked: a start, a queued turn's promotion and a decision serialize.
                     row = conn.execute(_SESSION, {"_session": session_id}).first()
                     if row is None or row.user_id != user_id:
                         raise NotFoundError("session", session_id)
-                    if row.title is None:
-                        conn.execute(_TITLE, {"_session": session_id, "title": text[:80]})
-                conn.execute(
-                    _NEW_TURN,
-                    {
-                        "id": turn_id,
-                        "session_id": session_id,
-                        "user_id": user_id,
-                        "worker_id": worker_id,
-                    },
+                    if row.title is None and ask.text:
+                        conn.execute(_TITLE, {"_session": session_id, "title": ask.text[:80]})
+                placed, question = starts.start(
+                    conn, user_id, session_id, turn_id, ask, worker_id, max_queued
                 )
-                conn.execute(
-                    _USER_MESSAGE,
-                    {
-                        "id": message_id,
-                        "session_id": session_id,
-                        "turn_id": turn_id,
-                        "role": "user",
-                        "status": "complete",
-                        "content": [{"type": "text", "text": text}],
-                        "_session": session_id,
-                    },
-                )
+                if running is not None and max_running is not None and not placed.queued:
+                    check_running(running, max_running, retry_after)
         except IntegrityError as err:
             raise TurnConflict(session_id or "") from err
-        return NewTurn(turn_id, session_id, message_id), Lease(turn_id, session_id, 1)
+        return NewTurn(turn_id, session_id, question), Lease(turn_id, session_id, 1), placed
+
+    def cancel_queued(self, turn_id: str) -> bool:
+        """End a queued turn `cancelled` and remove its message; False if it is not queued."""
+        with self.db.begin() as conn:
+            return starts.cancel_queued(conn, turn_id)
+
+    def stranded(self, worker_id: str, limit: int) -> list[Runnable]:
+        """Start queued turns whose session runs nothing (see starts.stranded)."""
+        with self.db.begin() as conn:
+            return starts.stranded(conn, worker_id, limit)
 
     def finish_turn(
         self,
@@ -138,14 +120,19 @@ class TurnStore:
         rounds: int,
         error: tuple[str, str] | None = None,
         frames: bytes | None = None,
-    ) -> None:
-        """Record the turn's outcome and its events in one transaction.
+        worker_id: str | None = None,
+    ) -> list[Runnable]:
+        """Record the turn's outcome and its events in one transaction; return what runs next.
 
-        Readers that find a finished turn therefore always find its archive too. Raises
+        Readers that find a finished turn therefore always find its archive too. The same
+        transaction starts what waited for this turn: its continuation, if its calls were
+        decided already, or the session's next queued turn (for `worker_id`). Raises
         LeaseLost if the turn is no longer ours; finishing it again as it ended is a no-op.
         """
         code, message = error or (None, None)
         with self.db.begin() as conn:
+            # Locked first, as a start locks it: a message queued now is seen below.
+            conn.execute(_SESSION, {"_session": lease.session_id})
             done = conn.execute(
                 _FINISH,
                 {
@@ -163,13 +150,18 @@ class TurnStore:
                 row = conn.execute(_ENDED, {"_turn": lease.turn_id}).first()
                 if row is None or (row.lease, row.status) != (lease.number, status):
                     raise LeaseLost(lease.turn_id)
-                return  # an earlier try committed before its connection failed
+                return []  # an earlier try committed before its connection failed
             if frames is not None:
                 # Each frame holds exactly one blank line: their count is the last sequence.
                 last = frames.count(b"\n\n")
                 conn.execute(
                     _ARCHIVE, {"turn_id": lease.turn_id, "last_seq": last, "frames": frames}
                 )
+            following = []
+            if status == TURN_AWAITING:
+                following.append(approvals.maybe_continue(conn, lease.turn_id, worker_id))
+            following.append(starts.promote(conn, lease.session_id, worker_id))
+        return [turn for turn in following if turn is not None]
 
     def stored_turn(self, turn_id: str) -> tuple[str | None, bytes | None]:
         """Return a turn's status and its archived frames (once it finished)."""
@@ -208,7 +200,7 @@ class TurnStore:
                 ).rowcount
             )
 
-    def take_orphans(self, worker_id: str, stale_after: float, limit: int) -> list[Orphan]:
+    def take_orphans(self, worker_id: str, stale_after: float, limit: int) -> list[Runnable]:
         """Take over running turns whose worker stopped beating or handed them over.
 
         Each taken turn gets this worker and a new lease, which fences its old writer out.
@@ -228,6 +220,8 @@ class TurnStore:
                     Turn.progress,
                     Turn.stalls,
                     Turn.worker_id,
+                    Turn.question_id,
+                    Turn.continues,
                 )
                 .where(
                     Turn.status == TURN_RUNNING,
@@ -264,13 +258,7 @@ class TurnStore:
                         stalls=stalls,
                     )
                 )
-                question = s.scalar(
-                    select(Message.id)
-                    .where(Message.turn_id == row.id, Message.role == "user")
-                    .order_by(Message.position)
-                    .limit(1)
-                )
-                turn = NewTurn(row.id, row.session_id, question or "")
+                turn = NewTurn(row.id, row.session_id, row.question_id or "", row.continues)
                 lease = Lease(row.id, row.session_id, row.lease + 1)
-                out.append(Orphan(turn, row.user_id, lease, row.takeovers + 1, stalls))
+                out.append(Runnable(turn, row.user_id, lease, row.takeovers + 1, stalls))
         return out

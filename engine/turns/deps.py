@@ -40,5 +40,8 @@ class TurnDeps:
     max_rounds: int
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     max_takeovers: int = 3
+    # A message sent while a turn runs on its session (BUSY_POLICY), and how many may wait.
+    busy_policy: str = "queue"
+    max_queued: int = 5
     window: ContextWindow = field(default_factory=ContextWindow)
     worker: WorkerState = field(default_factory=WorkerState)

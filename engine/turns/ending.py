@@ -15,7 +15,7 @@ from typing import Protocol
 
 from engine.errors import LeaseLost, StorageUnavailable
 from engine.store.fence import Lease
-from engine.store.turns import NewTurn
+from engine.store.records import NewTurn, Runnable
 from engine.turns import resume
 from engine.turns.calls import ModelCalls
 from engine.turns.deps import TurnDeps
@@ -39,6 +39,8 @@ class Ending(Protocol):
     calls: ModelCalls
     rounds: int
     stop_kind: str | None
+    worker_id: str | None
+    successors: list[Runnable]
 
 
 async def close(turn: Ending, status: str, error: tuple[str, str] | None) -> str:
@@ -57,8 +59,8 @@ async def record_elsewhere(turn: Ending, status: str, error: tuple[str, str] | N
     deps, turn_id = turn.deps, turn.turn.turn_id
     try:
         frames = deps.events.snapshot(turn_id, turn.lease.number)
-        await deps.store.until_back(
-            deps.turns.finish_turn, turn.lease, status, turn.rounds, error, frames
+        turn.successors = await deps.store.until_back(
+            deps.turns.finish_turn, turn.lease, status, turn.rounds, error, frames, turn.worker_id
         )
     except LeaseLost:
         return await _fenced(turn)
@@ -116,7 +118,9 @@ async def _record(turn: Ending, status: str, error: tuple[str, str] | None) -> s
     frames = deps.events.snapshot(turn_id, lease.number)
     frames += encode_event(frames.count(b"\n\n") + 1, P.TURN_END, end)
     try:
-        await deps.store.durable(deps.turns.finish_turn, lease, status, turn.rounds, error, frames)
+        turn.successors = await deps.store.durable(
+            deps.turns.finish_turn, lease, status, turn.rounds, error, frames, turn.worker_id
+        )
     except StorageUnavailable:
         # Every row is stored; only the turn's own row waits for the database.
         return await _end_first(turn, status, error)
@@ -146,8 +150,8 @@ async def _end_first(turn: Ending, status: str, error: tuple[str, str] | None) -
     log.warning("turn %s ended %s; its row waits for the database", turn_id, status)
     try:
         await deps.store.until_back(deps.messages.discard_streaming, lease)
-        await deps.store.until_back(
-            deps.turns.finish_turn, lease, status, turn.rounds, error, frames
+        turn.successors = await deps.store.until_back(
+            deps.turns.finish_turn, lease, status, turn.rounds, error, frames, turn.worker_id
         )
     except LeaseLost:
         return status  # taken over meanwhile: the new holder found turn_end and recorded it

@@ -162,11 +162,7 @@ class MessageRound:
         )
         # The usage stays: a failed attempt's input was billed all the same.
         usage = self.acc.usage or None
-        self.outbox.write(
-            partial(
-                self.store.update_message, self.lease, message_id, status="discarded", usage=usage
-            )
-        )
+        self.outbox.write(partial(self.store.discard, self.lease, message_id, usage))
 
     def _message_started(self, change: MessageStarted) -> None:
         if self.message_id is not None:

@@ -11,6 +11,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from functools import partial
 
 from engine.errors import Draining
@@ -19,8 +20,9 @@ from engine.events.log import Chunk
 from engine.events.reader import EventReader
 from engine.limits import UserLimits
 from engine.runtime import Runtime
-from engine.store.fence import Lease
-from engine.store.turns import NewTurn
+from engine.store.approvals import ApprovalStore, Decision
+from engine.store.records import Runnable, Started
+from engine.store.starts import Ask
 from engine.turns.deps import TurnDeps
 from engine.turns.turn import Turn
 from streaming.hosting import BodyFactory
@@ -46,6 +48,7 @@ class TurnService:
         self.ready = ready
         self.timings = deps.timings
         self.reader = EventReader(deps.events, deps.turns, deps.store, deps.timings)
+        self.approvals = ApprovalStore(deps.turns.db)
         self.turns: dict[str, Turn] = {}  # only the loop changes it
 
     @property
@@ -55,20 +58,47 @@ class TurnService:
 
     # From a view's thread.
 
-    def start(self, user_id: int, session_id: str | None, text: str) -> NewTurn:
-        """Store the user message (new session if None) and start the turn in the loop.
+    def start(self, user_id: int, session_id: str | None, ask: Ask | str) -> Started:
+        """Store the question (new session if None) and start its turn in the loop, or queue it.
 
+        A queued turn starts when the running one ends (at once if `interrupt` stops it).
         Raises LimitExceeded, writing nothing, when the user is over a limit.
         """
+        if isinstance(ask, str):
+            ask = Ask(ask)
+        if ask.if_busy is None:
+            ask = replace(ask, if_busy=self.deps.busy_policy)
         self.admit(user_id, count_running=False)  # start_turn counts them, under a lock
         self.ready()
         max_running = self.limits.max_running if self.limits else None
         retry = self.timings.busy_retry_after
-        new, lease = self.deps.turns.start_turn(
-            user_id, session_id, text, self.worker_id, max_running, retry
+        new, lease, placed = self.deps.turns.start_turn(
+            user_id, session_id, ask, self.worker_id, max_running, retry, self.deps.max_queued
         )
-        self.runtime.call_soon(self.launch, new, user_id, lease)
-        return new
+        if not placed.queued:
+            self.runtime.call_soon(self.launch, Runnable(new, user_id, lease))
+        elif placed.interrupted is not None:
+            self.cancel(placed.interrupted)
+        return Started(
+            new.turn_id,
+            new.session_id,
+            new.user_message_id,
+            new.continues,
+            placed.queued,
+            placed.interrupted,
+        )
+
+    def decide(
+        self, user_id: int, turn_id: str, tool_use_id: str, approved: bool, reason: str | None
+    ) -> Decision:
+        """Approve or decline a paused turn's call; once all are decided, its turn goes on."""
+        self.ready()
+        decision = self.approvals.decide(
+            user_id, turn_id, tool_use_id, approved, reason, self.worker_id
+        )
+        if decision.started is not None:
+            self.runtime.call_soon(self.launch, decision.started)
+        return decision
 
     def admit(self, user_id: int, count_running: bool = True) -> None:
         """Raise Draining or LimitExceeded if this worker would refuse the user's turn now."""
@@ -113,12 +143,11 @@ class TurnService:
 
     # In the loop.
 
-    def launch(
-        self, new: NewTurn, user_id: int, lease: Lease, takeovers: int = 0, stalls: int = 0
-    ) -> Turn:
+    def launch(self, run: Runnable) -> Turn:
         """Run a turn as a task of this loop (a new one, or one taken over)."""
-        turn = Turn(self.deps, new, user_id, lease, takeovers, stalls)
-        if not takeovers:
+        new, lease = run.turn, run.lease
+        turn = Turn(self.deps, new, run.user_id, lease, run.takeovers, run.stalls, self.worker_id)
+        if not run.takeovers:
             self.deps.events.open(new.turn_id, lease.number)
         self.turns[new.turn_id] = turn
         turn.task = asyncio.get_running_loop().create_task(self._run(turn))
@@ -135,13 +164,27 @@ class TurnService:
             TURNS_FINISHED.labels(status).inc()
             TURN_SECONDS.observe(time.monotonic() - started)
             self.turns.pop(turn.turn.turn_id, None)
+            for successor in turn.successors:
+                self._launch_here(successor)
         return status
+
+    def _launch_here(self, run: Runnable) -> None:
+        """Run a turn this worker was given, unless it drains (then any worker takes it)."""
+        if self.draining:
+            self.runtime.call_soon(self._hand_over, run)
+        else:
+            self.launch(run)
+
+    def _hand_over(self, run: Runnable) -> None:
+        asyncio.get_running_loop().create_task(
+            self.deps.store.durable(self.deps.turns.release, run.lease)
+        )
 
     async def _cancel(self, turn_id: str) -> None:
         turn = self.turns.get(turn_id)
         if turn is not None:
             turn.stop("cancel")
-        else:
+        elif not await self.deps.store.call(self.deps.turns.cancel_queued, turn_id):
             await self.deps.store.call(self.deps.turns.request_cancel, turn_id)
 
     async def _wait(self, turn_id: str, timeout: float) -> bool:

@@ -74,7 +74,7 @@ class ToolRunner:
         loop = asyncio.get_running_loop()
         try:
             for call in calls:
-                run = await self._claim(lease, call, call.refusal)
+                run = await self._claim(lease, call, call.refusal, user_id)
                 if run is not None:
                     runs[call.tool_use_id] = run
                     continue
@@ -104,13 +104,29 @@ class ToolRunner:
                     runs[call.tool_use_id] = run
         return [runs[c.tool_use_id] for c in calls]
 
-    async def _claim(self, lease: Lease, call: ToolCall, refusal: str | None) -> StoredRun | None:
+    async def _claim(
+        self, lease: Lease, call: ToolCall, refusal: str | None, user_id: int = 0
+    ) -> StoredRun | None:
         """Claim the call's id; return its answer if it has one (or gets `refusal`) now.
 
-        None means "claimed: run it".
+        None means "claimed: run it". A side-effect tool's first claim stores it awaiting
+        the user's approval, with a preview of what it would change (bad input: refused).
         """
+        preview = None
+        tool = self.registry.get(call.name)
+        if tool is not None and tool.side_effects and not refusal:
+            known = await self.store.durable(
+                self.messages.stored_run, lease.session_id, call.tool_use_id
+            )
+            if known is None:
+                ctx = ToolContext(user_id, self.db, call.tool_use_id, lease.turn_id)
+                shown = await self._in_pool(self.registry.preview, call.name, call.input, ctx)
+                if isinstance(shown, ToolOutcome):
+                    refusal = shown.content
+                else:
+                    preview = shown
         claimed = await self.store.durable(
-            self.messages.claim_tool, lease, call.tool_use_id, call.name, call.input
+            self.messages.claim_tool, lease, call.tool_use_id, call.name, call.input, preview
         )
         if claimed is not None and claimed.status == TOOL_RUNNING:
             return await self._save(lease, call, ToolOutcome(INTERRUPTED, True), 0.0)
@@ -119,6 +135,15 @@ class ToolRunner:
         if refusal:
             return await self._save(lease, call, ToolOutcome(refusal, True), 0.0)
         return None
+
+    async def _in_pool(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """Run a tool-side function in the tool pool within TOOL_TIMEOUT."""
+        loop = asyncio.get_running_loop()
+        run = loop.run_in_executor(self.pool, fn, *args)
+        try:
+            return await asyncio.wait_for(run, self.timings.tool_timeout)
+        except TimeoutError:
+            return ToolOutcome(f"The tool '{args[0]}' timed out preparing its preview.", True)
 
     async def _execute(self, call: ToolCall, ctx: ToolContext) -> ToolOutcome:
         """Run one tool in the pool within TOOL_TIMEOUT, waiting out database outages."""
@@ -180,15 +205,3 @@ def tool_calls(
             )
         calls[ident] = ToolCall(ident, block.get("name", ""), block.get("input") or {}, refusal)
     return list(calls.values())
-
-
-def result_block(run: StoredRun) -> dict[str, Any]:
-    """Return the tool_result block that answers `run`."""
-    block: dict[str, Any] = {
-        "type": "tool_result",
-        "tool_use_id": run.tool_use_id,
-        "content": run.result,
-    }
-    if run.is_error:
-        block["is_error"] = True
-    return block

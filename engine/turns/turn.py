@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from datetime import timedelta
 from typing import Any
 
 from engine.errors import (
@@ -21,13 +22,14 @@ from engine.errors import (
     TurnFailed,
 )
 from engine.store.fence import Lease
-from engine.store.turns import NewTurn
+from engine.store.records import NewTurn, Runnable
 from engine.turns import ending, resume
 from engine.turns.calls import ModelCalls
 from engine.turns.deps import TurnDeps
 from engine.turns.outbox import Outbox
-from engine.turns.tools import result_block, tool_calls
-from models import new_id
+from engine.turns.tools import tool_calls
+from models import new_id, utcnow
+from models.chat import APPROVED, TOOL_AWAITING, TURN_AWAITING
 from streaming import protocol as P
 from streaming.history import repair_history, validate_history
 from streaming.view import view_of
@@ -60,9 +62,12 @@ class Turn:
         lease: Lease,
         takeovers: int = 0,
         stalls: int = 0,
+        worker_id: str | None = None,
     ) -> None:
         self.deps, self.turn, self.user_id, self.lease = deps, turn, user_id, lease
-        self.takeovers, self.stalls = takeovers, stalls
+        self.takeovers, self.stalls, self.worker_id = takeovers, stalls, worker_id
+        # What the end of this turn started (a continuation, the next queued turn).
+        self.successors: list[Runnable] = []
         self.outbox = Outbox(deps.events, deps.store, lease)
         self.calls = ModelCalls(deps, turn.turn_id)
         self.stop_kind: str | None = None
@@ -135,9 +140,15 @@ class Turn:
             "session_id": self.turn.session_id,
             "user_message_id": self.turn.user_message_id,
         }
+        if self.turn.continues:
+            start["continues"] = self.turn.continues
         if not self.takeovers:
             self.outbox.emit(P.TURN_START, start)
-            return await deps.store.durable(deps.messages.history, self.turn.session_id), None
+            branch = await deps.store.durable(deps.messages.conversation, self.turn.session_id)
+            if self.turn.continues:
+                # Its calls were decided, not answered: they are run (or declined) first.
+                return branch, _stop_of(branch)
+            return repair_history(branch), _stop_of(branch)
         try:
             frames = await deps.events.takeover(turn_id, self.lease.number)
         except LeaseLost:
@@ -155,8 +166,7 @@ class Turn:
         for event_type, data in resume.catch_up(view, rows, start):
             self.outbox.emit(event_type, data)
         await deps.store.durable(deps.messages.discard_streaming, self.lease)
-        standing = resume.standing(rows)
-        self.rounds = standing.rounds
+        self.rounds = resume.standing(rows).rounds
         if self.stalls > deps.max_takeovers:
             raise TurnFailed(
                 resume.WORKER_LOST,
@@ -168,7 +178,7 @@ class Turn:
         # Unrepaired: a stored tool call whose results were not stored yet must be answered
         # by its tools (or their claims), not by the synthetic results repair would add.
         conversation = await deps.store.durable(deps.messages.conversation, self.turn.session_id)
-        return conversation, standing.stop_reason
+        return conversation, _stop_of(conversation)
 
     async def _rounds(self, history: list[dict[str, Any]], stop: str | None) -> str:
         tool_errors: dict[str, str] = {}
@@ -220,14 +230,37 @@ class Turn:
 
     async def _answer_tools(
         self, content: list[dict[str, Any]], errors: dict[str, str], refuse: str | None
-    ) -> dict[str, Any] | None:
-        """Run (or refuse) every tool_use of a message; store and emit one results message."""
+    ) -> str | dict[str, Any] | None:
+        """Run (or refuse) every tool_use of a message; store and emit one results message.
+
+        A call that needs the user's approval pauses the turn: `awaiting_approval`.
+        """
         calls = tool_calls(content, errors, refuse)
         if not calls:
             return None
         deps = self.deps
         runs = await deps.tools.run_all(self.lease, self.user_id, calls, self.quiet)
-        blocks = [result_block(run) for run in runs]
+        waiting = [run for run in runs if run.status == TOOL_AWAITING]
+        if waiting:
+            expires = (utcnow() + timedelta(seconds=deps.timings.approval_ttl)).isoformat()
+            for run, call in zip(runs, calls, strict=True):
+                if run.status == TOOL_AWAITING:
+                    self.outbox.emit(
+                        P.APPROVAL_REQUESTED,
+                        {
+                            "turn_id": self.turn.turn_id,
+                            "tool_use_id": run.tool_use_id,
+                            "name": run.name,
+                            "input": call.input,
+                            "preview": run.preview,
+                            "expires_at": expires,
+                        },
+                    )
+            return TURN_AWAITING
+        for run in runs:
+            if run.preview is not None:
+                self.outbox.emit(P.APPROVAL_RESOLVED, approval_resolved(run))
+        blocks = [run.block() for run in runs]
         message_id = new_id("msg")
         await deps.store.durable(
             deps.messages.add_message, self.lease, message_id, "user", blocks, "complete"
@@ -244,3 +277,18 @@ class Turn:
                 },
             )
         return {"role": "user", "content": blocks, "id": message_id}
+
+
+def _stop_of(branch: list[dict[str, Any]]) -> str | None:
+    """How the branch's last answer stopped (None if it ends with a question)."""
+    last = branch[-1] if branch else None
+    return last.get("stop_reason") if last is not None and last["role"] == "assistant" else None
+
+
+def approval_resolved(run: Any) -> dict[str, Any]:
+    """The approval_resolved event of a decided call."""
+    return {
+        "tool_use_id": run.tool_use_id,
+        "name": run.name,
+        "approved": run.approval == APPROVED,
+    }

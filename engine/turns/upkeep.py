@@ -30,6 +30,7 @@ class Upkeep:
         self.service, self.workers = service, workers
         self.deps, self.timings = service.deps, service.timings
         self._unknown: set[str] = set()  # rows held here with no turn, at the last beat
+        self._next_expiry = 0.0
 
     async def heartbeat(self) -> None:
         """Beat, then reconcile the turns held here with their rows, for ever."""
@@ -88,6 +89,16 @@ class Upkeep:
             deps.turns.take_orphans, self.workers.worker_id, t.stale_after, REAP_BATCH
         )
         for orphan in orphans:
-            self.service.launch(
-                orphan.turn, orphan.user_id, orphan.lease, orphan.takeovers, orphan.stalls
+            self.service.launch(orphan)
+        # Queued turns whose promotion a crash lost, and approvals nobody gave in time.
+        for runnable in await deps.store.call(
+            deps.turns.stranded, self.workers.worker_id, REAP_BATCH
+        ):
+            self.service.launch(runnable)
+        if time.monotonic() >= self._next_expiry:
+            self._next_expiry = time.monotonic() + t.approval_sweep
+            expired = await deps.store.call(
+                self.service.approvals.expire, t.approval_ttl, self.workers.worker_id
             )
+            for runnable in expired:
+                self.service.launch(runnable)

@@ -107,7 +107,7 @@ def run_turn(db: Database, user: tuple[int, str]) -> Iterator[Callable[..., Run]
         model = ScriptedModel(scripts)
         deps = make_deps(db, pool, model, Timings().scaled(scale), max_rounds, retries)
         sid = session_id or create_session(db, user[0])["id"]
-        new, lease = deps.turns.start_turn(user[0], sid, question)
+        new, lease, _ = deps.turns.start_turn(user[0], sid, question)
 
         async def main() -> tuple[str, list[Any]]:
             deps.events.open(new.turn_id)

@@ -22,15 +22,15 @@ from tests.helpers import assert_well_formed, text_of
 def test_a_failed_discard_write_never_leaks_the_attempt_into_history(
     run_turn: Any, monkeypatch: Any
 ) -> None:
-    real, failed = MessageStore.update_message, []
+    real, failed = MessageStore.discard, []
 
-    def flaky(self: Any, lease: Any, message_id: str, **fields: Any) -> None:
-        if fields.get("status") == "discarded" and not failed:
+    def flaky(self: Any, lease: Any, message_id: str, usage: Any) -> None:
+        if not failed:
             failed.append(message_id)
             raise OperationalError("UPDATE", {}, sqlite3.OperationalError("database is locked"))
-        real(self, lease, message_id, **fields)
+        real(self, lease, message_id, usage)
 
-    monkeypatch.setattr(MessageStore, "update_message", flaky)
+    monkeypatch.setattr(MessageStore, "discard", flaky)
     # The first attempt stores a whole text block, then the stream breaks.
     broken = [
         message_start("msg_x"),
@@ -122,7 +122,7 @@ def test_a_turn_taken_over_after_its_tool_call_was_stored_runs_the_tool_and_stay
     dead = WorkerRegistry(db)
     dead.register()
     sid = create_session(db, user[0])["id"]
-    new, lease = turns.start_turn(user[0], sid, "Weather in Lima?", dead.worker_id)
+    new, lease, _ = turns.start_turn(user[0], sid, "Weather in Lima?", dead.worker_id)
     # The dead worker stored its tool call and died before any tool ran or any event left.
     call = {
         "type": "tool_use",

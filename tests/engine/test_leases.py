@@ -61,7 +61,7 @@ def test_after_a_takeover_every_write_with_the_old_lease_fails_and_changes_nothi
 ) -> None:
     turns, messages = stores
     dead, alive = workers(db, 2)
-    new, old = turns.start_turn(user[0], create_session(db, user[0])["id"], "hi", dead.worker_id)
+    new, old, _ = turns.start_turn(user[0], create_session(db, user[0])["id"], "hi", dead.worker_id)
     messages.add_message(old, "msg_a", "assistant", [], "streaming")
     with db.transaction() as s:  # the dead worker's heartbeat is long gone
         s.execute(update(Worker).where(Worker.id == dead.worker_id).values(heartbeat_at=past(s)))
@@ -90,7 +90,7 @@ def test_a_claimed_tool_use_id_is_never_claimed_again(
     db: Any, user: tuple[int, str], stores: tuple[TurnStore, MessageStore]
 ) -> None:
     turns, messages = stores
-    new, first = turns.start_turn(user[0], create_session(db, user[0])["id"], "hi")
+    new, first, _ = turns.start_turn(user[0], create_session(db, user[0])["id"], "hi")
     assert messages.claim_tool(first, "toolu_1", "t", {"a": 1}) is None
     # A claim retried by its own holder (its reply was lost with its connection) is its own.
     assert messages.claim_tool(first, "toolu_1", "t", {"a": 1}) is None
@@ -114,7 +114,7 @@ def test_a_turn_taken_by_one_reaper_is_skipped_by_the_next(
 ) -> None:
     turns, _ = stores
     a, b = workers(db, 2)
-    _, lease = turns.start_turn(user[0], create_session(db, user[0])["id"], "hi", a.worker_id)
+    _, lease, _ = turns.start_turn(user[0], create_session(db, user[0])["id"], "hi", a.worker_id)
     assert turns.release(lease)  # handed over: any worker may take it at once
     assert len(turns.take_orphans(b.worker_id, stale_after=30, limit=10)) == 1
     assert turns.take_orphans(a.worker_id, stale_after=30, limit=10) == []
@@ -199,7 +199,9 @@ def test_worker_deaths_in_a_row_without_progress_are_counted_and_hand_overs_are_
 ) -> None:
     turns, messages = stores
     [holder] = workers(db, 1)
-    _, lease = turns.start_turn(user[0], create_session(db, user[0])["id"], "hi", holder.worker_id)
+    _, lease, _ = turns.start_turn(
+        user[0], create_session(db, user[0])["id"], "hi", holder.worker_id
+    )
     stalls = []
     for step in range(9):
         if step < 5:  # more hand-overs by draining workers than MAX_TAKEOVERS: no deaths

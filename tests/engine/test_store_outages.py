@@ -19,6 +19,7 @@ from sqlalchemy.exc import OperationalError
 
 from config import Timings
 from engine.errors import StorageUnavailable
+from engine.store.approvals import ApprovalStore
 from engine.store.durable import Store
 from engine.store.fence import Lease
 from engine.store.messages import MessageStore
@@ -80,7 +81,7 @@ def test_writes_retried_after_a_lost_commit_change_nothing_twice(
     db: Database, user: tuple[int, str]
 ) -> None:
     turns, messages = TurnStore(db), MessageStore(db)
-    new, lease = turns.start_turn(user[0], create_session(db, user[0])["id"], "hi")
+    new, lease, _ = turns.start_turn(user[0], create_session(db, user[0])["id"], "hi")
     # Each first commit happened, but its reply was lost with the connection: run again.
     for _ in range(2):
         messages.add_message(lease, "msg_once", "assistant", [{"type": "text"}], "complete")
@@ -97,7 +98,7 @@ def run_through(db: Database, user: tuple[int, str], scripts: list[Any], outage:
     model = ScriptedModel(scripts)
     deps = make_deps(db, ThreadPoolExecutor(4), model, timings)
     sid = create_session(db, user[0])["id"]
-    new, lease = deps.turns.start_turn(user[0], sid, "What is the weather in SF?")
+    new, lease, _ = deps.turns.start_turn(user[0], sid, "What is the weather in SF?")
 
     async def main() -> tuple[str, list[Any]]:
         deps.events.open(new.turn_id)
@@ -165,9 +166,10 @@ def test_no_turn_is_taken_over_until_the_store_has_been_back_for_stale_after(
 
         def __init__(self) -> None:
             self.deps, self.timings = deps, timings
+            self.approvals = ApprovalStore(db)
 
-        def launch(self, turn: Any, *_: Any) -> None:
-            launched.append(turn.turn_id)
+        def launch(self, run: Any) -> None:
+            launched.append(run.turn.turn_id)
 
     upkeep = Upkeep(Service(), WorkerRegistry(db))  # type: ignore[arg-type]
     time.sleep(timings.stale_after * 2)  # the dead worker's heartbeat is stale by now
@@ -205,7 +207,7 @@ def test_a_takeover_whose_log_is_unreachable_gives_the_turn_back_uncounted(
     dead = WorkerRegistry(db)
     dead.register()
     sid = create_session(db, user[0])["id"]
-    new, _ = deps.turns.start_turn(user[0], sid, "hi", dead.worker_id)
+    new, _, _ = deps.turns.start_turn(user[0], sid, "hi", dead.worker_id)
     dead.retire()
     with db.transaction() as s:  # its worker died: the row names a worker that is gone
         s.execute(update(TurnRow).values(worker_id="wrk_gone"))

@@ -133,7 +133,7 @@ def test_a_session_left_with_an_orphan_tool_call_is_repaired_before_the_next_cal
     sid = create_session(db, user[0])["id"]
     # What a crash leaves: a question, then a tool call whose result was never stored,
     # a cut-off message with only partial content, and an empty text block.
-    _, lease = turns.start_turn(user[0], sid, "What is the weather in Lima?")
+    _, lease, _ = turns.start_turn(user[0], sid, "What is the weather in Lima?")
     store.add_message(
         lease,
         new_id("msg"),

@@ -29,6 +29,13 @@ EXAMPLES = 40  # per operation and mode: 18 operations x 2 modes x 40 = 1,440 re
 STATEFUL_SCENARIOS = 60
 STATEFUL_STEPS = 10
 CHAINS = 10  # explicit walks of the links, each ~15 requests
+REFUSABLE = {
+    ("POST", "/api/ui/chat"),
+    ("POST", "/api/tokens"),
+    ("POST", "/api/sessions/{session_id}/turns"),
+    ("POST", "/api/turns/{turn_id}/approvals"),
+    ("PUT", "/api/sessions/{session_id}/active_leaf"),
+}
 SETTINGS: dict[str, Any] = {
     "deadline": None,
     "database": None,
@@ -78,8 +85,10 @@ class Audit:
         case.headers = {**(case.headers or {}), **self.headers}  # the real token, always
         # JSON Schema cannot say what these bodies must be, so schema-valid ones may be refused
         # (422): POST /api/ui/chat needs the *newest* message to be the user's text (an array's
-        # last item); POST /api/tokens an `expires_at` in the next ten years, from now.
-        refusable = case.method == "POST" and case.path in ("/api/ui/chat", "/api/tokens")
+        # last item); POST /api/tokens an `expires_at` in the next ten years, from now; a turn
+        # either a message or a regenerate, naming messages of the session; an approval a
+        # call the turn asked about; a branch switch a message of the session.
+        refusable = (case.method, case.path) in REFUSABLE
         excluded = [positive_data_acceptance] if refusable else []
         response = case.call_and_validate(
             base_url=self.live.url, headers=self.headers, excluded_checks=excluded

@@ -112,10 +112,12 @@ def test_events_url_works_for_an_eventsource_without_headers(live: LiveServer) -
     assert response.json()["error"]["code"] == "invalid_token"
 
 
-def test_second_turn_while_one_runs_is_409(live: LiveServer) -> None:
+def test_second_turn_while_one_runs_is_409_when_asked_to_reject(live: LiveServer) -> None:
     live.app.extensions["turns"].deps.model.demo_pace.delay = 0.01
     turn = live.start_turn(QUESTION)
-    again = live.post(f"/api/sessions/{turn['session_id']}/turns", json={"message": "hi"})
+    again = live.post(
+        f"/api/sessions/{turn['session_id']}/turns", json={"message": "hi", "if_busy": "reject"}
+    )
     assert again.status_code == 409
     assert again.json()["error"]["code"] == "turn_in_progress"
     live.read_events(f"/api/turns/{turn['turn_id']}/events")

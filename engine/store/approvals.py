@@ -1,0 +1,321 @@
+"""Approvals of side-effect tools: decide, expire, decline, and continue the paused turn.
+
+A turn that calls a side-effect tool stores the call `awaiting_approval` and ends as
+`awaiting_approval`, holding nothing. Once every call it waits for is decided, one
+transaction marks it `continued` and creates the turn that runs the approved calls (and
+reads the denials). A new message declines what is still pending: its turn starts with
+the results, denials included. These run inside a caller's transaction.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import Connection, insert, select, update
+
+from engine.errors import NotFoundError, Refused
+from engine.store import tree
+from engine.store.messages import NEXT_POSITION, StoredRun
+from engine.store.records import Runnable, insert_turn
+from models import Message, ToolRun, Turn, new_id, utcnow
+from models.base import iso
+from models.chat import (
+    APPROVED,
+    DENIED,
+    MESSAGE_FINISHED,
+    TOOL_APPROVED,
+    TOOL_AWAITING,
+    TOOL_DONE,
+    TURN_AWAITING,
+    TURN_CONTINUED,
+    TURN_QUEUED,
+    TURN_RUNNING,
+)
+from models.db import Database
+
+M, R, T = Message.__table__.c, ToolRun.__table__.c, Turn.__table__.c
+DECLINED = "The user declined this action, so it was not taken."
+SUPERSEDED = "The user sent a new message instead of approving this action; it was not taken."
+EXPIRED = "Nobody approved this action in time, so it was not taken."
+
+
+@dataclass(frozen=True)
+class Decision:
+    """A decided approval and the turn that goes on with it (if it started now)."""
+
+    run: dict[str, Any]
+    continuation: str | None
+    started: Runnable | None
+
+
+def denial(text: str, reason: str | None) -> list[dict[str, Any]]:
+    """The result the model reads for an action not taken."""
+    said = f" The user said: {reason}" if reason else ""
+    return [{"type": "text", "text": f"{text}{said} Do not take it unless the user asks again."}]
+
+
+def decide(
+    conn: Connection,
+    user_id: int,
+    turn_id: str,
+    tool_use_id: str,
+    approved: bool,
+    reason: str | None,
+    worker_id: str | None,
+) -> Decision:
+    """Approve or decline one call of a paused turn; the same decision again changes nothing."""
+    lock = select(T.session_id, T.user_id).where(T.id == turn_id)
+    turn = conn.execute(lock.with_for_update()).first()
+    if turn is None or turn.user_id != user_id:
+        raise NotFoundError("turn", turn_id)
+    key = (R.session_id == turn.session_id, R.tool_use_id == tool_use_id)
+    run = conn.execute(select(ToolRun.__table__).where(*key, R.requested_in == turn_id)).first()
+    if run is None or run.preview is None:
+        raise NotFoundError("approval request", tool_use_id)
+    wanted = APPROVED if approved else DENIED
+    if run.approval is not None:
+        if run.approval != wanted:
+            raise Refused(
+                "already_decided", f"This action was already {run.approval}.", conflict=True
+            )
+        return Decision(run_dict(run), continuation(conn, turn_id), None)
+    values: dict[str, Any] = {
+        "approval": wanted,
+        "decided_by": user_id,
+        "decided_at": utcnow(),
+        "reason": reason,
+    }
+    if approved:
+        values["status"] = TOOL_APPROVED
+    else:
+        values.update(status=TOOL_DONE, result=denial(DECLINED, reason), is_error=True)
+    conn.execute(update(ToolRun.__table__).where(*key).values(**values))
+    started = maybe_continue(conn, turn_id, worker_id)
+    decided = conn.execute(select(ToolRun.__table__).where(*key)).one()
+    return Decision(run_dict(decided), continuation(conn, turn_id), started)
+
+
+def expire(conn: Connection, cutoff: datetime, worker_id: str | None) -> list[Runnable]:
+    """Decline every request older than `cutoff`; return the turns that go on now."""
+    rows = conn.execute(
+        select(R.id, R.requested_in).where(R.status == TOOL_AWAITING, R.created_at < cutoff)
+    ).all()
+    for row in rows:
+        conn.execute(
+            update(ToolRun.__table__)
+            .where(R.id == row.id, R.status == TOOL_AWAITING)
+            .values(
+                status=TOOL_DONE,
+                approval=DENIED,
+                decided_at=utcnow(),
+                reason="expired",
+                result=denial(EXPIRED, None),
+                is_error=True,
+            )
+        )
+    started = [maybe_continue(conn, t, worker_id) for t in {r.requested_in for r in rows}]
+    return [s for s in started if s is not None]
+
+
+def maybe_continue(conn: Connection, turn_id: str, worker_id: str | None) -> Runnable | None:
+    """Once a paused turn waits for nothing more, create the turn that goes on with it.
+
+    The new turn runs now (returned) or, if another one runs on the session, is queued.
+    """
+    paused = conn.execute(
+        select(T.session_id, T.user_id, T.question_id, T.status).where(T.id == turn_id)
+    ).first()
+    if paused is None or paused.status != TURN_AWAITING or _pending(conn, turn_id):
+        return None
+    busy = conn.scalar(
+        select(T.id).where(T.session_id == paused.session_id, T.status == TURN_RUNNING)
+    )
+    new_id_ = new_id("turn")
+    status = TURN_QUEUED if busy else TURN_RUNNING
+    insert_turn(
+        conn,
+        new_id_,
+        paused.session_id,
+        paused.user_id,
+        status,
+        None if busy else worker_id,
+        paused.question_id,
+        continues=turn_id,
+    )
+    conn.execute(update(Turn.__table__).where(T.id == turn_id).values(status=TURN_CONTINUED))
+    if busy:
+        return None
+    resume_branch(conn, paused.session_id, turn_id)
+    return Runnable.fresh(new_id_, paused.session_id, paused.user_id, paused.question_id, turn_id)
+
+
+def resume_branch(conn: Connection, session_id: str, paused_id: str) -> None:
+    """Make the paused turn's last answer (whose calls were decided) the active leaf."""
+    asked = _asking(conn, paused_id)
+    if asked is not None:
+        tree.set_leaf(conn, session_id, asked.id)
+
+
+def decline_pending(conn: Connection, session_id: str, turn_id: str) -> None:
+    """Decline what the session's paused turns wait for; store their results in `turn_id`."""
+    paused = conn.scalars(
+        select(T.id).where(T.session_id == session_id, T.status == TURN_AWAITING)
+    ).all()
+    for paused_id in paused:
+        conn.execute(
+            update(ToolRun.__table__)
+            .where(
+                R.session_id == session_id,
+                R.requested_in == paused_id,
+                # An approved call waiting for the others to be decided never ran either.
+                R.status.in_((TOOL_AWAITING, TOOL_APPROVED)),
+            )
+            .values(
+                status=TOOL_DONE,
+                approval=DENIED,
+                decided_at=utcnow(),
+                reason="new message",
+                result=denial(SUPERSEDED, None),
+                is_error=True,
+            )
+        )
+        _answer(conn, session_id, paused_id, turn_id)
+        conn.execute(update(Turn.__table__).where(T.id == paused_id).values(status=TURN_CONTINUED))
+
+
+def pending(conn: Connection, session_id: str) -> list[dict[str, Any]]:
+    """The session's calls waiting for a decision, oldest first."""
+    rows = conn.execute(
+        select(ToolRun.__table__)
+        .where(R.session_id == session_id, R.status == TOOL_AWAITING)
+        .order_by(R.created_at, R.id)
+    ).all()
+    return [run_dict(r) for r in rows]
+
+
+def continuation(conn: Connection, turn_id: str) -> str | None:
+    """The turn that went on from a paused one, if any."""
+    return conn.scalar(select(T.id).where(T.continues == turn_id))
+
+
+def run_dict(run: Any) -> dict[str, Any]:
+    """The API form of a tool run that needs (or needed) approval."""
+    return {
+        "turn_id": run.requested_in,
+        "tool_use_id": run.tool_use_id,
+        "name": run.name,
+        "input": run.input,
+        "preview": run.preview,
+        "status": run.status,
+        "approval": run.approval,
+        "decided_by": run.decided_by,
+        "decided_at": iso(run.decided_at),
+        "reason": run.reason,
+        "result": run.result if run.status == TOOL_DONE else None,
+        "is_error": run.is_error,
+        "requested_at": iso(run.created_at),
+        "finished_at": iso(run.finished_at),
+    }
+
+
+def _pending(conn: Connection, turn_id: str) -> bool:
+    waiting = select(R.id).where(R.requested_in == turn_id, R.status == TOOL_AWAITING)
+    return conn.execute(waiting.limit(1)).first() is not None
+
+
+def _asking(conn: Connection, paused_id: str) -> Any:
+    """The paused turn's last answer: the one whose tool calls wait for results."""
+    return conn.execute(
+        select(M.id, M.content)
+        .where(M.turn_id == paused_id, M.role == "assistant", M.status.in_(MESSAGE_FINISHED))
+        .order_by(M.position.desc())
+        .limit(1)
+    ).first()
+
+
+def _answer(conn: Connection, session_id: str, paused_id: str, turn_id: str) -> None:
+    """Store the results of a paused answer's calls under it, as `turn_id`'s message."""
+    asked = _asking(conn, paused_id)
+    if asked is None:
+        return
+    ids = [b["id"] for b in asked.content if b.get("type") == "tool_use"]
+    runs = {
+        r.tool_use_id: StoredRun(r.tool_use_id, r.name, r.status, r.result, r.is_error)
+        for r in conn.execute(
+            select(R.tool_use_id, R.name, R.status, R.result, R.is_error).where(
+                R.session_id == session_id, R.tool_use_id.in_(ids)
+            )
+        )
+    }
+    not_run = StoredRun("", "", TOOL_DONE, denial(SUPERSEDED, None), True)
+    blocks = [
+        (runs[i] if i in runs and runs[i].status == TOOL_DONE else not_run).block()
+        | {"tool_use_id": i}
+        for i in ids
+    ]
+    message_id = new_id("msg")
+    conn.execute(
+        insert(Message.__table__).values(position=NEXT_POSITION),
+        {
+            "id": message_id,
+            "session_id": session_id,
+            "turn_id": turn_id,
+            "parent_id": asked.id,
+            "role": "user",
+            "status": "complete",
+            "content": blocks,
+            "_session": session_id,
+        },
+    )
+    tree.move_leaf(conn, session_id, asked.id, message_id)
+
+
+class ApprovalStore:
+    """Decisions and expiries, each in its own transaction."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    def decide(
+        self,
+        user_id: int,
+        turn_id: str,
+        tool_use_id: str,
+        approved: bool,
+        reason: str | None,
+        worker_id: str | None,
+    ) -> Decision:
+        """Record a decision (see `decide`)."""
+        with self.db.begin() as conn:
+            return decide(conn, user_id, turn_id, tool_use_id, approved, reason, worker_id)
+
+    def expire(self, older_than: float, worker_id: str | None) -> list[Runnable]:
+        """Decline requests older than `older_than` seconds; return the turns that go on."""
+        with self.db.begin() as conn:
+            return expire(conn, utcnow() - timedelta(seconds=older_than), worker_id)
+
+    def of_turn(self, user_id: int, turn_id: str) -> list[dict[str, Any]]:
+        """The approvals a turn asked for, in the order it asked."""
+        with self.db.begin_read() as conn:
+            owner = conn.scalar(select(T.user_id).where(T.id == turn_id))
+            if owner != user_id:
+                raise NotFoundError("turn", turn_id)
+            rows = conn.execute(
+                select(ToolRun.__table__).where(R.requested_in == turn_id).order_by(R.id)
+            ).all()
+        # Only calls of side-effect tools carry a preview (JSON null is not SQL NULL).
+        return [run_dict(r) for r in rows if r.preview is not None]
+
+    def actions(self, user_id: int, limit: int) -> list[dict[str, Any]]:
+        """The user's approved actions that ran, newest first."""
+        with self.db.begin_read() as conn:
+            rows = conn.execute(
+                select(ToolRun.__table__)
+                .join(Turn.__table__, T.id == R.turn_id)
+                .where(T.user_id == user_id, R.approval == APPROVED, R.status == TOOL_DONE)
+                .order_by(R.finished_at.desc(), R.id.desc())
+                .limit(limit)
+            ).all()
+        return [run_dict(r) for r in rows]

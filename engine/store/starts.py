@@ -1,0 +1,223 @@
+"""How a turn starts: its question's place in the message tree, now or after the running turn.
+
+A message sent while a turn runs is stored at once, `queued`, outside the tree; when the
+running turn ends, the transaction that records its end starts the oldest queued turn of
+the session (`promote`), and the upkeep starts any a crash left behind (`stranded`).
+These run inside a caller's transaction.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy import Connection, and_, func, insert, not_, select, update
+
+from engine.errors import Refused, TurnConflict
+from engine.store import approvals, tree
+from engine.store.messages import NEXT_POSITION
+from engine.store.records import Runnable, insert_turn
+from models import Message, Turn, TurnEvents, new_id, utcnow
+from models.chat import MESSAGE_FINISHED, MESSAGE_QUEUED, TURN_QUEUED, TURN_RUNNING
+from streaming import protocol as P
+from streaming.protocol import encode_event
+
+M, T = Message.__table__.c, Turn.__table__.c
+BUSY_POLICIES = ("reject", "queue", "interrupt")
+_QUESTION = insert(Message.__table__).values(position=NEXT_POSITION)
+
+
+@dataclass(frozen=True)
+class Ask:
+    """What a new turn asks: a message (an edit when `edit`: under `parent_id`) or a regenerate."""
+
+    text: str | None = None
+    edit: bool = False
+    parent_id: str | None = None
+    regenerate: str | None = None
+    client_id: str | None = None
+    if_busy: str | None = None  # None: the server's BUSY_POLICY
+
+
+@dataclass(frozen=True)
+class Placed:
+    """Where a new turn went: running now, or queued (after asking the running one to stop)."""
+
+    queued: bool
+    interrupted: str | None = None
+
+
+def start(
+    conn: Connection,
+    user_id: int,
+    session_id: str,
+    turn_id: str,
+    ask: Ask,
+    worker_id: str | None,
+    max_queued: int,
+) -> tuple[Placed, str]:
+    """Create the turn of `ask` on a session; return where it went and its question's id."""
+    question = _check(conn, session_id, ask)
+    running = conn.scalar(select(T.id).where(T.session_id == session_id, T.status == TURN_RUNNING))
+    queued = running is not None
+    if queued:
+        if ask.if_busy == "reject":
+            raise TurnConflict(session_id)
+        waiting = conn.scalar(
+            select(func.count()).where(T.session_id == session_id, T.status == TURN_QUEUED)
+        )
+        if waiting >= max_queued:
+            raise Refused(
+                "queue_full",
+                f"{waiting} messages already wait for the running turn; wait or cancel one.",
+                conflict=True,
+            )
+    status = TURN_QUEUED if queued else TURN_RUNNING
+    message_id = None
+    if ask.text is not None:
+        message_id = question = new_id("msg")
+    insert_turn(
+        conn,
+        turn_id,
+        session_id,
+        user_id,
+        status,
+        None if queued else worker_id,
+        question,
+        to_leaf=not ask.edit,
+    )
+    if message_id is not None:
+        conn.execute(
+            _QUESTION,
+            {
+                "id": message_id,
+                "session_id": session_id,
+                "turn_id": turn_id,
+                "parent_id": ask.parent_id,
+                "client_id": ask.client_id,
+                "role": "user",
+                "status": MESSAGE_QUEUED,
+                "content": [{"type": "text", "text": ask.text}],
+                "_session": session_id,
+            },
+        )
+    if not queued:
+        _place(conn, session_id, turn_id, question, not ask.edit)
+        return Placed(False), question or ""
+    interrupted = None
+    if ask.if_busy == "interrupt":
+        conn.execute(update(Turn.__table__).where(T.id == running).values(cancel_requested=True))
+        interrupted = running
+    return Placed(True, interrupted), question or ""
+
+
+def promote(conn: Connection, session_id: str, worker_id: str | None) -> Runnable | None:
+    """Start the session's oldest queued turn, unless one runs; return it."""
+    if conn.scalar(select(T.id).where(T.session_id == session_id, T.status == TURN_RUNNING)):
+        return None
+    row = conn.execute(
+        select(T.id, T.user_id, T.question_id, T.continues, T.to_leaf)
+        .where(T.session_id == session_id, T.status == TURN_QUEUED)
+        .order_by(T.created_at, T.id)
+        .limit(1)
+    ).first()
+    if row is None:
+        return None
+    conn.execute(
+        update(Turn.__table__)
+        .where(T.id == row.id)
+        .values(status=TURN_RUNNING, worker_id=worker_id)
+    )
+    if row.continues is not None:
+        approvals.resume_branch(conn, session_id, row.continues)
+    else:
+        _place(conn, session_id, row.id, row.question_id, row.to_leaf)
+    return Runnable.fresh(row.id, session_id, row.user_id, row.question_id, row.continues)
+
+
+def stranded(conn: Connection, worker_id: str, limit: int) -> list[Runnable]:
+    """Start queued turns whose session runs nothing (their promotion was lost to a crash)."""
+    other = Turn.__table__.alias("other")
+    sessions = conn.scalars(
+        select(T.session_id)
+        .where(
+            T.status == TURN_QUEUED,
+            not_(
+                select(other.c.id)
+                .where(and_(other.c.session_id == T.session_id, other.c.status == TURN_RUNNING))
+                .exists()
+            ),
+        )
+        .distinct()
+        .limit(limit)
+    ).all()
+    started = [promote(conn, session_id, worker_id) for session_id in sessions]
+    return [s for s in started if s is not None]
+
+
+def cancel_queued(conn: Connection, turn_id: str) -> bool:
+    """Remove a queued turn's message and end it `cancelled`; False if it is not queued.
+
+    Its events (a start and an end) are archived, so its readers end too.
+    """
+    row = conn.execute(
+        update(Turn.__table__)
+        .where(T.id == turn_id, T.status == TURN_QUEUED)
+        .values(status="cancelled", finished_at=utcnow())
+        .returning(T.session_id, T.question_id)
+    ).first()
+    if row is None:
+        return False
+    conn.execute(Message.__table__.delete().where(M.turn_id == turn_id, M.status == MESSAGE_QUEUED))
+    start = {"turn_id": turn_id, "session_id": row.session_id, "user_message_id": row.question_id}
+    frames = encode_event(1, P.TURN_START, start) + encode_event(
+        2, P.TURN_END, {"turn_id": turn_id, "status": "cancelled"}
+    )
+    conn.execute(insert(TurnEvents.__table__).values(turn_id=turn_id, last_seq=2, frames=frames))
+    return True
+
+
+def _place(
+    conn: Connection, session_id: str, turn_id: str, question: str | None, to_leaf: bool
+) -> None:
+    """Put a starting turn's question into the tree and make it the active leaf.
+
+    What the session's paused turns still wait for is declined first: the user moved on.
+    """
+    approvals.decline_pending(conn, session_id, turn_id)
+    own = conn.execute(
+        select(M.id, M.parent_id).where(M.turn_id == turn_id, M.status == MESSAGE_QUEUED)
+    ).first()
+    if own is not None:
+        parent = tree.leaf(conn, session_id) if to_leaf else own.parent_id
+        conn.execute(
+            update(Message.__table__)
+            .where(M.id == own.id)
+            .values(status="complete", parent_id=parent)
+        )
+    if question is not None:
+        tree.set_leaf(conn, session_id, question)
+
+
+def _check(conn: Connection, session_id: str, ask: Ask) -> str | None:
+    """Refuse an ask the tree cannot take; return the question a regenerate answers again."""
+    if ask.if_busy not in BUSY_POLICIES:
+        raise Refused("invalid_if_busy", f"if_busy must be one of {', '.join(BUSY_POLICIES)}.")
+    if ask.regenerate is not None:
+        row = tree.message(conn, session_id, ask.regenerate)
+        question = tree.question_of(conn, ask.regenerate) if row is not None else None
+        if row is None or row.role != "assistant" or question is None:
+            raise Refused(
+                "not_an_answer",
+                "regenerate must name an answer (an assistant message) of this session.",
+                field="regenerate",
+            )
+        return question
+    if ask.edit and ask.parent_id is not None:
+        row = tree.message(conn, session_id, ask.parent_id)
+        if row is None or row.role != "assistant" or row.status not in MESSAGE_FINISHED:
+            raise Refused(
+                "invalid_parent",
+                "parent_id must name an answer of this session (null: a first message).",
+                field="parent_id",
+            )
+    return None
