@@ -200,6 +200,11 @@ class Turn(_Open):
     continues = fields.String(
         required=True, allow_none=True, metadata={"description": "The paused turn it goes on from."}
     )
+    continued_by = fields.String(
+        required=True,
+        allow_none=True,
+        metadata={"description": "The turn that went on once its approvals were decided."},
+    )
     rounds = fields.Integer(required=True)
     created_at = fields.String(required=True)
     finished_at = fields.String(required=True, allow_none=True)

@@ -123,6 +123,7 @@ def get_turn(
             "created_at": iso(turn.created_at),
             "finished_at": iso(turn.finished_at),
             "continues": turn.continues,
+            "continued_by": approvals.continuation(s.connection(), turn.id),
             "error": {"code": turn.error_code, "message": turn.error_message}
             if turn.error_code
             else None,
