@@ -65,6 +65,8 @@ def test_sessions_new_switch_delete(serve: Any, page: ChatPage) -> None:
     assert page.shown()["user"] == "What are my account balances?"
 
     page.driver.find_elements("css selector", "#sessions .session .delete")[0].click()
+    assert page.confirm_text().startswith("“Which recurring payments do I have?” and all")
+    page.driver.find_element("id", "confirm-ok").click()
     page.wait(
         lambda: page.js("return document.querySelectorAll('#sessions .session').length") == 1,
         what="the chat to be deleted",
