@@ -6,6 +6,7 @@ import { el, prettyJson } from './dom.js';
 const MAX_ROWS = 100;
 const MAX_COLUMNS = 10;
 const NUMBER = /^[-+−]?[\d.,\s]+(?:\s?[A-Z]{3}|%)?$/;
+const DATE = /^\d{4}-\d{2}-\d{2}(?:[T ][\d:.]+Z?)?$/;
 
 /** A collapsed tool result (or error) for a `tool_result` event. */
 export function resultView(data) {
@@ -123,7 +124,8 @@ function listView(rows, caption) {
             {},
             ...columns.map((c) => {
               const text = show(row[c]);
-              return el('td', { class: NUMBER.test(text) ? 'number' : null, text });
+              const kind = NUMBER.test(text) ? 'number' : DATE.test(text) ? 'date' : null;
+              return el('td', { class: kind, text });
             }),
           ),
         ),
