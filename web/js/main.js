@@ -93,6 +93,7 @@ function signedIn(yes) {
 
 function askForToken() {
   signedIn(false);
+  list.message('Sign in to see your chats.');
   ui.token.focus();
 }
 
@@ -164,7 +165,6 @@ function signOut() {
   setToken('');
   chat.clear();
   sessions = [];
-  list.render([], null);
   askForToken();
 }
 

@@ -41,6 +41,11 @@ export class SessionList {
     this.root.replaceChildren(...items);
   }
 
+  /** Show a line of words instead of chats (e.g. while signed out). */
+  message(text) {
+    this.root.replaceChildren(el('li', { class: 'none', text }));
+  }
+
   /** Draw search results for `query`: each with the words around the match. */
   renderResults(sessions, currentId, query) {
     const items = sessions.map((session) => this.item(session, currentId, query));
