@@ -14,8 +14,9 @@ from routes.errors import APIError
 from routes.responses import ErrorResponse
 from tools.jsonschema import extend
 
-# The docs page loads Swagger UI (pinned) from a CDN in the browser; the server ships no asset.
-SWAGGER_UI = "https://cdn.jsdelivr.net/npm/swagger-ui-dist@5.35.0/"
+# The docs page loads Swagger UI from the project's own copy (web/vendor, pinned): /docs works
+# without internet.
+SWAGGER_UI = "/web/vendor/swagger-ui/"
 BEARER = [{"bearer": []}]
 
 DESCRIPTION = """The chat backend's HTTP API.

@@ -12,16 +12,21 @@ from typing import Any
 
 from marshmallow import Schema, fields, validate
 
+from routes.schemas import search_field
+
 MAX_PAGE = 100
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 SESSION_CURSOR = r"\A[0-9]{1,17}\.[A-Za-z0-9_-]{1,64}\Z"
 MESSAGE_CURSOR = r"\A[0-9]{1,15}\Z"
 
 
-def _page_query(name: str, pattern: str, doc: str) -> type[Schema]:
-    """A query schema of `limit` and a `cursor` matching `pattern`."""
+def _page_query(
+    name: str, pattern: str, doc: str, extra: dict[str, fields.Field] | None = None
+) -> type[Schema]:
+    """A query schema of `limit` and a `cursor` matching `pattern` (and `extra` fields)."""
     return Schema.from_dict(
         {
+            **(extra or {}),
             "limit": fields.Integer(
                 load_default=50,
                 validate=validate.Range(min=1, max=MAX_PAGE),
@@ -36,7 +41,12 @@ def _page_query(name: str, pattern: str, doc: str) -> type[Schema]:
     )
 
 
-SessionPageQuery = _page_query("SessionPageQuery", SESSION_CURSOR, "the last session's time and id")
+SessionPageQuery = _page_query(
+    "SessionPageQuery",
+    SESSION_CURSOR,
+    "the last session's time and id",
+    {"q": search_field()},
+)
 MessagePageQuery = _page_query("MessagePageQuery", MESSAGE_CURSOR, "the last message's position")
 
 

@@ -51,10 +51,23 @@ class Session(_Open):
     created_at = fields.String(required=True, metadata={"format": "date-time"})
 
 
+class SessionMatch(Schema):
+    """Where a search found its words in a session."""
+
+    in_ = fields.String(data_key="in", required=True, metadata={"enum": ["title", "messages"]})
+    snippet = fields.String(required=True, metadata={"description": "The words around it."})
+
+
+class ListedSession(Session):
+    """A session in a list; with a search (`q`), where it matched."""
+
+    match = fields.Nested(SessionMatch, metadata={"description": "Only when searching (`q`)."})
+
+
 class SessionPage(Schema):
     """One page of sessions, newest first."""
 
-    sessions = fields.List(fields.Nested(Session), required=True)
+    sessions = fields.List(fields.Nested(ListedSession), required=True)
     next_cursor = fields.String(required=True, allow_none=True)
 
 

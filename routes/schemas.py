@@ -129,6 +129,45 @@ class SessionRequest(Schema):
     )
 
 
+class SessionRename(Schema):
+    """Body of PATCH /api/sessions/<id>."""
+
+    title = fields.String(
+        required=True,
+        validate=[
+            validate.Length(min=1, max=200),
+            validate.Regexp(NON_BLANK, error="The title must not be blank (nor contain NUL)."),
+            storable,
+        ],
+        metadata={"description": "The new title, 1 to 200 characters, not only whitespace."},
+    )
+
+
+def search_field() -> fields.String:
+    """The `q` of GET /api/sessions: the characters to look for."""
+    return fields.String(
+        validate=[
+            validate.Length(min=1, max=200),
+            validate.Regexp(NON_BLANK, error="The search must not be blank (nor contain NUL)."),
+            storable,
+        ],
+        metadata={
+            "description": "Only sessions whose title or message text holds these characters "
+            "(case-insensitive); each then has a `match`."
+        },
+    )
+
+
+class ExportQuery(Schema):
+    """Query of GET /api/sessions/<id>/export."""
+
+    format = fields.String(
+        load_default="md",
+        validate=validate.OneOf(["md", "json"]),
+        metadata={"description": "`md` (Markdown, the default) or `json`."},
+    )
+
+
 MAX_TOKEN_LIFETIME = timedelta(days=3650)
 
 

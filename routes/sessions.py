@@ -1,10 +1,10 @@
-"""Chat sessions: create, list (paginated), show with messages, page messages, delete."""
+"""Chat sessions: create, list or search, show, rename, export, page messages, delete."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from flask import g
+from flask import Response, g
 
 from routes.api import BEARER, Blueprint
 from routes.auth import login_required
@@ -18,8 +18,8 @@ from routes.responses import (
     SessionDetail,
     SessionPage,
 )
-from routes.schemas import ActiveLeafRequest, SessionRequest
-from services import sessions
+from routes.schemas import ActiveLeafRequest, ExportQuery, SessionRename, SessionRequest
+from services import export, search, sessions
 
 bp = Blueprint("sessions", __name__, description="Chat sessions.")
 
@@ -39,10 +39,13 @@ def create(body: dict[str, Any]) -> tuple[dict[str, Any], int]:
 @bp.arguments(SessionPageQuery, location="query", as_kwargs=True)
 @bp.alt_response(200, schema=SessionPage, success=True, description="Newest first.")
 @bp.doc(security=BEARER)
-def index(limit: int, cursor: str | None = None) -> dict[str, Any]:
-    """List the caller's sessions, newest first, a page at a time."""
+def index(limit: int, cursor: str | None = None, q: str | None = None) -> dict[str, Any]:
+    """List the caller's sessions, newest first, a page at a time; with `q`, those matching."""
     after = session_key(cursor) if cursor else None
-    rows, key = sessions.list_sessions(get_db(), g.user_id, limit, after)
+    if q is not None:
+        rows, key = search.search_sessions(get_db(), g.user_id, q, limit, after)
+    else:
+        rows, key = sessions.list_sessions(get_db(), g.user_id, limit, after)
     return {"sessions": rows, "next_cursor": key and session_cursor(key)}
 
 
@@ -53,6 +56,47 @@ def index(limit: int, cursor: str | None = None) -> dict[str, Any]:
 def show(session_id: str) -> dict[str, Any]:
     """Show a session with all its messages, usage and cost."""
     return sessions.get_session(get_db(), g.user_id, session_id, get_prices())
+
+
+@bp.patch("/sessions/<session_id>")
+@login_required
+@bp.arguments(SessionRename)
+@bp.alt_response(200, schema=Session, success=True, description="The renamed session.")
+@bp.doc(security=BEARER)
+def rename(body: dict[str, Any], session_id: str) -> dict[str, Any]:
+    """Rename a session."""
+    return sessions.rename_session(get_db(), g.user_id, session_id, body["title"])
+
+
+@bp.get("/sessions/<session_id>/export")
+@login_required
+@bp.arguments(ExportQuery, location="query", as_kwargs=True)
+@bp.alt_response(200, success=True, description="A download: the chat as Markdown or JSON.")
+@bp.doc(
+    security=BEARER,
+    responses={
+        200: {
+            "content": {
+                "text/markdown": {"schema": {"type": "string"}},
+                "application/json": {"schema": {"type": "object"}},
+            },
+            "headers": {"Content-Disposition": {"schema": {"type": "string"}}},
+        }
+    },
+)
+def export_chat(session_id: str, format: str) -> Response:
+    """Download a session (its messages as stored) as Markdown or JSON."""
+    session = sessions.get_session(get_db(), g.user_id, session_id, get_prices())
+    body = export.export_markdown(session) if format == "md" else export.export_json(session)
+    name = export.filename(session, format)
+    return Response(
+        body,
+        content_type=export.FORMATS[format],
+        headers={
+            "Content-Disposition": f'attachment; filename="{name}"',
+            "Cache-Control": "no-store",
+        },
+    )
 
 
 @bp.get("/sessions/<session_id>/messages")

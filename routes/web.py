@@ -12,8 +12,8 @@ from streaming.protocol import EVENT_TYPES
 
 WEB = Path(__file__).resolve().parent.parent / "web"
 
-# Only our own files run; model output reaches the page as text nodes, and Trusted Types
-# turn any accidental HTML sink (innerHTML and friends) into an error instead of markup.
+# Only our own files run. Model output is parsed only by DOMPurify (web/js/markdown.js), the
+# one Trusted Types policy allowed; any other HTML sink (innerHTML and friends) is an error.
 CSP = "; ".join(
     [
         "default-src 'none'",
@@ -25,7 +25,7 @@ CSP = "; ".join(
         "form-action 'none'",
         "frame-ancestors 'none'",
         "require-trusted-types-for 'script'",
-        "trusted-types 'none'",
+        "trusted-types dompurify",
     ]
 )
 

@@ -109,6 +109,15 @@ def delete_session(db: Database, user_id: int, session_id: str) -> None:
         s.execute(delete(ChatSession).where(ChatSession.id == session_id))
 
 
+def rename_session(db: Database, user_id: int, session_id: str, title: str) -> dict[str, Any]:
+    """Give a session a new title; return the session."""
+    with db.transaction() as s:
+        session = _owned(s.get(ChatSession, session_id), user_id, "session")
+        session.title = title
+        s.flush()
+        return session_dict(session)
+
+
 def get_turn(
     db: Database, user_id: int, turn_id: str, prices: Prices | None = None
 ) -> dict[str, Any]:

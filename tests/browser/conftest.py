@@ -90,3 +90,4 @@ def page(driver: Any) -> Iterator[ChatPage]:
     chat.console_errors()  # drop what earlier tests logged
     yield chat
     driver.get("about:blank")  # closes the page's event streams before its server stops
+    chat.reset()  # each server is a new origin: its storage starts empty

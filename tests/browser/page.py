@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 QUESTION = "What did I spend on groceries last month?"
+# The sizes the page is tried at: a laptop's window and a phone's screen (CSS pixels).
+SIZES = {"laptop": (1280, 800), "phone": (390, 844)}
 
 # Markdown syntax and whitespace: what rendering may legitimately drop from the model's text.
 _MARKUP = re.compile(r"[\s*_`~#>|\-]")
@@ -100,6 +102,59 @@ class ChatPage:
             ),
             timeout,
             f"{chars} characters of answer text",
+        )
+
+    def size(self, name: str) -> None:
+        """Show the page at one of SIZES (a phone as a touch screen); `reset()` undoes it."""
+        width, height = SIZES[name]
+        self.driver.execute_cdp_cmd(
+            "Emulation.setDeviceMetricsOverride",
+            {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": name == "phone"},
+        )
+
+    def color_scheme(self, scheme: str) -> None:
+        """Pretend the system prefers `light` or `dark`."""
+        self.driver.execute_cdp_cmd(
+            "Emulation.setEmulatedMedia",
+            {"features": [{"name": "prefers-color-scheme", "value": scheme}]},
+        )
+
+    def reset(self) -> None:
+        """Back to the browser's own size and colour scheme."""
+        self.driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+        self.driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
+
+    def click(self, css: str) -> None:
+        """Click the first element matching `css`."""
+        self.driver.find_element("css selector", css).click()
+
+    def visible(self, css: str) -> bool:
+        """Whether the element is shown inside the viewport (not hidden, not off-screen)."""
+        return self.js(
+            "const e = document.querySelector(arguments[0]);"
+            "if (!e || !e.checkVisibility({visibilityProperty: true})) return false;"
+            "const r = e.getBoundingClientRect();"
+            "return r.width > 0 && r.right > 0 && r.bottom > 0"
+            " && r.left < innerWidth && r.top < innerHeight;",
+            css,
+        )
+
+    def notices(self) -> list[str]:
+        """Every notice the latest turn shows: stop reasons, cut-offs, errors, its status."""
+        return self.js(
+            "const turn = [...document.querySelectorAll('#turns .turn')].at(-1);"
+            "return [...turn.querySelectorAll('.notice, .cut-off, .turn-error, .turn-status')]"
+            ".map((n) => n.textContent)"
+        )
+
+    def confirm_text(self) -> str:
+        """Wait for the confirmation dialog and return what it asks."""
+        return self.wait(
+            lambda: self.js(
+                "const d = document.getElementById('confirm');"
+                "return d.open && document.getElementById('confirm-text').textContent"
+            ),
+            what="the confirmation dialog",
         )
 
     def screenshot(self, name: str) -> Path:

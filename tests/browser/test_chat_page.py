@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from selenium.webdriver.common.action_chains import ActionChains
+
 from tests.browser.page import QUESTION, ChatPage, assert_renders, stored_of
 
 
@@ -64,7 +66,11 @@ def test_sessions_new_switch_delete(serve: Any, page: ChatPage) -> None:
     )
     assert page.shown()["user"] == "What are my account balances?"
 
-    page.driver.find_elements("css selector", "#sessions .session .delete")[0].click()
+    row = page.driver.find_elements("css selector", "#sessions .session")[0]
+    ActionChains(page.driver).move_to_element(row).perform()  # its delete button shows on hover
+    row.find_element("css selector", ".delete").click()
+    assert page.confirm_text().startswith("“Which recurring payments do I have?” and all")
+    page.driver.find_element("id", "confirm-ok").click()
     page.wait(
         lambda: page.js("return document.querySelectorAll('#sessions .session').length") == 1,
         what="the chat to be deleted",

@@ -39,15 +39,17 @@ def test_a_cut_off_answer_and_a_failed_one_are_explained(
     page.ask("Tell me everything")
     shown = page.wait_for_turn_end()
     assert shown["texts"] == [text]
-    notice = page.js("return document.querySelector('#turns .msg.assistant .notice').textContent")
-    assert notice == "The answer was cut off: it reached the length limit."
-    assert "length limit" in shown["footer"]
+    said = page.notices()  # one notice for one cause: not the stop reason and its error both
+    assert said == [
+        "The answer hit the length limit and was cut off."
+        "The reply was cut off at the output token limit; ask for a shorter answer."
+    ]
 
     page.ask("Try again")
     shown = page.wait_for_turn_end()
     assert shown["status"] == "failed"
-    assert "The model is overloaded right now. Try again in a moment." in shown["footer"]
-    assert "This answer failed." in shown["footer"]
+    assert page.notices() == [shown["footer"]]  # the error says it failed, and why, once
+    assert shown["footer"].startswith("The model is overloaded right now. Try again in a moment.")
     assert page.js("return document.getElementById('send').disabled") is False
 
 

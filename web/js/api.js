@@ -21,16 +21,20 @@ export function setToken(token) {
   else localStorage.removeItem(TOKEN_KEY);
 }
 
-/** Move a `#token=...` from the address bar into storage, so it is not left in history. */
+/**
+ * Move a `#token=...` from the address bar into storage, so it is not left in history;
+ * true when there was one (an open tab calls this again on `hashchange`).
+ */
 export function adoptTokenFromAddress() {
   const params = new URLSearchParams(location.hash.slice(1));
   const token = params.get('token');
-  if (!token) return;
+  if (!token) return false;
   setToken(token.trim());
   history.replaceState(null, '', location.pathname + location.search);
+  return true;
 }
 
-async function request(method, path, body) {
+async function send(method, path, body) {
   const headers = { Authorization: `Bearer ${getToken()}` };
   if (body !== undefined) headers['Content-Type'] = 'application/json';
   let response;
@@ -44,9 +48,8 @@ async function request(method, path, body) {
   } catch {
     throw new ApiError(0, 'network_error', 'The server cannot be reached.');
   }
-  if (response.status === 204) return null;
-  const data = await response.json().catch(() => null);
   if (!response.ok) {
+    const data = await response.json().catch(() => null);
     const error = (data && data.error) || {};
     throw new ApiError(
       response.status,
@@ -55,24 +58,44 @@ async function request(method, path, body) {
       error.details,
     );
   }
-  return data;
+  return response;
+}
+
+async function request(method, path, body) {
+  const response = await send(method, path, body);
+  if (response.status === 204) return null;
+  return response.json().catch(() => null);
+}
+
+/** Every page of a sessions listing (`query` adds e.g. `&q=`). */
+async function allSessions(query = '') {
+  const all = [];
+  let cursor = null;
+  do {
+    const after = cursor ? `&cursor=${encodeURIComponent(cursor)}` : '';
+    const page = await request('GET', `/api/sessions?limit=100${query}${after}`);
+    all.push(...page.sessions);
+    cursor = page.next_cursor;
+  } while (cursor);
+  return all;
 }
 
 const path = (id) => encodeURIComponent(id);
 
 export const api = {
   /** Every session, newest first: the API gives them a page of at most 100 at a time. */
-  listSessions: async () => {
-    const all = [];
-    let cursor = null;
-    do {
-      const query = cursor ? `&cursor=${encodeURIComponent(cursor)}` : '';
-      const page = await request('GET', `/api/sessions?limit=100${query}`);
-      all.push(...page.sessions);
-      cursor = page.next_cursor;
-    } while (cursor);
-    return all;
+  listSessions: () => allSessions(),
+  /** Sessions whose title or messages hold `q`, each with its `match`. */
+  searchSessions: (q) => allSessions(`&q=${encodeURIComponent(q)}`),
+  renameSession: (id, title) => request('PATCH', `/api/sessions/${path(id)}`, { title }),
+  /** The chat as a file: `{ blob, name }` from the server's Content-Disposition. */
+  exportSession: async (id, format) => {
+    const response = await send('GET', `/api/sessions/${path(id)}/export?format=${format}`);
+    const disposition = response.headers.get('Content-Disposition') || '';
+    const name = /filename="([^"]+)"/.exec(disposition)?.[1] || `chat.${format}`;
+    return { blob: await response.blob(), name };
   },
+
   createSession: (title) => request('POST', '/api/sessions', { title }),
   getSession: (id) => request('GET', `/api/sessions/${path(id)}`),
   deleteSession: (id) => request('DELETE', `/api/sessions/${path(id)}`),

@@ -2,6 +2,7 @@
 
 import { el, prettyJson } from './dom.js';
 import { renderMarkdown } from './markdown.js';
+import { resultView } from './tool-view.js';
 
 const TOOL_TYPES = new Set(['tool_use', 'server_tool_use', 'mcp_tool_use']);
 
@@ -137,21 +138,4 @@ class OtherBlock {
   end(data) {
     if (data.incomplete) cutOff(this);
   }
-}
-
-/** A collapsed tool result (or error) for a `tool_result` event. */
-export function resultView(data) {
-  return el(
-    'details',
-    { class: data.is_error ? 'tool-result error' : 'tool-result' },
-    el('summary', { text: data.is_error ? 'Error' : 'Result' }),
-    el('pre', { text: resultText(data.content) }),
-  );
-}
-
-function resultText(content) {
-  if (Array.isArray(content)) {
-    return content.map((b) => (b.type === 'text' ? prettyJson(b.text) : prettyJson(b))).join('\n');
-  }
-  return prettyJson(content ?? '');
 }

@@ -13,10 +13,11 @@ const MODEL_KEY = 'chat.model';
 export class Conversation {
   /**
    * `ui`: the page's elements. `onCreated(session)` when sending starts a new chat,
-   * `onMissing(id)` when an opened chat no longer exists, `onError(err)` for anything else.
+   * `onMissing(id)` when an opened chat no longer exists, `onError(err)` for anything else,
+   * `onCopy(button, getText)` for copy buttons, `onChange()` when the open chat changes.
    */
-  constructor(ui, { onCreated, onMissing, onError }) {
-    Object.assign(this, { ui, onCreated, onMissing, onError });
+  constructor(ui, { onCreated, onMissing, onError, onCopy, onChange = () => {} }) {
+    Object.assign(this, { ui, onCreated, onMissing, onError, onCopy, onChange });
     this.sessionId = null;
     this.view = null; // the turn being followed
     this.turnId = null;
@@ -51,6 +52,7 @@ export class Conversation {
     else if (this.turnId) words = demo ? 'The offline demo model is answering…' : 'Claude is answering…';
     ui.status.textContent = words;
     ui.status.classList.toggle('demo', demo && Boolean(this.turnId));
+    this.onChange();
   }
 
   noteModel(model) {
@@ -64,8 +66,24 @@ export class Conversation {
     if (this.pinned) this.ui.scroller.scrollTop = this.ui.scroller.scrollHeight;
   }
 
+  get running() {
+    return Boolean(this.turnId);
+  }
+
+  /** Show the chat's title (the top bar and the document's). */
+  setTitle(title) {
+    this.ui.title.textContent = title || 'Untitled chat';
+    this.ui.title.title = this.ui.title.textContent;
+    document.title = this.sessionId ? `${this.ui.title.textContent} · Finance chat` : 'Finance chat';
+  }
+
+  /** Read `text` to screen readers through the polite live region. */
+  say(text) {
+    if (text) this.ui.live.textContent = text;
+  }
+
   newView(props) {
-    const view = new TurnView({ ...props, onChange: () => this.followScroll() });
+    const view = new TurnView({ ...props, onChange: () => this.followScroll(), onCopy: this.onCopy });
     this.ui.turns.append(view.el);
     this.ui.empty.hidden = true;
     return view;
@@ -86,7 +104,10 @@ export class Conversation {
     localStorage.removeItem(SESSION_KEY);
     this.ui.turns.replaceChildren();
     this.ui.title.textContent = 'New chat';
+    this.ui.title.title = '';
+    document.title = 'Finance chat';
     this.ui.empty.hidden = false;
+    this.onChange();
   }
 
   /** Draw a chat from storage and re-attach to its running turn, if it has one. */
@@ -107,7 +128,8 @@ export class Conversation {
     if (load !== this.loads) return; // another chat was opened meanwhile
     this.ui.turns.replaceChildren();
     this.ui.empty.hidden = true;
-    this.ui.title.textContent = session.title || 'Untitled chat';
+    this.setTitle(session.title);
+    this.onChange();
     const running = session.running_turn_id;
     let last = null;
     let live = null;
@@ -134,6 +156,7 @@ export class Conversation {
 
   async attach(turnId, view, eventsUrl) {
     Object.assign(this, { view, turnId, busy: true, connection: 'live', stopping: false });
+    view.announce = (text) => this.say(text);
     this.renderStatus();
     let url = eventsUrl;
     if (!url) {
@@ -177,7 +200,7 @@ export class Conversation {
         const session = await api.createSession(text.trim().slice(0, 80));
         this.sessionId = session.id;
         localStorage.setItem(SESSION_KEY, session.id);
-        this.ui.title.textContent = session.title;
+        this.setTitle(session.title);
         this.onCreated(session);
       } catch (err) {
         this.busy = false;

@@ -1,11 +1,19 @@
-// Wires the page together: the API token, the list of chats, and the open conversation.
+// Wires the page together: signing in and out, the list of chats (grouped, searchable), the
+// open conversation and its actions, the phone layout, the theme and the keyboard.
 
 import { adoptTokenFromAddress, api, getToken, setToken } from './api.js';
+import { Renamer, confirmDelete, exportChat } from './chat-actions.js';
 import { Conversation } from './conversation.js';
+import { copyFrom, listenForCodeCopies } from './copy.js';
+import { listenForLinks, toast } from './dialogs.js';
+import { el } from './dom.js';
 import { SessionList } from './sessions.js';
-import { errorText } from './words.js';
+import { initTheme } from './theme.js';
+import { EXAMPLES, errorText } from './words.js';
 
 const $ = (id) => document.getElementById(id);
+const SEARCH_DELAY_MS = 250;
+const PHONE = matchMedia('(max-width: 760px)');
 
 const ui = {
   turns: $('turns'),
@@ -15,6 +23,7 @@ const ui = {
   demo: $('demo-banner'),
   notice: $('notice'),
   status: $('status'),
+  live: $('live'),
   form: $('composer'),
   input: $('message'),
   send: $('send'),
@@ -22,29 +31,51 @@ const ui = {
   tokenForm: $('token-form'),
   token: $('token'),
   tokenNeeded: $('token-needed'),
+  signOut: $('sign-out'),
+  search: $('search'),
+  actions: $('chat-actions'),
 };
 
 let sessions = [];
+let searches = 0;
 
 const list = new SessionList($('sessions'), {
   onOpen(id) {
     notify(null);
-    list.render(sessions, id);
+    closeSidebar();
+    if (ui.search.value.trim()) markCurrent(id);
+    else list.render(sessions, id);
     chat.open(id);
   },
   onDelete: removeSession,
 });
 
+const renamer = new Renamer({
+  current: () => chat.sessionId,
+  onRenamed(session) {
+    const known = sessions.find((s) => s.id === session.id);
+    if (known) known.title = session.title;
+    chat.setTitle(session.title);
+    showList();
+    toast('Chat renamed');
+  },
+  onError: notify,
+});
+
 const chat = new Conversation(ui, {
   onCreated(session) {
     sessions.unshift(session);
-    list.render(sessions, session.id);
+    showList();
   },
   onMissing(id) {
     sessions = sessions.filter((s) => s.id !== id);
     newChat();
   },
   onError: notify,
+  onCopy: copyFrom,
+  onChange() {
+    ui.actions.hidden = !chat.sessionId || renamer.open;
+  },
 });
 
 function notify(err) {
@@ -54,19 +85,51 @@ function notify(err) {
   if (err.status === 401) askForToken();
 }
 
+function signedIn(yes) {
+  ui.tokenNeeded.hidden = yes;
+  ui.signOut.hidden = !yes;
+  if (!yes) ui.empty.hidden = true;
+}
+
 function askForToken() {
-  ui.tokenNeeded.hidden = false;
-  ui.empty.hidden = true;
+  signedIn(false);
+  list.message('Sign in to see your chats.');
   ui.token.focus();
 }
 
 function newChat() {
   chat.clear();
-  list.render(sessions, null);
+  showList();
   ui.input.focus();
 }
 
+function markCurrent(id) {
+  for (const item of document.querySelectorAll('#sessions .session')) {
+    item.classList.toggle('current', item.dataset.sessionId === id);
+  }
+}
+
+/** Draw the list: every chat by date, or the current search's results. */
+async function showList() {
+  const query = ui.search.value.trim();
+  if (!query) {
+    searches += 1;
+    list.render(sessions, chat.sessionId);
+    return;
+  }
+  const mine = ++searches;
+  try {
+    const found = await api.searchSessions(query);
+    if (mine === searches) list.renderResults(found, chat.sessionId, query);
+  } catch (err) {
+    if (mine === searches) notify(err);
+  }
+}
+
 async function removeSession(id) {
+  const session = sessions.find((s) => s.id === id) || { id, title: null };
+  const running = chat.sessionId === id && chat.running;
+  if (!(await confirmDelete(session, running))) return;
   try {
     await api.deleteSession(id);
   } catch (err) {
@@ -77,11 +140,12 @@ async function removeSession(id) {
   }
   sessions = sessions.filter((s) => s.id !== id);
   if (chat.sessionId === id) newChat();
-  else list.render(sessions, chat.sessionId);
+  else showList();
+  toast(`Deleted “${session.title || 'Untitled chat'}”`);
 }
 
 async function start() {
-  ui.tokenNeeded.hidden = true;
+  signedIn(Boolean(getToken()));
   if (!getToken()) {
     askForToken();
     return;
@@ -97,23 +161,118 @@ async function start() {
   else newChat();
 }
 
+function signOut() {
+  setToken('');
+  chat.clear();
+  sessions = [];
+  askForToken();
+}
+
+function openSidebar() {
+  document.body.classList.add('sidebar-open');
+  $('menu').setAttribute('aria-expanded', 'true');
+  $('scrim').hidden = false;
+  $('new-chat').focus();
+}
+
+function closeSidebar() {
+  if (!document.body.classList.contains('sidebar-open')) return;
+  document.body.classList.remove('sidebar-open');
+  $('menu').setAttribute('aria-expanded', 'false');
+  $('scrim').hidden = true;
+  $('menu').focus();
+}
+
+/** On a phone the chat's actions fold behind the ⋯ button: unfold or fold them. */
+function showActions(open) {
+  document.querySelector('.topbar').classList.toggle('actions-open', open);
+  $('more').setAttribute('aria-expanded', String(open));
+}
+
+function fitComposer() {
+  ui.input.style.height = 'auto';
+  ui.input.style.height = `${ui.input.scrollHeight + 2}px`;
+}
+
+function drawExamples() {
+  $('examples').replaceChildren(
+    ...EXAMPLES.map((question) =>
+      el(
+        'li',
+        {},
+        el('button', {
+          type: 'button',
+          class: 'example',
+          text: question,
+          onclick: () => {
+            ui.input.value = question;
+            ui.form.requestSubmit();
+          },
+        }),
+      ),
+    ),
+  );
+}
+
+/** Esc: close what is open (rename, the phone's chat list, a search), else stop the answer. */
+function onEscape(event) {
+  if (event.key !== 'Escape' || event.defaultPrevented || document.querySelector('dialog[open]')) return;
+  if (document.body.classList.contains('sidebar-open') && PHONE.matches) {
+    if (document.activeElement === ui.search && ui.search.value) return;
+    closeSidebar();
+  } else if (chat.running) {
+    event.preventDefault();
+    chat.stop();
+  }
+}
+
 function bind() {
   $('new-chat').addEventListener('click', () => {
     notify(null);
+    closeSidebar();
     newChat();
   });
+  $('menu').addEventListener('click', openSidebar);
+  $('close-sidebar').addEventListener('click', closeSidebar);
+  $('scrim').addEventListener('click', closeSidebar);
+  PHONE.addEventListener('change', () => closeSidebar());
+  $('more').addEventListener('click', () => {
+    showActions(!document.querySelector('.topbar').classList.contains('actions-open'));
+  });
+  $('rename').addEventListener('click', () => {
+    showActions(false);
+    renamer.start();
+  });
+  for (const format of ['md', 'json']) {
+    $(`export-${format}`).addEventListener('click', () => {
+      showActions(false);
+      exportChat(chat.sessionId, format).catch(notify);
+    });
+  }
+  $('delete').addEventListener('click', () => {
+    showActions(false);
+    if (chat.sessionId) removeSession(chat.sessionId);
+  });
+  let timer = 0;
+  ui.search.addEventListener('input', () => {
+    clearTimeout(timer);
+    timer = setTimeout(showList, SEARCH_DELAY_MS);
+  });
+  ui.signOut.addEventListener('click', signOut);
   ui.stop.addEventListener('click', () => chat.stop());
   ui.form.addEventListener('submit', (event) => {
     event.preventDefault();
     notify(null);
-    chat.send(ui.input.value);
+    chat.send(ui.input.value).then(fitComposer);
   });
+  ui.input.addEventListener('input', fitComposer);
   ui.input.addEventListener('keydown', (event) => {
     if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) {
       event.preventDefault();
       ui.form.requestSubmit();
     }
   });
+  document.addEventListener('keydown', onEscape);
   ui.tokenForm.addEventListener('submit', (event) => {
     event.preventDefault();
     setToken(ui.token.value.trim());
@@ -121,9 +280,19 @@ function bind() {
     notify(null);
     start();
   });
+  // A `#token=` link opened in a tab that already shows the page signs in with it.
+  window.addEventListener('hashchange', () => {
+    if (!adoptTokenFromAddress()) return;
+    notify(null);
+    start();
+  });
+  listenForCodeCopies(ui.turns);
+  listenForLinks(ui.turns);
 }
 
+initTheme($('theme'));
 adoptTokenFromAddress();
+drawExamples();
 bind();
 chat.renderStatus();
 start();

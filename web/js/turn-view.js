@@ -1,14 +1,19 @@
 // Renders one turn from the server's events, keyed by message and block ids, so a message
 // that is discarded, or re-sent with the same id, replaces what was shown instead of adding.
 
-import { createBlock, resultView } from './blocks.js';
+import { createBlock } from './blocks.js';
 import { el } from './dom.js';
+import { resultView } from './tool-view.js';
 import { DEMO_MODEL, contextText, errorText, statusText, stopReasonText } from './words.js';
 
 export class TurnView {
-  /** `userText`: the question (null if unknown); `onChange()` runs after each repaint. */
-  constructor({ userText = null, turnId = null, onChange = () => {} } = {}) {
+  /**
+   * `userText`: the question (null if unknown); `onChange()` runs after each repaint;
+   * `onCopy(button, getText)` copies for the answer's copy button.
+   */
+  constructor({ userText = null, turnId = null, onChange = () => {}, onCopy = () => {} } = {}) {
     this.onChange = onChange;
+    this.onCopy = onCopy;
     this.messages = new Map(); // message_id -> { el, blockIds }
     this.blocks = new Map(); // block_id -> block view
     this.tools = new Map(); // tool_use_id -> tool block view
@@ -19,16 +24,50 @@ export class TurnView {
     this.activity = el('div', { class: 'activity', text: 'Waiting for the model…' });
     this.body = el('div', { class: 'assistant' });
     this.footer = el('div', { class: 'turn-footer' });
+    // Where per-message actions go: copy now; edit, regenerate, branches, approvals later.
+    this.userActions = el('div', { class: 'user-actions' });
+    this.actions = el('div', { class: 'turn-actions', role: 'group', 'aria-label': 'Answer actions' });
+    this.notices = new Map(); // stop reason or error code -> the notice shown for it
+    this.announce = null; // set for a live turn: reads finished text to screen readers
+    this.userText = userText;
     this.el = el(
-      'section',
-      { class: 'turn', dataset: { state: 'running' } },
-      userText === null ? null : el('div', { class: 'msg user' }, el('div', { class: 'bubble', text: userText })),
+      'article',
+      { class: 'turn', dataset: { state: 'running' }, 'aria-label': userText ? 'Question and answer' : 'Answer' },
+      userText === null
+        ? null
+        : el('div', { class: 'msg user' }, el('div', { class: 'bubble', text: userText }), this.userActions),
       el('div', { class: 'assistant-head' }, this.modelTag),
       this.body,
       this.activity,
       this.footer,
+      this.actions,
     );
     if (turnId) this.el.dataset.turnId = turnId;
+  }
+
+  /** The answer's text as the model wrote it (markdown), every text block in order. */
+  answerText() {
+    const parts = [];
+    for (const message of this.messages.values()) {
+      for (const id of message.blockIds) {
+        const source = this.blocks.get(id)?.source;
+        if (source) parts.push(source);
+      }
+    }
+    return parts.join('\n\n');
+  }
+
+  /** Add a button to the answer's actions (after the turn ends, they show). */
+  addAction(button) {
+    this.actions.append(button);
+    return button;
+  }
+
+  /** Say something once for this turn: a second notice for the same cause replaces the first. */
+  notice(key, node, parent) {
+    this.notices.get(key)?.remove();
+    this.notices.set(key, node);
+    parent.append(node);
   }
 
   /** Apply one event; unknown types are ignored. */
@@ -50,6 +89,21 @@ export class TurnView {
     this.flush();
     this.activity.textContent = '';
     this.el.dataset.state = 'ended';
+    this.ended();
+  }
+
+  /** Runs once the turn is over, live or drawn from storage. */
+  ended() {
+    if (this.actions.querySelector('.copy-answer') || !this.answerText()) return;
+    this.addAction(
+      el('button', {
+        type: 'button',
+        class: 'copy copy-answer',
+        'aria-label': 'Copy the answer',
+        text: 'Copy',
+        onclick: (event) => this.onCopy(event.currentTarget, () => this.answerText()),
+      }),
+    );
   }
 
   /** Show how a stored turn ended, from GET /api/turns/<id>. */
@@ -84,7 +138,7 @@ export class TurnView {
   clear() {
     this.body.replaceChildren();
     this.footer.replaceChildren();
-    for (const map of [this.messages, this.blocks, this.tools, this.results]) map.clear();
+    for (const map of [this.messages, this.blocks, this.tools, this.results, this.notices]) map.clear();
     this.dirty.clear();
   }
 
@@ -159,11 +213,12 @@ const HANDLERS = {
     if (!view) return;
     this.dirty.delete(view);
     view.end(data);
+    if (this.announce && view.source) this.announce(view.body.innerText);
   },
   message_end(data) {
     const words = stopReasonText(data.stop_reason);
     const message = this.messages.get(data.message_id);
-    if (words && message) message.el.append(el('p', { class: 'notice', text: words }));
+    if (words && message) this.notice(data.stop_reason, el('p', { class: 'notice', text: words }), message.el);
   },
   message_discarded(data) {
     const message = this.messages.get(data.message_id);
@@ -200,21 +255,30 @@ const HANDLERS = {
   },
   turn_error(data) {
     const words = errorText(data.code, data.message);
-    this.footer.append(
+    this.notice(
+      data.code,
       el(
         'div',
         { class: 'turn-error', role: 'alert' },
         el('strong', { text: words }),
         data.message && data.message !== words ? el('span', { class: 'detail', text: data.message }) : null,
       ),
+      this.footer,
     );
+    if (this.announce) this.announce(words);
   },
   turn_end(data) {
     this.flush();
     this.activity.textContent = '';
     this.el.dataset.state = 'ended';
     this.el.dataset.status = data.status;
-    const words = statusText(data.status);
+    // One notice per cause: a stop says so once (not also on each block it cut), and a
+    // failure its error explains needs no second "failed".
+    if (data.status === 'cancelled') for (const note of this.el.querySelectorAll('.cut-off')) note.remove();
+    const explained = data.status === 'failed' && this.footer.querySelector('.turn-error');
+    const words = explained ? null : statusText(data.status);
     if (words) this.footer.append(el('p', { class: `turn-status ${data.status}`, text: words }));
+    if (words && this.announce) this.announce(words);
+    this.ended();
   },
 };

@@ -2,6 +2,14 @@
 
 export const DEMO_MODEL = 'offline demo model';
 
+/** Questions the empty page offers (the offline demo model answers each of them). */
+export const EXAMPLES = [
+  'What did I spend on groceries last month?',
+  'How am I doing against my budgets this month?',
+  'Which recurring payments do I have?',
+  'What are my account balances?',
+];
+
 const STOP_REASONS = {
   max_tokens: 'The answer was cut off: it reached the length limit.',
   refusal: 'The model declined to continue.',
@@ -38,9 +46,12 @@ const ERRORS = {
   not_found: 'That chat no longer exists.',
 };
 
-/** Words for a message's stop reason, or null when it needs none (end_turn, tool_use). */
+// Stop reasons the turn's own status or error already explains: one notice per cause.
+const SAID_ELSEWHERE = new Set(['end_turn', 'tool_use', 'cancelled']);
+
+/** Words for a message's stop reason, or null when it needs none here (see SAID_ELSEWHERE). */
 export function stopReasonText(reason) {
-  if (!reason || reason === 'end_turn' || reason === 'tool_use') return null;
+  if (!reason || SAID_ELSEWHERE.has(reason)) return null;
   return STOP_REASONS[reason] || `The model stopped (${reason}).`;
 }
 

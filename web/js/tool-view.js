@@ -1,0 +1,157 @@
+// A tool's result as people read it: its figures as labelled values and its lists as tables,
+// with the raw JSON one click away.
+
+import { el, prettyJson } from './dom.js';
+
+const MAX_ROWS = 100;
+const MAX_COLUMNS = 10;
+const NUMBER = /^[-+−]?[\d.,\s]+(?:\s?[A-Z]{3}|%)?$/;
+const DATE = /^\d{4}-\d{2}-\d{2}(?:[T ][\d:.]+Z?)?$/;
+
+/** A collapsed tool result (or error) for a `tool_result` event. */
+export function resultView(data) {
+  const raw = resultText(data.content);
+  const parsed = parse(data.content);
+  const view = data.is_error || parsed === undefined ? null : readable(parsed);
+  const pre = el('pre', { class: 'raw', text: raw, hidden: Boolean(view) });
+  const toggle = view
+    ? el('button', {
+        type: 'button',
+        class: 'copy raw-toggle',
+        'aria-pressed': 'false',
+        text: 'Raw JSON',
+        onclick: (event) => {
+          const showRaw = pre.hidden;
+          pre.hidden = !showRaw;
+          view.hidden = showRaw;
+          event.currentTarget.setAttribute('aria-pressed', String(showRaw));
+          event.currentTarget.textContent = showRaw ? 'Table view' : 'Raw JSON';
+        },
+      })
+    : null;
+  return el(
+    'details',
+    { class: data.is_error ? 'tool-result error' : 'tool-result' },
+    el('summary', { text: data.is_error ? 'Error' : 'Result' }),
+    el('div', { class: 'result-view' }, view, pre, toggle),
+  );
+}
+
+function resultText(content) {
+  if (Array.isArray(content)) {
+    return content.map((b) => (b.type === 'text' ? prettyJson(b.text) : prettyJson(b))).join('\n');
+  }
+  return prettyJson(content ?? '');
+}
+
+/** The result's data, or undefined when it is not JSON. */
+function parse(content) {
+  let text = content;
+  if (Array.isArray(content)) {
+    if (content.length !== 1 || content[0].type !== 'text') return undefined;
+    text = content[0].text;
+  }
+  if (typeof text !== 'string') return text ?? undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+function readable(data) {
+  const parts = section(data, null);
+  return parts.length ? el('div', { class: 'readable' }, ...parts) : null;
+}
+
+/** Figures for the scalar fields, a table per list, a sub-section per nested object. */
+function section(data, caption) {
+  if (Array.isArray(data)) return [listView(data, caption)];
+  if (!isObject(data)) return [el('p', { text: String(data) })];
+  const parts = [];
+  const scalars = Object.entries(data).filter(([, v]) => !isObject(v) && !Array.isArray(v));
+  if (caption) parts.push(el('p', { class: 'result-caption', text: caption }));
+  if (scalars.length) {
+    parts.push(
+      el(
+        'dl',
+        { class: 'figures' },
+        ...scalars.map(([k, v]) =>
+          el('div', { class: 'figure' }, el('dt', { text: label(k) }), el('dd', { text: show(v) })),
+        ),
+      ),
+    );
+  }
+  for (const [key, value] of Object.entries(data)) {
+    if (Array.isArray(value)) parts.push(listView(value, label(key)));
+    else if (isObject(value)) parts.push(...section(value, caption ? `${caption} › ${label(key)}` : label(key)));
+  }
+  return parts;
+}
+
+function listView(rows, caption) {
+  const objects = rows.length > 0 && rows.every(isObject);
+  if (!objects) {
+    const text = rows.length ? rows.map(show).join(', ') : 'none';
+    const figure = el('div', { class: 'figure' }, el('dt', { text: caption || 'Items' }), el('dd', { text }));
+    return el('dl', { class: 'figures' }, figure);
+  }
+  // Rows that hold lists of their own (e.g. per currency, its groups): a section per row.
+  if (rows.some((row) => Object.values(row).some((v) => Array.isArray(v) && v.some(isObject)))) {
+    return el(
+      'div',
+      { class: 'result-group' },
+      ...rows.slice(0, MAX_ROWS).flatMap((row) => section(row, rowName(row, caption))),
+    );
+  }
+  const columns = [...new Set(rows.flatMap((row) => Object.keys(row)))].slice(0, MAX_COLUMNS);
+  const shown = rows.slice(0, MAX_ROWS);
+  const note = rows.length > shown.length ? ` (first ${shown.length} of ${rows.length})` : '';
+  return el(
+    'div',
+    { class: 'table-wrap' },
+    el(
+      'table',
+      { class: 'data-table' },
+      caption || note ? el('caption', { class: 'result-caption', text: `${caption || ''}${note}` }) : null,
+      el('thead', {}, el('tr', {}, ...columns.map((c) => el('th', { scope: 'col', text: label(c) })))),
+      el(
+        'tbody',
+        {},
+        ...shown.map((row) =>
+          el(
+            'tr',
+            {},
+            ...columns.map((c) => {
+              const text = show(row[c]);
+              const kind = NUMBER.test(text) ? 'number' : DATE.test(text) ? 'date' : null;
+              return el('td', { class: kind, text });
+            }),
+          ),
+        ),
+      ),
+    ),
+  );
+}
+
+/** `caption: <the row's first text value>`, naming one row of a list. */
+function rowName(row, caption) {
+  const first = Object.values(row).find((v) => typeof v === 'string');
+  return [caption, first].filter(Boolean).join(': ');
+}
+
+function isObject(value) {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+function label(key) {
+  const words = String(key).replace(/_/g, ' ').replace(/\bpct\b/, '%');
+  return words.charAt(0).toUpperCase() + words.slice(1);
+}
+
+function show(value) {
+  if (value === null || value === undefined) return '—';
+  if (typeof value === 'boolean') return value ? 'yes' : 'no';
+  if (typeof value === 'object') return JSON.stringify(value);
+  return String(value);
+}

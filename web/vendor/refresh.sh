@@ -1,0 +1,22 @@
+#!/bin/sh
+# Re-copy the page's front-end packages from the npm registry at the versions pinned in
+# package.json / package-lock.json (checked by their integrity hashes). No build step: the
+# files below are served as they are. To upgrade: change a pin in package.json, run
+# `npm install --package-lock-only` here, then this script, and commit the result.
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cp "$here/package.json" "$here/package-lock.json" "$work/"
+(cd "$work" && npm ci --ignore-scripts --no-audit --no-fund >/dev/null)
+m="$work/node_modules"
+mkdir -p "$here/markdown-it" "$here/dompurify" "$here/swagger-ui"
+cp "$m/markdown-it/dist/browser/markdown-it.esm.min.mjs" "$m/markdown-it/LICENSE" "$here/markdown-it/"
+cp "$m/dompurify/dist/purify.es.mjs" "$m/dompurify/LICENSE" "$here/dompurify/"
+cp "$m/swagger-ui-dist/swagger-ui-bundle.js" "$m/swagger-ui-dist/swagger-ui-standalone-preset.js" \
+   "$m/swagger-ui-dist/swagger-ui.css" "$m/swagger-ui-dist/LICENSE" "$m/swagger-ui-dist/NOTICE" \
+   "$here/swagger-ui/"
+# Source maps are not shipped: drop the comments that point at them.
+sed -i '/^\/\/# sourceMappingURL=/d' "$here"/markdown-it/*.mjs "$here"/dompurify/*.mjs \
+   "$here"/swagger-ui/*.js
+sed -i 's#/\*\# sourceMappingURL=[^*]*\*/##' "$here/swagger-ui/swagger-ui.css"
