@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from models import Message
+from models import ChatSession, Message, new_id
 from models.db import Database
 from models.migrate import upgrade
 from tests.backends import fresh_postgres
@@ -31,10 +31,21 @@ def new_session(client: Any, auth: dict[str, str], title: str | None = None) -> 
 
 
 def add_messages(db: Database, session_id: str, *messages: tuple[str, list[Any]]) -> None:
-    """Store messages as a turn would: (role, content blocks), at the next positions."""
+    """Store messages as a turn would: one branch, each following the one before."""
     with db.transaction() as s:
+        parent = None
         for position, (role, content) in enumerate(messages):
-            s.add(Message(session_id=session_id, position=position, role=role, content=content))
+            row = Message(
+                id=new_id("msg"),
+                session_id=session_id,
+                position=position,
+                role=role,
+                content=content,
+                parent_id=parent,
+            )
+            s.add(row)
+            parent = row.id
+        s.get(ChatSession, session_id).active_leaf_id = parent
 
 
 def text(words: str) -> list[dict[str, Any]]:
