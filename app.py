@@ -17,11 +17,10 @@ from engine.build import build_engine
 from models.db import Database
 from routes import register_blueprints
 from routes.errors import register_error_handlers
-from routes.ratelimit import RateLimiter, storage_url
 from services.pricing import price_table
 from services.token_watch import TokenWatcher
 from streaming.hosting import Hosted
-from telemetry import access
+from telemetry import access, audit
 
 
 def create_app(config: dict[str, Any] | None = None) -> Flask:
@@ -43,12 +42,12 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     app.extensions["turns"] = engine.service
     # Ends open streams whose token is revoked or expires; it polls through the engine's loop.
     app.extensions["token_watcher"] = TokenWatcher(db, timings.token_poll, engine.deps.store.call)
-    app.extensions["rate_limiter"] = RateLimiter(app.config["RATE_LIMIT"], storage_url(app.config))
     # A host starts the engine before it serves, so orphaned turns resume with no request;
     # without one, the first request starts it in a loop of its own. CLI commands never do.
     app.before_request(engine.ensure_started)
 
     access.setup_logger()
+    audit.setup_logger(app.config["AUDIT_LOG"])
     access.install(app)
     register_error_handlers(app)
     register_blueprints(app)

@@ -176,6 +176,7 @@ def load_settings(instance_path: str) -> dict[str, Any]:
         "RATE_LIMIT": os.environ.get("RATE_LIMIT", "60/minute"),
         "RATE_LIMIT_STORAGE_URL": os.environ.get("RATE_LIMIT_STORAGE_URL") or None,
         "METRICS_TOKEN": os.environ.get("METRICS_TOKEN") or None,
+        "AUDIT_LOG": os.environ.get("AUDIT_LOG") or "stderr",
         "SECRET_KEY": os.environ.get("SECRET_KEY") or _instance_secret(instance_path),
     }
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -78,12 +79,14 @@ class TurnStore:
         worker_id: str | None = None,
         max_running: int | None = None,
         retry_after: float = Timings.busy_retry_after,
+        last_check: Callable[[], None] | None = None,
     ) -> tuple[NewTurn, Lease]:
         """Create a running turn and its user message (and the session if None is given).
 
         Raises TurnConflict while another turn runs on the session, NotFoundError for a
         session that is missing or someone else's, LimitExceeded when the user already runs
-        `max_running` turns. One transaction: all or nothing.
+        `max_running` turns. One transaction: all or nothing. `last_check` runs once the rows
+        are written, before the commit: what it raises refuses the turn, writing nothing.
         """
         turn_id, message_id = new_id("turn"), new_id("msg")
         try:
@@ -127,6 +130,8 @@ class TurnStore:
                         "_session": session_id,
                     },
                 )
+                if last_check is not None:
+                    last_check()  # after every other refusal, so none of them uses it up
         except IntegrityError as err:
             raise TurnConflict(session_id or "") from err
         return NewTurn(turn_id, session_id, message_id), Lease(turn_id, session_id, 1)

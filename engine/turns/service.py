@@ -65,7 +65,7 @@ class TurnService:
         max_running = self.limits.max_running if self.limits else None
         retry = self.timings.busy_retry_after
         new, lease = self.deps.turns.start_turn(
-            user_id, session_id, text, self.worker_id, max_running, retry
+            user_id, session_id, text, self.worker_id, max_running, retry, self._counter(user_id)
         )
         self.runtime.call_soon(self.launch, new, user_id, lease)
         return new
@@ -76,6 +76,10 @@ class TurnService:
             raise Draining()
         if self.limits is not None:
             self.limits.admit(user_id, count_running)
+
+    def _counter(self, user_id: int) -> Callable[[], None] | None:
+        """What counts a start against the user's rate, once nothing else refused it."""
+        return partial(self.limits.count_start, user_id) if self.limits is not None else None
 
     def cancel(self, turn_id: str) -> None:
         """Stop a running turn, here or (through the database flag) in another worker."""
