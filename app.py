@@ -74,4 +74,5 @@ def _allow_origins(app: Flask, origins: list[str]) -> None:
 def hosted(config: dict[str, Any] | None = None) -> Hosted:
     """What a host serves: the app, and its engine as the background work on the host's loop."""
     app = create_app(config)
-    return Hosted(app, app.extensions["engine"])
+    # Health checks and metrics never wait behind a burst of turn starts in the app's pool.
+    return Hosted(app, app.extensions["engine"], express=frozenset({"/healthz", "/metrics"}))
