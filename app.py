@@ -20,7 +20,7 @@ from routes.errors import register_error_handlers
 from services.pricing import price_table
 from services.token_watch import TokenWatcher
 from streaming.hosting import Hosted
-from telemetry import access, audit
+from telemetry import access, audit, tracing
 
 
 def create_app(config: dict[str, Any] | None = None) -> Flask:
@@ -46,6 +46,7 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     # without one, the first request starts it in a loop of its own. CLI commands never do.
     app.before_request(engine.ensure_started)
 
+    tracing.setup(app, db.engine, bool(app.config.get("TRACING")))
     access.setup_logger()
     audit.setup_logger(app.config["AUDIT_LOG"])
     access.install(app)

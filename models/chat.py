@@ -78,6 +78,8 @@ class Turn(Base):
     # a turn that keeps killing its workers without progress is stopped.
     progress: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     stalls: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    # The W3C traceparent the turn started in: a takeover continues that trace.
+    traceparent: Mapped[str | None] = mapped_column(String(64))
 
 
 class Message(Base):

@@ -44,6 +44,7 @@ class NewTurn:
     turn_id: str
     session_id: str
     user_message_id: str
+    traceparent: str | None = None  # the trace the turn started in (telemetry/tracing.py)
 
 
 @dataclass(frozen=True)
@@ -80,6 +81,7 @@ class TurnStore:
         max_running: int | None = None,
         retry_after: float = Timings.busy_retry_after,
         last_check: Callable[[], None] | None = None,
+        traceparent: str | None = None,
     ) -> tuple[NewTurn, Lease]:
         """Create a running turn and its user message (and the session if None is given).
 
@@ -116,6 +118,7 @@ class TurnStore:
                         "session_id": session_id,
                         "user_id": user_id,
                         "worker_id": worker_id,
+                        "traceparent": traceparent,
                     },
                 )
                 conn.execute(
@@ -134,7 +137,8 @@ class TurnStore:
                     last_check()  # after every other refusal, so none of them uses it up
         except IntegrityError as err:
             raise TurnConflict(session_id or "") from err
-        return NewTurn(turn_id, session_id, message_id), Lease(turn_id, session_id, 1)
+        new = NewTurn(turn_id, session_id, message_id, traceparent)
+        return new, Lease(turn_id, session_id, 1)
 
     def finish_turn(
         self,
@@ -233,6 +237,7 @@ class TurnStore:
                     Turn.progress,
                     Turn.stalls,
                     Turn.worker_id,
+                    Turn.traceparent,
                 )
                 .where(
                     Turn.status == TURN_RUNNING,
@@ -275,7 +280,7 @@ class TurnStore:
                     .order_by(Message.position)
                     .limit(1)
                 )
-                turn = NewTurn(row.id, row.session_id, question or "")
+                turn = NewTurn(row.id, row.session_id, question or "", row.traceparent)
                 lease = Lease(row.id, row.session_id, row.lease + 1)
                 out.append(Orphan(turn, row.user_id, lease, row.takeovers + 1, stalls))
         return out

@@ -25,6 +25,7 @@ from engine.turns.deps import TurnDeps
 from engine.turns.turn import Turn
 from streaming.hosting import BodyFactory
 from streaming.shapes import Shape
+from telemetry import tracing
 from telemetry.metrics import TURN_SECONDS, TURNS_ACTIVE, TURNS_FINISHED, TURNS_STARTED
 
 log = logging.getLogger(__name__)
@@ -65,7 +66,14 @@ class TurnService:
         max_running = self.limits.max_running if self.limits else None
         retry = self.timings.busy_retry_after
         new, lease = self.deps.turns.start_turn(
-            user_id, session_id, text, self.worker_id, max_running, retry, self._counter(user_id)
+            user_id,
+            session_id,
+            text,
+            self.worker_id,
+            max_running,
+            retry,
+            self._counter(user_id),
+            tracing.traceparent(),
         )
         self.runtime.call_soon(self.launch, new, user_id, lease)
         return new
@@ -133,7 +141,12 @@ class TurnService:
         TURNS_STARTED.inc()
         TURNS_ACTIVE.inc()
         try:
-            status = await turn.run()
+            new = turn.turn
+            with tracing.turn_span(
+                new.turn_id, new.session_id, new.traceparent, turn.takeovers
+            ) as span:
+                status = await turn.run()
+                tracing.turn_ended(span, status)
         finally:
             TURNS_ACTIVE.dec()
             TURNS_FINISHED.labels(status).inc()

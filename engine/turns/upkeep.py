@@ -95,6 +95,7 @@ class Upkeep:
                 user_id=orphan.user_id,
                 worker_id=self.workers.worker_id,
                 takeovers=orphan.takeovers,
+                traceparent=orphan.turn.traceparent,
             )
             self.service.launch(
                 orphan.turn, orphan.user_id, orphan.lease, orphan.takeovers, orphan.stalls
