@@ -185,3 +185,20 @@ def test_a_turn_taken_over_after_its_worker_died_stays_in_its_trace(
     [taken] = list(audit.query(trail.lines, event="turn_taken_over"))
     assert taken["turn_id"] == new.turn_id and taken["takeovers"] == 1
     assert format(turn.context.trace_id, "032x") in taken["traceparent"]
+
+
+@pytest.mark.parametrize(
+    ("env", "on"),
+    [
+        ({}, False),
+        ({"OTEL_TRACES_EXPORTER": "none"}, False),
+        ({"OTEL_TRACES_EXPORTER": "console"}, True),
+        ({"OTEL_TRACES_EXPORTER": "otlp", "OTEL_SDK_DISABLED": "true"}, False),
+        ({"OTEL_EXPORTER_OTLP_ENDPOINT": "http://collector:4318"}, True),
+        ({"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://c:4318/v1/traces"}, True),
+        ({"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318", "OTEL_TRACES_EXPORTER": "none"}, False),
+        ({"OTEL_SERVICE_NAME": "chat"}, False),
+    ],
+)
+def test_traces_are_off_unless_the_otel_variables_ask(env: dict[str, str], on: bool) -> None:
+    assert tracing.enabled_by_env(env) is on
