@@ -17,11 +17,10 @@ from engine.build import build_engine
 from models.db import Database
 from routes import register_blueprints
 from routes.errors import register_error_handlers
-from routes.ratelimit import RateLimiter, storage_url
 from services.pricing import price_table
 from services.token_watch import TokenWatcher
 from streaming.hosting import Hosted
-from telemetry import access
+from telemetry import access, audit, tracing
 
 
 def create_app(config: dict[str, Any] | None = None) -> Flask:
@@ -43,12 +42,13 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     app.extensions["turns"] = engine.service
     # Ends open streams whose token is revoked or expires; it polls through the engine's loop.
     app.extensions["token_watcher"] = TokenWatcher(db, timings.token_poll, engine.deps.store.call)
-    app.extensions["rate_limiter"] = RateLimiter(app.config["RATE_LIMIT"], storage_url(app.config))
     # A host starts the engine before it serves, so orphaned turns resume with no request;
     # without one, the first request starts it in a loop of its own. CLI commands never do.
     app.before_request(engine.ensure_started)
 
+    tracing.setup(app, db.engine, bool(app.config.get("TRACING")))
     access.setup_logger()
+    audit.setup_logger(app.config["AUDIT_LOG"])
     access.install(app)
     register_error_handlers(app)
     register_blueprints(app)
@@ -75,4 +75,5 @@ def _allow_origins(app: Flask, origins: list[str]) -> None:
 def hosted(config: dict[str, Any] | None = None) -> Hosted:
     """What a host serves: the app, and its engine as the background work on the host's loop."""
     app = create_app(config)
-    return Hosted(app, app.extensions["engine"])
+    # Health checks and metrics never wait behind a burst of turn starts in the app's pool.
+    return Hosted(app, app.extensions["engine"], express=frozenset({"/healthz", "/metrics"}))

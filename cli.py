@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+from datetime import UTC, datetime
 from pathlib import Path
 
 import click
@@ -13,6 +15,7 @@ from demo_data.cli import seed_demo
 from models import ApiToken, User
 from models.base import utcnow
 from models.migrate import upgrade
+from telemetry import audit
 
 
 def register_cli(app: Flask) -> None:
@@ -21,6 +24,7 @@ def register_cli(app: Flask) -> None:
     app.cli.add_command(create_user)
     app.cli.add_command(demo_token)
     app.cli.add_command(seed_demo)
+    app.cli.add_command(audit_command)
 
 
 @click.command("db-upgrade")
@@ -45,6 +49,9 @@ def create_user(name: str, if_missing: bool) -> None:
             s.add(user)
         row, token = ApiToken.issue(user, "cli")
         s.add(row)
+        s.flush()
+        made = {"user_id": user.id, "token_id": row.id, "name": "cli", "by": "cli"}
+    audit.record("token_created", **made)
     click.echo(token)
 
 
@@ -71,7 +78,29 @@ def demo_token(name: str) -> None:
                 return
         row, token = ApiToken.issue(user, "make run")
         s.add(row)
+        s.flush()
+        made = {"user_id": user.id, "token_id": row.id, "name": "make run", "by": "cli"}
+    audit.record("token_created", **made)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as out:
         out.write(token + "\n")
     click.echo(token)
+
+
+@click.command("audit")
+@click.option("--file", "path", help="An audit log file (default: AUDIT_LOG).")
+@click.option("--event", help="Only this event, e.g. limit_refused or token_revoked.")
+@click.option("--user", "user_id", type=int, help="Only this user's records.")
+@click.option("--since", type=click.DateTime(), help="Only records at or after (UTC).")
+def audit_command(
+    path: str | None, event: str | None, user_id: int | None, since: datetime | None
+) -> None:
+    """Print the audit records (JSON lines) that match every filter given."""
+    path = path or current_app.config["AUDIT_LOG"]
+    if path.strip().lower() in ("stderr", "off", "none", ""):
+        raise click.ClickException("AUDIT_LOG is not a file: pass --file PATH")
+    if since is not None and since.tzinfo is None:
+        since = since.replace(tzinfo=UTC)
+    with open(path, encoding="utf-8") as lines:
+        for item in audit.query(lines, event, user_id, since):
+            click.echo(json.dumps(item, separators=(",", ":")))

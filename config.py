@@ -9,6 +9,8 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from telemetry.tracing import enabled_by_env as tracing_enabled_by_env
+
 
 def _int(name: str, default: int) -> int:
     return int(os.environ.get(name, default))
@@ -184,6 +186,8 @@ def load_settings(instance_path: str) -> dict[str, Any]:
         "RATE_LIMIT": os.environ.get("RATE_LIMIT", "60/minute"),
         "RATE_LIMIT_STORAGE_URL": os.environ.get("RATE_LIMIT_STORAGE_URL") or None,
         "METRICS_TOKEN": os.environ.get("METRICS_TOKEN") or None,
+        "AUDIT_LOG": os.environ.get("AUDIT_LOG") or "stderr",
+        "TRACING": tracing_enabled_by_env(),
         "SECRET_KEY": os.environ.get("SECRET_KEY") or _instance_secret(instance_path),
     }
 

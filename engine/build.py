@@ -11,6 +11,7 @@ from engine.events.log import EventLog
 from engine.events.memory import MemoryEventLog
 from engine.lifecycle import Engine
 from engine.limits import Limits, UserLimits
+from engine.ratelimit import RateLimiter, storage_url
 from engine.runtime import Runtime
 from engine.store.durable import Store
 from engine.store.messages import MessageStore
@@ -63,7 +64,8 @@ def build_engine(config: dict[str, Any], db: Database) -> Engine:
         running if running > 0 else None,
         timings.busy_retry_after,
     )
-    return Engine(runtime, deps, WorkerRegistry(db), UserLimits(db, limits))
+    rate = RateLimiter(config.get("RATE_LIMIT", "off"), storage_url(config))
+    return Engine(runtime, deps, WorkerRegistry(db), UserLimits(db, limits, rate=rate))
 
 
 def context_window(config: dict[str, Any], model: ModelClient) -> ContextWindow:

@@ -1,9 +1,12 @@
-"""Per-user limits checked before a turn starts: tokens per UTC day, turns running at once.
+"""Per-user limits checked before a turn starts: tokens per UTC day, turns running at once,
+turn starts per window (RATE_LIMIT, engine/ratelimit.py).
 
-Both are counted in the database, so they hold across worker processes. The running-turns
-count is checked again inside the transaction that creates the turn (TurnStore.start_turn),
-which makes it exact; the daily budget is checked before, since a turn's tokens are only
-known once it ran (the turn that crosses the budget finishes; the next one is refused).
+The first two are counted in the database, so they hold across worker processes. The
+running-turns count is checked again inside the transaction that creates the turn
+(TurnStore.start_turn), which makes it exact; the daily budget is checked before, since a
+turn's tokens are only known once it ran (the turn that crosses the budget finishes; the next
+one is refused). The rate is only tested here and counted last (`count_start`), so a start
+refused by any limit uses up none of the others.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from sqlalchemy import bindparam, func, select
 
 from config import Timings
 from engine.errors import LimitExceeded
+from engine.ratelimit import RateLimiter, user_key
 from engine.upstream.tokens import usage_tokens
 from models import Message, Turn
 from models.chat import TURN_RUNNING
@@ -45,9 +49,13 @@ class UserLimits:
     """Checks a user's limits in short read transactions."""
 
     def __init__(
-        self, db: Database, limits: Limits, now: Callable[[], datetime] = lambda: datetime.now(UTC)
+        self,
+        db: Database,
+        limits: Limits,
+        now: Callable[[], datetime] = lambda: datetime.now(UTC),
+        rate: RateLimiter | None = None,
     ) -> None:
-        self.db, self.limits, self.now = db, limits, now
+        self.db, self.limits, self.now, self.rate = db, limits, now, rate
 
     @property
     def max_running(self) -> int | None:
@@ -66,6 +74,13 @@ class UserLimits:
             with self.db.begin_read() as conn:
                 running = conn.scalar(RUNNING_TURNS, {"_user": user_id}) or 0
             check_running(running, self.limits.max_running, self.limits.retry_after)
+        if self.rate is not None:
+            self.rate.test(user_key(user_id))
+
+    def count_start(self, user_id: int) -> None:
+        """Count one turn start against the user's rate; raise LimitExceeded if none is left."""
+        if self.rate is not None:
+            self.rate.hit(user_key(user_id))
 
     def tokens_today(self, user_id: int) -> int:
         """Return every token the user's messages used since the start of the UTC day."""

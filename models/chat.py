@@ -122,6 +122,8 @@ class Turn(Base):
     # A queued turn's message joins the branch's end when it runs (False: an edit, whose
     # parent was chosen when it was sent).
     to_leaf: Mapped[bool] = mapped_column(default=True, server_default=true())
+    # The W3C traceparent the turn started in: a takeover continues that trace.
+    traceparent: Mapped[str | None] = mapped_column(String(64))
 
 
 class Message(Base):

@@ -88,7 +88,7 @@ class Api(flask_smorest.Api):
 
 
 def refuse_unknown_query(app: Flask) -> None:
-    """422 for a query parameter the document does not name, as for unknown body fields."""
+    """422 for a query parameter the document does not name, or one given more than once."""
     allowed: dict[str, set[str]] = {}
     for endpoint, view in app.view_functions.items():
         doc = getattr(view, "_apidoc", None)
@@ -105,13 +105,16 @@ def refuse_unknown_query(app: Flask) -> None:
     @app.before_request
     def _known_query_only() -> None:
         names = allowed.get(request.endpoint or "")
-        unknown = names is not None and sorted(set(request.args) - names)
-        if unknown:
+        if names is None:
+            return
+        problems = {name: ["Unknown query parameter."] for name in set(request.args) - names}
+        # webargs would take the first of `limit=5&limit=6` silently: which one was meant?
+        for name, values in request.args.lists():
+            if len(values) > 1:
+                problems.setdefault(name, []).append("Given more than once.")
+        if problems:
             raise APIError(
-                422,
-                "validation_error",
-                "The request is invalid.",
-                {name: ["Unknown query parameter."] for name in unknown},
+                422, "validation_error", "The request is invalid.", dict(sorted(problems.items()))
             )
 
 

@@ -9,7 +9,6 @@ from flask import Response, g
 from routes.api import BEARER, Blueprint
 from routes.auth import login_required
 from routes.deps import get_turns
-from routes.ratelimit import rate_limited
 from routes.responses import SSE, TURN_HEADERS
 from routes.schemas import ChatStreamRequest, check_message_size
 from routes.sse import EVENTS_DOC, event_stream
@@ -19,7 +18,6 @@ bp = Blueprint("chat", __name__, description="A whole turn in one request.")
 
 @bp.post("/chat/stream")
 @login_required
-@rate_limited
 @bp.arguments(ChatStreamRequest)
 @bp.alt_response(
     200,

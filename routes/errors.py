@@ -20,6 +20,8 @@ from engine.errors import (
 )
 from models.db import OUTAGE_ERRORS
 from streaming.protocol import error_body
+from telemetry import audit
+from telemetry.metrics import LIMIT_REFUSALS
 
 log = logging.getLogger(__name__)
 
@@ -88,8 +90,12 @@ def register_error_handlers(app: Flask) -> None:
 
     @app.errorhandler(LimitExceeded)
     def _limited(err: LimitExceeded) -> tuple[Response, int]:
-        response, status = error_response(429, err.code, err.message, err.details)
-        response.headers["Retry-After"] = str(max(1, math.ceil(err.retry_after)))
+        wait = max(1, math.ceil(err.retry_after))
+        details = {**err.details, "retry_after": wait}
+        response, status = error_response(429, err.code, err.message, details)
+        response.headers["Retry-After"] = str(wait)
+        LIMIT_REFUSALS.labels(err.code).inc()
+        audit.record("limit_refused", limit=err.code, retry_after=wait, details=err.details)
         return response, status
 
     @app.errorhandler(ValidationError)

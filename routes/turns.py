@@ -9,7 +9,6 @@ from flask import Response, g, url_for
 from routes.api import BEARER, Blueprint
 from routes.auth import events_auth, login_required, sign_events_token
 from routes.deps import get_db, get_prices, get_turns
-from routes.ratelimit import rate_limited
 from routes.responses import (
     NEW_TURN_LINKS,
     SSE,
@@ -37,7 +36,6 @@ bp = Blueprint("turns", __name__, description="Turns and their event streams.")
 
 @bp.post("/sessions/<session_id>/turns")
 @login_required
-@rate_limited
 @bp.arguments(TurnRequest)
 @bp.alt_response(202, schema=TurnStarted, success=True, description="Started.")
 @bp.doc(security=BEARER, responses={202: {"links": NEW_TURN_LINKS}})

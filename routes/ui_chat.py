@@ -11,7 +11,6 @@ from routes.api import BEARER, Blueprint
 from routes.auth import login_required
 from routes.deps import get_db, get_token_guard, get_turns
 from routes.errors import APIError
-from routes.ratelimit import rate_limited
 from routes.responses import TURN_HEADERS, UI_SSE, UICancelAccepted, UIChatMessages
 from routes.schemas import WS, check_message_size, storable
 from routes.sse import stream_response
@@ -81,7 +80,6 @@ class ResumeHeaders(Schema):
 
 @bp.post("/ui/chat")
 @login_required
-@rate_limited
 @bp.arguments(UIChatRequest)
 @bp.alt_response(
     200, success=True, content_type="text/event-stream", description=UI_DOC, headers=TURN_HEADERS

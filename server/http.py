@@ -40,11 +40,28 @@ MAX_HEAD_BYTES = MAX_URL_BYTES + MAX_HEADER_BYTES + 1024
 class Site:
     """What every connection of one server shares."""
 
-    def __init__(self, pool: WSGIPool, timings: Timings, max_body: int) -> None:
+    def __init__(
+        self,
+        pool: WSGIPool,
+        timings: Timings,
+        max_body: int,
+        express: WSGIPool | None = None,
+        express_paths: frozenset[str] = frozenset(),
+    ) -> None:
         self.pool, self.timings, self.max_body = pool, timings, max_body
+        # Health checks and metrics: a pool of their own, never behind a burst of requests.
+        self.express, self.express_paths = express, express_paths
         self.connections: set[HttpConnection] = set()
         self.stopping = False
         self.emptied = asyncio.Event()  # set when the last connection closes while stopping
+
+    def pool_for(self, request: Request) -> WSGIPool:
+        """The express pool for an express path (GET or HEAD), else the app's pool."""
+        if self.express is not None and request.method in ("GET", "HEAD"):
+            path = request.target.partition(b"?")[0]
+            if path.decode("latin-1") in self.express_paths:
+                return self.express
+        return self.pool
 
 
 class HttpConnection(asyncio.Protocol):
@@ -220,7 +237,7 @@ class HttpConnection(asyncio.Protocol):
     async def _serve(self, request: Request, keep_alive: bool) -> None:
         try:
             try:
-                response = await self.site.pool.submit(request)
+                response = await self.site.pool_for(request).submit(request)
             except Exception:
                 log.exception("the WSGI app failed: %s %r", request.method, request.target)
                 response = internal_error()

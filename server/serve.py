@@ -34,6 +34,7 @@ class ServerSettings:
     timings: Timings = field(default_factory=Timings)
     max_body: int = 256 * 1024
     threads: int = 16
+    express_threads: int = 2  # for the app's express paths (health checks, metrics)
     # Descriptors kept for the app (database, Redis, spool files) when connections abound.
     fd_reserve: int = 64
     multiprocess: bool = False  # wsgi.multiprocess: other processes serve the same app
@@ -59,7 +60,14 @@ class Server:
         self.background = hosted.background
         self.sockets, self.settings = sockets, settings
         self.pool = WSGIPool(hosted.wsgi, settings.threads, settings.multiprocess)
-        self.site = Site(self.pool, settings.timings, settings.max_body)
+        self.express: WSGIPool | None = None
+        if hosted.express and settings.express_threads > 0:
+            self.express = WSGIPool(
+                hosted.wsgi, settings.express_threads, settings.multiprocess, "express"
+            )
+        self.site = Site(
+            self.pool, settings.timings, settings.max_body, self.express, hosted.express
+        )
         self.acceptors: list[Acceptor] = []
         self._hurry = asyncio.Event()
         self._stopping: asyncio.Future[None] | None = None
@@ -67,12 +75,14 @@ class Server:
     async def start(self) -> None:
         """Start the app's threads and background work, then take connections."""
         loop, settings = asyncio.get_running_loop(), self.settings
-        self.pool.start()
+        for pool in self._pools():
+            pool.start()
         if self.background is not None:
             try:
                 await self.background.start()
             except BaseException:
-                self.pool.stop()
+                for pool in self._pools():
+                    pool.stop()
                 raise
         connections = self.site.connections
         guard = DescriptorGuard(lambda: len(connections), settings.fd_reserve, settings.timings)
@@ -115,7 +125,11 @@ class Server:
                 log.exception("the app's background failed to drain")
         if self.background is not None:
             await self.background.stop()
-        self.pool.stop()
+        for pool in self._pools():
+            pool.stop()
+
+    def _pools(self) -> list[WSGIPool]:
+        return [self.pool] if self.express is None else [self.pool, self.express]
 
     async def _close_all(self) -> None:
         tasks = []

@@ -153,11 +153,13 @@ Job = tuple[Request, "asyncio.Future[Response]", asyncio.AbstractEventLoop]
 class WSGIPool:
     """A fixed set of threads running a WSGI app, started whole so their count never grows."""
 
-    def __init__(self, app: WSGIApp, threads: int = 16, multiprocess: bool = False) -> None:
+    def __init__(
+        self, app: WSGIApp, threads: int = 16, multiprocess: bool = False, name: str = "http"
+    ) -> None:
         self.app, self.multiprocess = app, multiprocess
         self.jobs: queue.SimpleQueue[Job | None] = queue.SimpleQueue()
         self.threads = [
-            threading.Thread(target=self._work, name=f"http-{n}", daemon=True)
+            threading.Thread(target=self._work, name=f"{name}-{n}", daemon=True)
             for n in range(1, threads + 1)
         ]
 

@@ -12,6 +12,7 @@ from engine.errors import NotFoundError
 from models import ApiToken, User
 from models.base import utcnow
 from models.db import Database
+from telemetry import audit
 
 # last_used_at is written at most this often per token: a write per request would queue
 # every request behind SQLite's one writer.
@@ -122,7 +123,9 @@ def create_token(
         row, clear = ApiToken.issue(user, name, expires_at)
         s.add(row)
         s.flush()
-        return {**token_dict(row, now), "token": clear}
+        made = {**token_dict(row, now), "token": clear}
+    audit.record("token_created", user_id=user_id, token_id=made["id"], name=name)
+    return made
 
 
 def revoke_token(db: Database, user_id: int, token_id: int) -> None:
@@ -139,6 +142,7 @@ def revoke_token(db: Database, user_id: int, token_id: int) -> None:
         )
         if done.rowcount != 1:  # type: ignore[attr-defined]
             raise NotFoundError("token")
+    audit.record("token_revoked", user_id=user_id, token_id=token_id)
 
 
 def unusable_since(db: Database, since: datetime, now: datetime) -> list[int]:

@@ -11,6 +11,9 @@ generator. The app never learns who hosts it beyond this.
 An iterator that raises ends the response unfinished: the host breaks the connection
 instead of ending the body (the client then knows to reconnect).
 
+A host may answer the paths in `Hosted.express` (health checks, metrics) in threads of their
+own, so they never queue behind the app's other requests (a burst of turn starts).
+
 A host also runs the app's background work on its loop: `Hosted.background` is started
 before the host serves, drained when it is asked to stop gracefully (SIGTERM), and stopped
 once its connections are done.
@@ -62,6 +65,8 @@ class Hosted:
 
     wsgi: WSGIApp
     background: Background | None = None
+    # Exact paths (no query) a host should never queue behind other requests.
+    express: frozenset[str] = frozenset()
 
     def __call__(
         self, environ: dict[str, Any], start_response: Callable[..., Any]

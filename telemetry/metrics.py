@@ -57,6 +57,11 @@ REQUEST_SECONDS = Histogram(
     buckets=SHORT,
 )
 RATE_LIMITED = Counter("chat_rate_limited_total", "Requests refused by RATE_LIMIT.")
+LIMIT_REFUSALS = Counter(
+    "chat_limit_refusals_total",
+    "Turn starts refused with 429, by limit (rate_limited, too_many_turns, daily_token_limit).",
+    ["limit"],
+)
 
 
 def render() -> tuple[bytes, str]:

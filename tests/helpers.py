@@ -34,7 +34,7 @@ class ScriptedModel:
     an Exception among a script's events is raised at that point of the stream.
     """
 
-    max_tokens = 4096
+    model, max_tokens = "scripted", 4096
 
     def __init__(self, scripts: list[Any]) -> None:
         self.scripts = list(scripts)

@@ -16,6 +16,7 @@ import random
 import time
 from collections.abc import Callable
 from concurrent.futures import Executor
+from contextvars import copy_context
 from functools import partial
 from typing import Any, TypeVar
 
@@ -39,7 +40,9 @@ class Store:
         """Run `fn` once in the store pool."""
         loop = asyncio.get_running_loop()
         try:
-            return await loop.run_in_executor(self.pool, partial(fn, *args, **kwargs))
+            # In the caller's context: a turn's statements are traced inside its span.
+            call = partial(copy_context().run, fn, *args, **kwargs)
+            return await loop.run_in_executor(self.pool, call)
         except Exception as err:
             if is_outage(err):
                 self._last_failure = time.monotonic()

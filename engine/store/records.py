@@ -20,6 +20,7 @@ class NewTurn:
     session_id: str
     user_message_id: str
     continues: str | None = None
+    traceparent: str | None = None  # the trace the turn started in (telemetry/tracing.py)
 
 
 @dataclass(frozen=True)
@@ -64,6 +65,7 @@ def insert_turn(
     question_id: str | None,
     continues: str | None = None,
     to_leaf: bool = True,
+    traceparent: str | None = None,
 ) -> None:
     """Insert a turn row (`running` for this worker, or `queued`)."""
     conn.execute(
@@ -77,5 +79,6 @@ def insert_turn(
             "question_id": question_id,
             "continues": continues,
             "to_leaf": to_leaf,
+            "traceparent": traceparent,
         },
     )

@@ -54,6 +54,7 @@ def start(
     ask: Ask,
     worker_id: str | None,
     max_queued: int,
+    traceparent: str | None = None,
 ) -> tuple[Placed, str]:
     """Create the turn of `ask` on a session; return where it went and its question's id."""
     question = _check(conn, session_id, ask)
@@ -84,6 +85,7 @@ def start(
         None if queued else worker_id,
         question,
         to_leaf=not ask.edit,
+        traceparent=traceparent,
     )
     if message_id is not None:
         conn.execute(

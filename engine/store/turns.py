@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -61,13 +62,16 @@ class TurnStore:
         max_running: int | None = None,
         retry_after: float = Timings.busy_retry_after,
         max_queued: int = 5,
+        last_check: Callable[[], None] | None = None,
+        traceparent: str | None = None,
     ) -> tuple[NewTurn, Lease, Placed]:
         """Create a turn for `ask` (and the session if None is given): running, or queued.
 
         Raises TurnConflict while another turn runs on the session and `ask.if_busy` is
         `reject`, NotFoundError for a session that is missing or someone else's, Refused
         for a question the tree cannot take, LimitExceeded when the user already runs
-        `max_running` turns. One transaction: all or nothing.
+        `max_running` turns. One transaction: all or nothing. `last_check` runs once the rows
+        are written, before the commit: what it raises refuses the turn, writing nothing.
         """
         if isinstance(ask, str):
             ask = Ask(ask, if_busy="reject")
@@ -95,13 +99,16 @@ class TurnStore:
                     if row.title is None and ask.text:
                         conn.execute(_TITLE, {"_session": session_id, "title": ask.text[:80]})
                 placed, question = starts.start(
-                    conn, user_id, session_id, turn_id, ask, worker_id, max_queued
+                    conn, user_id, session_id, turn_id, ask, worker_id, max_queued, traceparent
                 )
                 if running is not None and max_running is not None and not placed.queued:
                     check_running(running, max_running, retry_after)
+                if last_check is not None:
+                    last_check()  # after every other refusal, so none of them uses it up
         except IntegrityError as err:
             raise TurnConflict(session_id or "") from err
-        return NewTurn(turn_id, session_id, question), Lease(turn_id, session_id, 1), placed
+        new = NewTurn(turn_id, session_id, question, traceparent=traceparent)
+        return new, Lease(turn_id, session_id, 1), placed
 
     def cancel_queued(self, turn_id: str) -> bool:
         """End a queued turn `cancelled` and remove its message; False if it is not queued."""
@@ -222,6 +229,7 @@ class TurnStore:
                     Turn.worker_id,
                     Turn.question_id,
                     Turn.continues,
+                    Turn.traceparent,
                 )
                 .where(
                     Turn.status == TURN_RUNNING,
@@ -258,7 +266,9 @@ class TurnStore:
                         stalls=stalls,
                     )
                 )
-                turn = NewTurn(row.id, row.session_id, row.question_id or "", row.continues)
+                turn = NewTurn(
+                    row.id, row.session_id, row.question_id or "", row.continues, row.traceparent
+                )
                 lease = Lease(row.id, row.session_id, row.lease + 1)
                 out.append(Runnable(turn, row.user_id, lease, row.takeovers + 1, stalls))
         return out

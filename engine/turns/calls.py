@@ -25,6 +25,7 @@ from engine.upstream.context import Plan
 from engine.upstream.retry import MODEL_ERRORS, Failure, classify
 from streaming import protocol as P
 from streaming.sse import JSONEvents
+from telemetry import tracing
 from telemetry.metrics import UPSTREAM_RETRIES
 
 log = logging.getLogger(__name__)
@@ -119,6 +120,26 @@ class ModelCalls:
             return result
 
     async def _attempt(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], current: MessageRound
+    ) -> RoundResult:
+        """One model call in a `chat <model>` span."""
+        with tracing.model_span(self.deps.model.model, messages) as span:
+            try:
+                result = await self._stream_once(messages, tools, current)
+            except MODEL_ERRORS as err:
+                tracing.failed(span, classify(err).code)
+                raise
+            tracing.model_answered(
+                span,
+                current.response_model,
+                current.response_id,
+                result.stop_reason,
+                result.usage,
+                result.content,
+            )
+            return result
+
+    async def _stream_once(
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], current: MessageRound
     ) -> RoundResult:
         """One model call, streamed through `current`; raise UpstreamInterrupted on a stall."""

@@ -49,6 +49,9 @@ class MessageRound:
         self.ids = UniqueIds(frozenset(used_tool_ids or ()))
         self.acc = MessageAccumulator()
         self.message_id: str | None = None
+        # What the upstream called its message, for traces.
+        self.response_model: str | None = None
+        self.response_id: str | None = None
         self.block_ids: dict[int, str] = {}
         self.open_blocks: dict[int, str] = {}
         self.tool_errors: dict[str, str] = {}
@@ -169,6 +172,7 @@ class MessageRound:
             # A repeated message_start restarts the message: drop what the first one showed.
             self.discard("restarted", 0)
         msg = change.message
+        self.response_model, self.response_id = msg.get("model"), msg.get("id")
         message_id = new_id("msg")
         self.ids.reset()
         self.outbox.write(

@@ -27,6 +27,7 @@ from engine.turns.deps import TurnDeps
 from engine.turns.turn import Turn
 from streaming.hosting import BodyFactory
 from streaming.shapes import Shape
+from telemetry import tracing
 from telemetry.metrics import TURN_SECONDS, TURNS_ACTIVE, TURNS_FINISHED, TURNS_STARTED
 
 log = logging.getLogger(__name__)
@@ -73,7 +74,15 @@ class TurnService:
         max_running = self.limits.max_running if self.limits else None
         retry = self.timings.busy_retry_after
         new, lease, placed = self.deps.turns.start_turn(
-            user_id, session_id, ask, self.worker_id, max_running, retry, self.deps.max_queued
+            user_id,
+            session_id,
+            ask,
+            self.worker_id,
+            max_running,
+            retry,
+            self.deps.max_queued,
+            self._counter(user_id),
+            tracing.traceparent(),
         )
         if not placed.queued:
             self.runtime.call_soon(self.launch, Runnable(new, user_id, lease))
@@ -84,6 +93,7 @@ class TurnService:
             new.session_id,
             new.user_message_id,
             new.continues,
+            new.traceparent,
             placed.queued,
             placed.interrupted,
         )
@@ -106,6 +116,10 @@ class TurnService:
             raise Draining()
         if self.limits is not None:
             self.limits.admit(user_id, count_running)
+
+    def _counter(self, user_id: int) -> Callable[[], None] | None:
+        """What counts a start against the user's rate, once nothing else refused it."""
+        return partial(self.limits.count_start, user_id) if self.limits is not None else None
 
     def cancel(self, turn_id: str) -> None:
         """Stop a running turn, here or (through the database flag) in another worker."""
@@ -158,7 +172,12 @@ class TurnService:
         TURNS_STARTED.inc()
         TURNS_ACTIVE.inc()
         try:
-            status = await turn.run()
+            new = turn.turn
+            with tracing.turn_span(
+                new.turn_id, new.session_id, new.traceparent, turn.takeovers
+            ) as span:
+                status = await turn.run()
+                tracing.turn_ended(span, status)
         finally:
             TURNS_ACTIVE.dec()
             TURNS_FINISHED.labels(status).inc()

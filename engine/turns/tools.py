@@ -14,7 +14,9 @@ import random
 import time
 from collections.abc import Callable
 from concurrent.futures import Executor
+from contextvars import copy_context
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from config import Timings
@@ -23,6 +25,7 @@ from engine.store.fence import Lease
 from engine.store.messages import MessageStore, StoredRun
 from models.chat import TOOL_RUNNING
 from models.db import Database, is_outage
+from telemetry import tracing
 from telemetry.metrics import TOOL_ERRORS, TOOL_RUNS, TOOL_SECONDS
 from tools.registry import ToolContext, ToolOutcome, ToolRegistry
 
@@ -146,11 +149,20 @@ class ToolRunner:
             return ToolOutcome(f"The tool '{args[0]}' timed out preparing its preview.", True)
 
     async def _execute(self, call: ToolCall, ctx: ToolContext) -> ToolOutcome:
+        """Run one tool in an `execute_tool <name>` span."""
+        with tracing.tool_span(call.name, call.tool_use_id, call.input) as span:
+            outcome = await self._run(call, ctx)
+            tracing.tool_answered(span, outcome.content, outcome.is_error)
+            return outcome
+
+    async def _run(self, call: ToolCall, ctx: ToolContext) -> ToolOutcome:
         """Run one tool in the pool within TOOL_TIMEOUT, waiting out database outages."""
         t, loop = self.timings, asyncio.get_running_loop()
         started, delay = time.monotonic(), t.store_backoff_base
         while True:
-            run = loop.run_in_executor(self.pool, self.registry.execute, call.name, call.input, ctx)
+            # In the span's context, so the tool's statements are traced inside it.
+            execute = partial(copy_context().run, self.registry.execute)
+            run = loop.run_in_executor(self.pool, execute, call.name, call.input, ctx)
             try:
                 # At the timeout the call is cancelled: one still queued never runs after
                 # its "timed out" result was sent.

@@ -18,6 +18,7 @@ import time
 from engine.store.fence import Lease
 from engine.store.workers import WorkerRegistry
 from engine.turns.service import TurnService
+from telemetry import audit
 
 log = logging.getLogger(__name__)
 REAP_BATCH = 16
@@ -89,6 +90,14 @@ class Upkeep:
             deps.turns.take_orphans, self.workers.worker_id, t.stale_after, REAP_BATCH
         )
         for orphan in orphans:
+            audit.record(
+                "turn_taken_over",
+                turn_id=orphan.turn.turn_id,
+                user_id=orphan.user_id,
+                worker_id=self.workers.worker_id,
+                takeovers=orphan.takeovers,
+                traceparent=orphan.turn.traceparent,
+            )
             self.service.launch(orphan)
         # Queued turns whose promotion a crash lost, and approvals nobody gave in time.
         for runnable in await deps.store.call(

@@ -153,6 +153,33 @@ def test_the_app_runs_on_a_fixed_set_of_threads() -> None:
     assert names == {"http-1", "http-2", "http-3"}
 
 
+def test_express_paths_are_answered_while_every_app_thread_is_busy() -> None:
+    release = threading.Event()
+    names: dict[str, str] = {}
+
+    def app(environ: dict[str, Any], start_response: Any) -> list[bytes]:
+        path = environ["PATH_INFO"]
+        names[path] = threading.current_thread().name
+        if path == "/slow":
+            release.wait(PATIENCE)
+        start_response("200 OK", [("Content-Length", "2")])
+        return [b"ok"]
+
+    settings = ServerSettings(timings=FAST, threads=2)
+    with serving(Hosted(app, express=frozenset({"/healthz"})), settings) as live:
+        slow = [live.connect() for _ in range(4)]
+        for client in slow:  # both app threads busy, two more requests queued behind them
+            client.request("GET", "/slow")
+        eventually(lambda: "/slow" in names)
+        assert live.get("/healthz?probe=1").body == b"ok"
+        assert names["/healthz"].startswith("express-")
+        release.set()
+        assert all(client.reply().body == b"ok" for client in slow)
+        # Any other path takes the app's pool.
+        live.get("/other")
+        assert names["/other"].startswith("http-")
+
+
 def test_settings_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MAX_REQUEST_BYTES", "1000")
     monkeypatch.setenv("HTTP_THREADS", "5")

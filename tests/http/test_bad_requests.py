@@ -181,3 +181,36 @@ def test_bad_session_title_is_422(client: Any, auth: dict[str, str]) -> None:
     response = client.post("/api/sessions", json={"title": "x" * 201}, headers=auth)
     assert response.status_code == 422
     assert "title" in response.get_json()["error"]["details"]
+
+
+@pytest.mark.parametrize(
+    ("query", "repeated"),
+    [
+        ("limit=5&limit=6", "limit"),
+        ("limit=5&limit=5", "limit"),
+        ("cursor=1&cursor=2&limit=3", "cursor"),
+        ("limit=5&nope=1&nope=2", "nope"),
+    ],
+)
+def test_a_repeated_query_parameter_is_422(
+    client: Any, auth: dict[str, str], session_id: str, query: str, repeated: str
+) -> None:
+    for path in ("/api/sessions", f"/api/sessions/{session_id}/messages"):
+        response = client.get(f"{path}?{query}", headers=auth)
+        assert response.status_code == 422, response.get_data(as_text=True)
+        error = response.get_json()["error"]
+        assert error["code"] == "validation_error"
+        assert "Given more than once." in error["details"][repeated]
+
+
+def test_a_repeated_events_token_is_422(client: Any, auth: dict[str, str], session_id: str) -> None:
+    turn = client.post(
+        f"/api/sessions/{session_id}/turns", json={"message": "hi"}, headers=auth
+    ).get_json()
+    events_url = turn["events_url"]
+    token = events_url.split("token=")[1]
+    response = client.get(f"{events_url}&token={token}")
+    assert response.status_code == 422
+    assert response.get_json()["error"]["details"] == {"token": ["Given more than once."]}
+    assert client.get(events_url).status_code == 200
+    assert client.application.extensions["turns"].wait(turn["turn_id"])

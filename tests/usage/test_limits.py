@@ -36,6 +36,8 @@ def assert_limited(response: Any, code: str) -> dict[str, Any]:
     assert int(response.headers["Retry-After"]) >= 1
     error = response.json["error"]
     assert error["code"] == code and error["message"]
+    # Every 429 tells when to retry in its body too; the callers compare the rest.
+    assert error["details"].pop("retry_after") == int(response.headers["Retry-After"])
     return error
 
 
@@ -161,3 +163,32 @@ def test_the_daily_budget_renews_at_midnight_utc(db: Database, user: tuple[int, 
     assert caught.value.retry_after == 30
     unlimited = UserLimits(db, Limits(daily_tokens=None, max_running=None), now=lambda: late)
     unlimited.admit(user[0])
+
+
+def test_a_concurrency_refusal_leaves_the_rate_untouched(
+    app_config: dict[str, Any], db: Database, user: tuple[int, str]
+) -> None:
+    from app import create_app
+
+    app = create_app({**app_config, "RATE_LIMIT": "2/minute"})
+    client, turns = app.test_client(), app.extensions["turns"]
+    try:
+        first = client.post("/api/chat/stream", json={"message": "Hi"}, headers=headers(user[1]))
+        assert first.status_code == 200  # the one running turn allowed; one start of two used
+        for _ in range(5):
+            refused = client.post(
+                "/api/chat/stream", json={"message": "Hi"}, headers=headers(user[1])
+            )
+            assert_limited(refused, "too_many_turns")
+        turn_id = first.headers["X-Turn-Id"]
+        turns.cancel(turn_id)
+        assert turns.wait(turn_id, timeout=10)
+        second = client.post("/api/chat/stream", json={"message": "Hi"}, headers=headers(user[1]))
+        assert second.status_code == 200  # the five refusals used none of the rate
+        turns.cancel(second.headers["X-Turn-Id"])
+        assert turns.wait(second.headers["X-Turn-Id"], timeout=10)
+        third = client.post("/api/chat/stream", json={"message": "Hi"}, headers=headers(user[1]))
+        assert_limited(third, "rate_limited")
+    finally:
+        app.extensions["engine"].close()
+        app.extensions["db"].dispose()

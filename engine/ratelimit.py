@@ -1,0 +1,101 @@
+"""Turn starts per user (RATE_LIMIT), counted with `limits`, in Redis when one is set up.
+
+The `limits` library keeps a moving window per user: at most N turn starts in any window,
+whichever of the user's tokens started them, and the 429's Retry-After is exactly when the
+oldest counted start leaves it. With a Redis URL every worker process shares the counts;
+otherwise each process counts in memory.
+
+A start is tested first (nothing counted) and counted last, inside the transaction that
+creates the turn, once every other limit let it through: a refusal by another limit (or a
+missing session, a busy one) never uses up the rate.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from typing import Any
+
+from limits import RateLimitItem, parse_many
+from limits.storage import storage_from_string
+from limits.strategies import MovingWindowRateLimiter
+
+from engine.errors import LimitExceeded
+from telemetry.metrics import RATE_LIMITED
+
+log = logging.getLogger(__name__)
+OFF = ("", "off", "none", "0")
+NAMESPACE = "turns"
+
+
+class RateLimiter:
+    """One app's limits: `spec` like `60/minute` or `5/second;60/minute` (`off` for none)."""
+
+    def __init__(self, spec: str, storage_url: str) -> None:
+        self.items: list[RateLimitItem] = [] if spec.strip().lower() in OFF else parse_many(spec)
+        self.storage_url = storage_url
+        self.strategy = MovingWindowRateLimiter(storage_from_string(storage_url))
+
+    def test(self, key: str) -> None:
+        """Raise LimitExceeded (429) if `key` has no start left now; count nothing."""
+        for item in self.items:
+            try:
+                if self.strategy.test(item, NAMESPACE, key):
+                    continue
+                reset = self.strategy.get_window_stats(item, NAMESPACE, key).reset_time
+            except Exception:
+                self._outage()
+                return
+            self._refuse(item, reset)
+
+    def hit(self, key: str) -> None:
+        """Count one start for `key`; raise LimitExceeded (429) when a limit is used up."""
+        for item in self.items:
+            try:
+                if self.strategy.hit(item, NAMESPACE, key):
+                    continue
+                reset = self.strategy.get_window_stats(item, NAMESPACE, key).reset_time
+            except Exception:
+                self._outage()
+                return
+            self._refuse(item, reset)
+
+    def clear(self, key: str) -> None:
+        """Forget every count of `key` (tests, an operator's reset)."""
+        for item in self.items:
+            self.strategy.clear(item, NAMESPACE, key)
+
+    def _outage(self) -> None:
+        # A rate-limit store outage must not take the API down with it.
+        log.warning("rate limit store %s failed; not limiting", self.storage_url)
+
+    def _refuse(self, item: RateLimitItem, reset: float) -> None:
+        wait = max(1, math.ceil(reset - time.time()))
+        RATE_LIMITED.inc()
+        raise LimitExceeded(
+            "rate_limited",
+            f"Too many turns: the limit is {_describe(item)} per user. Retry in {wait} s.",
+            wait,
+            {"limit": item.amount, "window_seconds": item.get_expiry()},
+        )
+
+
+def user_key(user_id: int) -> str:
+    """The key a user's turn starts are counted under, whatever token started them."""
+    return f"user:{user_id}"
+
+
+def storage_url(config: dict[str, Any]) -> str:
+    """RATE_LIMIT_STORAGE_URL, else the event log's Redis, else this process's memory."""
+    explicit = config.get("RATE_LIMIT_STORAGE_URL")
+    if explicit:
+        return str(explicit)
+    events = str(config.get("EVENT_LOG_URL") or "")
+    return events if events.startswith(("redis://", "rediss://")) else "memory://"
+
+
+def _describe(item: RateLimitItem) -> str:
+    unit = item.GRANULARITY.name
+    per = unit if item.multiples == 1 else f"{item.multiples} {unit}s"
+    return f"{item.amount} per {per}"
