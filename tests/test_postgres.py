@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from engine.errors import TurnConflict
+from engine.store.starts import Ask
 from models.migrate import upgrade
 from services.sessions import create_session, get_session
 from streaming.history import validate_history
@@ -38,7 +39,7 @@ def test_a_demo_turn_runs_and_is_stored_on_postgres(pg_url: str) -> None:
         sid = create_session(db, user_id)["id"]
         turn = turns.start(user_id, sid, "What did I spend on groceries last month?")
         with pytest.raises(TurnConflict):
-            turns.start(user_id, sid, "again")
+            turns.start(user_id, sid, Ask("again", if_busy="reject"))
         assert turns.wait(turn.turn_id)
         events = decode_stream(turns.peek(turn.turn_id, 0).frames)
         assert_well_formed(events)

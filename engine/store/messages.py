@@ -44,7 +44,16 @@ _DISCARD_ONE = (
     .returning(M.parent_id)
 )
 _RUN_KEY = (R.session_id == bindparam("_session"), R.tool_use_id == bindparam("_tool_use"))
-_RUN_COLUMNS = (R.tool_use_id, R.name, R.status, R.result, R.is_error, R.preview, R.approval)
+_RUN_COLUMNS = (
+    R.tool_use_id,
+    R.name,
+    R.status,
+    R.result,
+    R.is_error,
+    R.preview,
+    R.approval,
+    R.reason,
+)
 _RUN = select(*_RUN_COLUMNS, R.turn_id, R.lease).where(*_RUN_KEY)
 _FINISH = update(ToolRun.__table__).where(*_RUN_KEY, HELD).returning(*_RUN_COLUMNS)
 # An approved run is claimed by the turn that continues its paused one.
@@ -104,6 +113,7 @@ class StoredRun:
     is_error: bool
     preview: dict[str, Any] | None = None
     approval: str | None = None
+    reason: str | None = None
 
     def block(self) -> dict[str, Any]:
         """The tool_result block that answers this run."""
@@ -195,7 +205,7 @@ class MessageStore:
         """The stored run of a tool_use id, if any."""
         with self.db.begin_read() as conn:
             row = conn.execute(_RUN, {"_session": session_id, "_tool_use": tool_use_id}).first()
-        return None if row is None else StoredRun(*row[:7])
+        return None if row is None else StoredRun(*row[:8])
 
     def claim_tool(
         self,
@@ -268,7 +278,7 @@ class MessageStore:
             ).first()
             if done is None:
                 hold(conn, lease)
-                done = conn.execute(_RUN, key).one()[:7]  # a claim that is gone: NoResultFound
+                done = conn.execute(_RUN, key).one()[:8]  # a claim that is gone: NoResultFound
             return StoredRun(*done)
 
 

@@ -216,7 +216,9 @@ def _check(conn: Connection, session_id: str, ask: Ask) -> str | None:
         return question
     if ask.edit and ask.parent_id is not None:
         row = tree.message(conn, session_id, ask.parent_id)
-        if row is None or row.role != "assistant" or row.status not in MESSAGE_FINISHED:
+        # A question follows an answer, or the results of calls a new message declined.
+        follows = row is not None and (row.role == "assistant" or not tree.asks(row.content))
+        if not follows or row.status not in MESSAGE_FINISHED:
             raise Refused(
                 "invalid_parent",
                 "parent_id must name an answer of this session (null: a first message).",

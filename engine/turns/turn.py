@@ -291,4 +291,5 @@ def approval_resolved(run: Any) -> dict[str, Any]:
         "tool_use_id": run.tool_use_id,
         "name": run.name,
         "approved": run.approval == APPROVED,
+        "reason": run.reason,
     }

@@ -161,7 +161,7 @@ def test_a_turn_taken_over_after_its_worker_died_stays_in_its_trace(
     dead.register()
     sid = create_session(db, user[0])["id"]
     with tracing.TRACER.start_as_current_span("POST /api/sessions/<id>/turns") as request:
-        new, _ = TurnStore(db).start_turn(
+        new, _, _ = TurnStore(db).start_turn(
             user[0], sid, QUESTION, dead.worker_id, traceparent=tracing.traceparent()
         )
     dead.retire()
