@@ -36,8 +36,8 @@ class UIChunks:
 
     break_on_drain = True
 
-    def __init__(self, steps: int | None) -> None:
-        self.translator = UIStreamTranslator(steps)
+    def __init__(self, steps: int | None, message_id: str | None = None) -> None:
+        self.translator = UIStreamTranslator(steps, message_id)
 
     @property
     def done(self) -> bool:

@@ -1,9 +1,11 @@
 """Stored messages as AI SDK UIMessages, and the part rules the UI stream shares: pure.
 
-A turn is a user UIMessage (its question) and one assistant UIMessage with id = turn id, whose
-steps are the turn's model messages in order. Tool results fill the tool parts they answer. A
-run of discarded attempts belongs to the step of the retry that follows it; a run nobody
-retried (the turn ended first) leaves an empty step, exactly as the live stream left it.
+A turn is a user UIMessage (its question, under the id its client gave it) and one assistant
+UIMessage with id = turn id, whose steps are the turn's model messages in order; a turn that
+continues one paused for approval adds its steps to the paused turn's UIMessage. Tool results
+fill the tool parts they answer. A run of discarded attempts belongs to the step of the retry
+that follows it; a run nobody retried (the turn ended first) leaves an empty step, exactly as
+the live stream left it.
 """
 
 from __future__ import annotations
@@ -21,7 +23,12 @@ _ERROR_FINISH = {
     "model_context_window_exceeded": "length",
     "refusal": "content-filter",
 }
-_STATUS_FINISH = {"completed": "stop", "max_rounds": "tool-calls", "interrupted": "interrupted"}
+_STATUS_FINISH = {
+    "completed": "stop",
+    "max_rounds": "tool-calls",
+    "awaiting_approval": "tool-calls",
+    "interrupted": "interrupted",
+}
 
 
 def finish_reason(status: str, code: str | None) -> str:
@@ -67,55 +74,92 @@ def tool_output(content: Any) -> Any:
 
 
 def stored_ui_messages(
-    turns: Iterable[dict[str, Any]], rows: Iterable[dict[str, Any]]
+    turns: Iterable[dict[str, Any]],
+    rows: Iterable[dict[str, Any]],
+    runs: dict[str, dict[str, Any]] | None = None,
 ) -> list[UIMessage]:
-    """Return a session's UIMessages from its turns and message rows (in position order).
+    """Return the UIMessages of a session's branch from its turns and rows (in position order).
 
-    A turn is a dict with `id`, `status`, `error_code`, `error_message`; a row has `id`,
-    `turn_id`, `role`, `content`, `partial_content` and `status`.
+    A turn is a dict with `id`, `status`, `error_code`, `error_message`, `continues` and
+    `question_id`; a row has `id`, `turn_id`, `role`, `content`, `partial_content`, `status`
+    and `client_id`. A user message keeps the id its client gave it. The turns of a chain of
+    continuations (a turn paused for approval and the turns that went on from it) are one
+    assistant UIMessage with the first one's id and the last one's status. `runs` maps the
+    tool_use ids of side-effect calls to their `approval`, `reason`, `preview` and `status`.
     """
-    by_turn: dict[str, list[dict[str, Any]]] = {}
-    order: list[str] = []
-    for row in rows:
-        key = str(row.get("turn_id") or "")
-        if key not in by_turn:
-            by_turn[key] = []
-            order.append(key)
-        by_turn[key].append(row)
-    info = {t["id"]: t for t in turns}
-    out: list[UIMessage] = []
-    for key in order:
-        out += _turn_messages(info.get(key), by_turn[key])
-    return out
+    return _Builder(list(turns), runs or {}).build(rows)
 
 
-def _turn_messages(turn: dict[str, Any] | None, rows: list[dict[str, Any]]) -> list[UIMessage]:
-    out: list[UIMessage] = []
-    assistant: UIMessage | None = None
-    if turn is not None:
-        meta = turn_metadata(turn["status"], turn.get("error_code"), turn.get("error_message"))
-        assistant = {"id": turn["id"], "role": "assistant", "metadata": meta, "parts": []}
-    parts: list[Part] = assistant["parts"] if assistant else []
-    pending = False
-    for row in rows:
-        content = row.get("content") or []
-        if row.get("role") == "user":
-            if any(b.get("type") == "tool_result" for b in content):
-                _fill_results(parts, content)
-            else:
-                out.append(_user_message(row))
-            continue
-        if row.get("status") == "discarded":
-            pending = True
-            continue
-        pending = False
-        parts.append({"type": "step-start"})
-        parts += _assistant_parts(row["id"], content, row.get("partial_content") or [])
-    if pending:
-        parts.append({"type": "step-start"})
-    if assistant is not None:
-        out.append(assistant)
-    return out
+class _Builder:
+    """Folds a branch's rows into UIMessages, one assistant message per chain of turns."""
+
+    def __init__(self, turns: list[dict[str, Any]], runs: dict[str, dict[str, Any]]) -> None:
+        self.info = {t["id"]: t for t in turns}
+        self.turns, self.runs = turns, runs
+        self.chains: dict[str, list[str]] = {}
+        for turn in turns:
+            self.chains.setdefault(self.head(turn["id"]), []).append(turn["id"])
+        self.out: list[UIMessage] = []
+        self.assistant: UIMessage | None = None
+        self.pending = False
+        self.asked: str | None = None
+
+    def head(self, turn_id: str) -> str:
+        """The first turn of the chain of continuations `turn_id` belongs to."""
+        seen = {turn_id}
+        while (earlier := (self.info.get(turn_id) or {}).get("continues")) and earlier not in seen:
+            seen.add(earlier)
+            turn_id = earlier
+        return turn_id
+
+    def build(self, rows: Iterable[dict[str, Any]]) -> list[UIMessage]:
+        for row in rows:
+            content = row.get("content") or []
+            if row.get("role") == "user":
+                if any(b.get("type") == "tool_result" for b in content):
+                    if self.assistant is not None:
+                        _fill_results(self.assistant["parts"], content)
+                    continue
+                self._close()
+                self.out.append(_user_message(row))
+                self.asked = row["id"]
+                continue
+            head = self.head(str(row.get("turn_id") or ""))
+            self.asked = None  # answered on this branch
+            if self.assistant is None or self.assistant["id"] != head:
+                self._close()
+                self.assistant = self._open(head)
+            if row.get("status") == "discarded":
+                self.pending = True
+                continue
+            self.pending = False
+            parts = self.assistant["parts"]
+            parts.append({"type": "step-start"})
+            partial = row.get("partial_content") or []
+            parts += _assistant_parts(row["id"], content, partial, self.runs)
+        self._close()
+        return self.out
+
+    def _open(self, head: str) -> UIMessage:
+        last = self.info.get(self.chains.get(head, [head])[-1]) or {"status": "completed"}
+        meta = turn_metadata(last["status"], last.get("error_code"), last.get("error_message"))
+        return {"id": head, "role": "assistant", "metadata": meta, "parts": []}
+
+    def _close(self) -> None:
+        if self.assistant is None and self.asked is not None:
+            # A question nothing answered yet on the branch: its newest turn, still empty.
+            asking = [
+                t["id"]
+                for t in self.turns
+                if t.get("question_id") == self.asked and not t.get("continues")
+            ]
+            if asking:
+                self.assistant = self._open(asking[-1])
+        if self.assistant is not None:
+            if self.pending:
+                self.assistant["parts"].append({"type": "step-start"})
+            self.out.append(self.assistant)
+        self.assistant, self.pending, self.asked = None, False, None
 
 
 def _user_message(row: dict[str, Any]) -> UIMessage:
@@ -124,11 +168,14 @@ def _user_message(row: dict[str, Any]) -> UIMessage:
         for b in row.get("content") or []
         if b.get("type") == "text"
     ]
-    return {"id": row["id"], "role": "user", "parts": parts}
+    return {"id": row.get("client_id") or row["id"], "role": "user", "parts": parts}
 
 
 def _assistant_parts(
-    message_id: str, content: list[dict[str, Any]], partial: list[dict[str, Any]]
+    message_id: str,
+    content: list[dict[str, Any]],
+    partial: list[dict[str, Any]],
+    runs: dict[str, dict[str, Any]],
 ) -> list[Part]:
     parts: list[Part] = []
     tools: set[str] = set()
@@ -155,21 +202,37 @@ def _assistant_parts(
             if not call_id or call_id in tools:
                 continue
             tools.add(call_id)
-            parts.append(_tool_part(block, call_id, cut))
+            parts.append(_tool_part(block, call_id, cut, runs.get(call_id)))
         elif isinstance(kind, str) and kind.endswith("_tool_result") and not cut:
             _fill(parts, block.get("tool_use_id"), output=tool_output(block.get("content")))
     return parts
 
 
-def _tool_part(block: dict[str, Any], call_id: str, cut: bool) -> Part:
+def _tool_part(block: dict[str, Any], call_id: str, cut: bool, run: dict[str, Any] | None) -> Part:
     part: Part = {"type": f"tool-{block.get('name', '')}", "toolCallId": call_id}
     if cut:
         part.update(state="output-error", input=None, errorText=CUT_OFF)
     else:
         part.update(state="input-available", input=block.get("input") or {})
+        if run is not None:
+            part.update(_approval_state(call_id, run))
     if block.get("type") == "server_tool_use":
         part["providerExecuted"] = True
     return part
+
+
+def _approval_state(call_id: str, run: dict[str, Any]) -> Part:
+    """A side-effect call's part state and `approval`, as the SDK's client leaves them."""
+    approval: dict[str, Any] = {"id": call_id}
+    if run.get("preview") is not None:
+        approval["descriptor"] = run["preview"]
+    if run.get("approval") is None:
+        return {"state": "approval-requested", "approval": approval}
+    approval["approved"] = run["approval"] == "approved"
+    if run.get("reason") is not None:
+        approval["reason"] = run["reason"]
+    state = "approval-responded" if approval["approved"] else "output-denied"
+    return {"state": state, "approval": approval}
 
 
 def _fill_results(parts: list[Part], content: list[dict[str, Any]]) -> None:
@@ -182,12 +245,15 @@ def _fill_results(parts: list[Part], content: list[dict[str, Any]]) -> None:
             _fill(parts, block.get("tool_use_id"), output=tool_output(block.get("content")))
 
 
+_FILLED = ("input-available", "approval-responded", "output-available", "output-error")
+
+
 def _fill(parts: list[Part], call_id: Any, output: Any = None, error: str | None = None) -> None:
     """Record a result on the latest tool part with `call_id` that has its input."""
     for part in reversed(parts):
         if part.get("toolCallId") != call_id:
             continue
-        if part.get("state") not in ("input-available", "output-available", "output-error"):
+        if part.get("state") not in _FILLED:
             return
         if part.get("errorText") == CUT_OFF:
             return

@@ -1,6 +1,11 @@
 """Translate our turn events into the AI SDK's UI message stream chunks: pure, no I/O.
 
-One turn is one assistant UIMessage (id = turn id); each model call is one step. A discarded
+One turn is one assistant UIMessage (id = turn id); a turn that continues one paused for the
+user's approval streams under the paused turn's message id (the caller names it), so the
+approval follow-up continues the same UIMessage, as the SDK expects. Each model call is one
+step. A side-effect call's `approval_requested` becomes `tool-approval-request`, and in the
+continuation `approval_resolved` becomes `tool-approval-response` (plus `tool-output-denied`
+for a denial, whose is_error result then stays out of the part). A discarded
 model message becomes `reset-step` (the SDK drops every part of the current step) and its retry
 continues that step. A resume names the client's step count: the stream swallows everything up
 to that step's `start-step`, sends `reset-step` instead, and re-sends the step from its start,
@@ -45,9 +50,11 @@ class _Block:
 class UIStreamTranslator:
     """Feed our events in order; get the UI message stream chunks to send for each."""
 
-    def __init__(self, resume_steps: int | None = None) -> None:
+    def __init__(self, resume_steps: int | None = None, message_id: str | None = None) -> None:
         # Steps the client holds; None means a fresh reader that gets everything.
         self.client_steps = resume_steps or 0
+        # The UIMessage this turn streams into (None: its own, id = turn id).
+        self.message_id = message_id
         self._hold: int | None = resume_steps
         self._seen = 0
         self.done = False
@@ -63,6 +70,9 @@ class UIStreamTranslator:
         self._reasoning = 0
         self._tools: set[str] = set()
         self._message_tools: set[str] = set()
+        self._denied: set[str] = set()
+        # A continuation answers the paused message's calls before its first model call.
+        self._continuing = False
         self._error: tuple[str, str] | None = None
 
     def feed(self, event_type: str, data: dict[str, Any]) -> list[Chunk]:
@@ -114,11 +124,14 @@ class UIStreamTranslator:
             self._reset_turn()
             self._hold, self._seen = self.client_steps, 0
         self._started = True
+        self._continuing = bool(data.get("continues"))
         meta = {"status": "running"}
-        return [{"type": "start", "messageId": data.get("turn_id"), "messageMetadata": meta}]
+        message_id = self.message_id or data.get("turn_id")
+        return [{"type": "start", "messageId": message_id, "messageMetadata": meta}]
 
     def _message_start(self, data: dict[str, Any]) -> list[Chunk]:
         out: list[Chunk] = [*self._close_blocks()]
+        self._continuing = False
         if not self._retrying:
             if self._step_open:
                 out.append({"type": "finish-step"})
@@ -246,9 +259,32 @@ class UIStreamTranslator:
         self._message, self._retrying = None, True
         return [{"type": "reset-step"}]
 
-    def _tool_result(self, data: dict[str, Any]) -> list[Chunk]:
+    def _approval_requested(self, data: dict[str, Any]) -> list[Chunk]:
         call_id = data.get("tool_use_id")
         if call_id not in self._tools:
+            return []
+        chunk: Chunk = {"type": "tool-approval-request", "approvalId": call_id}
+        return [{**chunk, "toolCallId": call_id, "approvalDescriptor": data.get("preview")}]
+
+    def _approval_resolved(self, data: dict[str, Any]) -> list[Chunk]:
+        call_id = data.get("tool_use_id")
+        if not isinstance(call_id, str) or not (self._continuing or call_id in self._tools):
+            return []
+        self._tools.add(call_id)
+        approved = bool(data.get("approved"))
+        out: list[Chunk] = [
+            {"type": "tool-approval-response", "approvalId": call_id, "approved": approved}
+        ]
+        if not approved:
+            self._denied.add(call_id)
+            out.append({"type": "tool-output-denied", "toolCallId": call_id})
+        return out
+
+    def _tool_result(self, data: dict[str, Any]) -> list[Chunk]:
+        call_id = data.get("tool_use_id")
+        if self._continuing and isinstance(call_id, str):
+            self._tools.add(call_id)  # a call of the paused message, held by the client
+        if call_id not in self._tools or call_id in self._denied:
             return []
         if data.get("is_error"):
             text = result_text(data.get("content"))
@@ -293,6 +329,8 @@ _HANDLERS = {
     P.MESSAGE_END: UIStreamTranslator._message_end,
     P.MESSAGE_DISCARDED: UIStreamTranslator._message_discarded,
     P.TOOL_RESULT: UIStreamTranslator._tool_result,
+    P.APPROVAL_REQUESTED: UIStreamTranslator._approval_requested,
+    P.APPROVAL_RESOLVED: UIStreamTranslator._approval_resolved,
     P.CONTEXT_TRIMMED: UIStreamTranslator._context_trimmed,
     P.ERROR: UIStreamTranslator._turn_error,
     P.TURN_END: UIStreamTranslator._turn_end,

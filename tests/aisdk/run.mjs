@@ -9,7 +9,17 @@
 //                resumes from the message onFinish reported with isDisconnect
 //   chat-reload  the network drops, the page reloads from the stored UIMessages and
 //                resumes without a position (the whole running turn is replayed)
-import { AbstractChat, DefaultChatTransport, readUIMessageStream } from 'ai';
+//   branches     useChat: regenerate() the answer, then sendMessage({text, messageId}) edits
+//                the question; prints the stored messages after each
+//   approve      useChat with sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses;
+//                addToolApprovalResponse({approved: APPROVED === '1', reason}) sends the follow-up,
+//                then a second Chat (another tab) sends the same follow-up again
+import {
+  AbstractChat,
+  DefaultChatTransport,
+  lastAssistantMessageIsCompleteWithApprovalResponses,
+  readUIMessageStream,
+} from 'ai';
 
 const [scenario] = process.argv.slice(2);
 const { BASE_URL, TOKEN, CHAT_ID } = process.env;
@@ -149,6 +159,60 @@ async function chatScenario(out) {
   out.status = chat.status;
 }
 
+async function storedMessages() {
+  const response = await fetch(`${BASE_URL}/api/ui/chat/${CHAT_ID}/messages`, { headers: auth });
+  return (await response.json()).messages;
+}
+
+async function branchesScenario(out) {
+  const chat = new Chat({ id: CHAT_ID, transport });
+  await chat.sendMessage({ text: QUESTION });
+  const first = chat.messages.at(-1);
+  await chat.regenerate({ messageId: first.id });
+  out.firstAnswer = first.id;
+  out.afterRegenerate = { client: chat.messages, stored: await storedMessages() };
+  const question = chat.messages[0];
+  await chat.sendMessage({ text: 'Which subscriptions am I paying for?', messageId: question.id });
+  out.afterEdit = { client: chat.messages, stored: await storedMessages() };
+  out.status = chat.status;
+}
+
+async function approveScenario(out) {
+  const init = {
+    id: CHAT_ID,
+    transport,
+    sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
+  };
+  const chat = new Chat(init);
+  await chat.sendMessage({ text: QUESTION });
+  const asked = structuredClone(chat.messages.at(-1));
+  const part = asked.parts.find(p => p.state === 'approval-requested');
+  out.asked = asked;
+  await chat.addToolApprovalResponse({
+    id: part.approval.id,
+    approved: process.env.APPROVED === '1',
+    reason: process.env.REASON,
+  });
+  // The automatic follow-up runs in the background: wait for it to end.
+  for (let i = 0; i < 400 && chat.messages.at(-1).metadata?.status !== 'completed'; i++) {
+    await new Promise(resolve => setTimeout(resolve, 25));
+  }
+  out.messages = chat.messages;
+  out.status = chat.status;
+  // Another tab holding the same answer sends the same decision: nothing runs twice.
+  const other = new Chat(init, structuredClone(out.messages.slice(0, 1).concat([asked])));
+  await other.addToolApprovalResponse({
+    id: part.approval.id,
+    approved: process.env.APPROVED === '1',
+    reason: process.env.REASON,
+  });
+  for (let i = 0; i < 400 && other.messages.at(-1).metadata?.status !== 'completed'; i++) {
+    await new Promise(resolve => setTimeout(resolve, 25));
+  }
+  out.otherTab = other.messages;
+  out.stored = await storedMessages();
+}
+
 async function main() {
   const chunkTypes = [];
   const resumedTypes = [];
@@ -196,6 +260,10 @@ async function main() {
       }
     }
     out.final = last;
+  } else if (scenario === 'branches') {
+    await branchesScenario(out);
+  } else if (scenario === 'approve') {
+    await approveScenario(out);
   } else if (scenario.startsWith('chat-')) {
     await chatScenario(out);
   } else {

@@ -15,7 +15,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from sqlalchemy import select
 
+from models import ToolRun
+from models.db import Database
 from tests.aisdk.conftest import Serve, faulty_config
 from tests.faults.upstream import FaultyUpstream, Normal, ResetAfter, Status
 from tests.http.conftest import LiveServer
@@ -146,3 +149,52 @@ def test_turns_left_out_of_the_models_view_reach_the_client_as_transient_data(
     out = run(live, "send", "long", QUESTION="Which subscriptions am I paying for?")
     assert "data-context-trimmed" in out["chunkTypes"]
     assert out["final"] == stored(live, "long")[-1], "transient: not among the parts"
+
+
+def test_use_chat_regenerate_and_edit_keep_every_branch(serve: Serve) -> None:
+    live = serve()
+    out = run(live, "branches", "branches")
+    after = out["afterRegenerate"]
+    assert after["client"] == after["stored"]
+    assert [m["role"] for m in after["client"]] == ["user", "assistant"]
+    assert after["client"][1]["id"] != out["firstAnswer"]
+    edited = out["afterEdit"]
+    assert edited["client"] == edited["stored"]
+    assert edited["client"][0]["parts"][0]["text"] == "Which subscriptions am I paying for?"
+    assert edited["client"][0]["id"] == after["client"][0]["id"], "the client's id is kept"
+    session = live.get("/api/ui/chat/branches/messages").json()["session_id"]
+    messages = live.get(f"/api/sessions/{session}").json()["messages"]
+    assert len(messages[0]["sibling_ids"]) == 2, "the first question is kept"
+
+
+@pytest.mark.parametrize("approved", [True, False])
+def test_use_chat_tool_approval_continues_the_same_message(
+    serve: Serve, db: Database, approved: bool
+) -> None:
+    live = serve()
+    chat_id = f"approve{int(approved)}"
+    out = run(
+        live,
+        "approve",
+        chat_id,
+        QUESTION="Raise my groceries budget to 400",
+        APPROVED=int(approved),
+        REASON="" if approved else "not now",
+    )
+    assert out["status"] == "ready"
+    _, client_assistant = out["messages"]
+    assert client_assistant["id"] == out["asked"]["id"], "one UIMessage for the question"
+    assert out["stored"][1] == client_assistant and out["otherTab"][1] == client_assistant
+    part = next(p for p in client_assistant["parts"] if p["type"] == "tool-set_budget")
+    assert part["state"] == ("output-available" if approved else "output-denied")
+    assert part["approval"]["approved"] is approved
+    with db.read() as s:
+        runs = s.execute(
+            select(ToolRun.status, ToolRun.is_error, ToolRun.result).where(
+                ToolRun.name == "set_budget"
+            )
+        ).all()
+    assert len(runs) == 1, "the second tab's follow-up ran nothing again"
+    assert runs[0].is_error is (not approved)
+    if not approved:
+        assert "declined" in runs[0].result[0]["text"] and "not now" in runs[0].result[0]["text"]

@@ -175,14 +175,25 @@ def test_a_hard_upstream_failure_ends_with_an_error(serve: Serve, upstream: Faul
 @pytest.mark.parametrize(
     ("patch", "field"),
     [
-        ({"trigger": "regenerate-message"}, "trigger"),
+        ({"trigger": "resume-stream"}, "trigger"),
+        ({"trigger": "regenerate-message", "messageId": "turn_nope"}, "messageId"),
+        ({"messages": [{"role": "assistant", "id": "a", "parts": [{"type": "tool-x",
+          "state": "approval-responded", "approval": {"id": "t1", "approved": True}}]}]},
+         "messages"),
+        ({"messages": [{"role": "assistant", "id": "a", "parts": [{"type": "tool-x",
+          "state": "approval-responded", "approval": {"id": "t1", "approved": "yes"}}]}]},
+         "messages"),
+        ({"messages": [{"role": "user", "id": 5, "parts": [{"type": "text", "text": "hi"}]}]},
+         "messages"),
+        ({"messageId": "never-sent"}, "messageId"),
+        ({"if_busy": "maybe"}, "if_busy"),
         ({"messages": [{"role": "assistant", "parts": []}]}, "messages"),
         ({"messages": [{"role": "user", "parts": [{"type": "file", "url": "x"}]}]}, "messages"),
         ({"messages": [{"role": "user", "parts": [{"type": "text", "text": "  "}]}]}, "messages"),
         ({"messages": []}, "messages"),
         ({"id": "a/b"}, "id"),
     ],
-)
+)  # fmt: skip
 def test_bad_bodies_are_422_and_change_nothing(
     serve: Serve, patch: dict[str, Any], field: str
 ) -> None:

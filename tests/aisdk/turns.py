@@ -117,7 +117,14 @@ class Turn:
     def turn_info(self) -> dict[str, Any]:
         """Return the turn as the store keeps it."""
         code, message = self.stored_error or (None, None)
-        return {"id": TURN, "status": self.status, "error_code": code, "error_message": message}
+        return {
+            "id": TURN,
+            "status": self.status,
+            "error_code": code,
+            "error_message": message,
+            "continues": None,
+            "question_id": self.rows[0]["id"],
+        }
 
 
 def _emit_message(

@@ -124,6 +124,19 @@ class UIFold:
             raise StreamError(f"unexpected chunk type {kind!r}")
 
     def _apply_tool(self, kind: str, chunk: Chunk) -> None:
+        if kind == "tool-approval-response":
+            found = [
+                p
+                for p in _tool_parts(self.message["parts"])
+                if (p.get("approval") or {}).get("id") == chunk["approvalId"]
+            ]
+            if not found:
+                raise StreamError(f"No tool invocation found for approval {chunk['approvalId']!r}")
+            approval = {**found[0]["approval"], "approved": chunk["approved"]}
+            if chunk.get("reason") is not None:
+                approval["reason"] = chunk["reason"]
+            found[0].update(state="approval-responded", approval=approval)
+            return
         call_id = chunk["toolCallId"]
         executed = chunk.get("providerExecuted")
         if kind == "tool-input-start":
@@ -144,6 +157,13 @@ class UIFold:
             fields = {"state": "output-error", "input": chunk["input"]}
             fields["errorText"] = chunk["errorText"]
             self._update_tool(call_id, chunk["toolName"], {**fields, "providerExecuted": executed})
+        elif kind == "tool-approval-request":
+            approval = {"id": chunk["approvalId"]}
+            if chunk.get("approvalDescriptor") is not None:
+                approval["descriptor"] = chunk["approvalDescriptor"]
+            self._tool(call_id).update(state="approval-requested", approval=approval)
+        elif kind == "tool-output-denied":
+            self._tool(call_id)["state"] = "output-denied"
         elif kind in ("tool-output-available", "tool-output-error"):
             part = self._tool(call_id)
             # The SDK keeps rawInput on an output error and clears it otherwise.
