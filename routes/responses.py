@@ -5,7 +5,7 @@ from __future__ import annotations
 from marshmallow import Schema, fields
 
 
-class _Open(Schema):
+class Open(Schema):
     """A response object that may gain fields: clients ignore what they do not know."""
 
     class Meta:
@@ -26,7 +26,7 @@ class ErrorResponse(Schema):
     error = fields.Nested(ErrorBody, required=True)
 
 
-class Usage(_Open):
+class Usage(Open):
     """Token totals."""
 
     input_tokens = fields.Integer()
@@ -35,7 +35,7 @@ class Usage(_Open):
     model_calls = fields.Integer()
 
 
-class Cost(_Open):
+class Cost(Open):
     """Estimated cost."""
 
     currency = fields.String()
@@ -43,7 +43,7 @@ class Cost(_Open):
     unpriced_models = fields.List(fields.String())
 
 
-class Session(_Open):
+class Session(Open):
     """A chat session."""
 
     id = fields.String(required=True)
@@ -71,7 +71,7 @@ class SessionPage(Schema):
     next_cursor = fields.String(required=True, allow_none=True)
 
 
-class Message(_Open):
+class Message(Open):
     """A stored message; `content` is Anthropic-format blocks."""
 
     id = fields.String(required=True)
@@ -100,70 +100,16 @@ class MessagePage(Schema):
     next_cursor = fields.String(required=True, allow_none=True)
 
 
-class Approval(_Open):
-    """An action (a side-effect tool call) the user approves or declines."""
-
-    turn_id = fields.String(required=True, metadata={"description": "The turn that asked."})
-    tool_use_id = fields.String(required=True)
-    name = fields.String(required=True)
-    input = fields.Dict(required=True)
-    preview = fields.Dict(
-        required=True, metadata={"description": "{summary, changes: [{field, before, after}]}"}
-    )
-    status = fields.String(
-        required=True,
-        metadata={"enum": ["awaiting_approval", "approved", "running", "done"]},
-    )
-    approval = fields.String(
-        required=True, allow_none=True, metadata={"enum": ["approved", "denied", None]}
-    )
-    decided_by = fields.Integer(required=True, allow_none=True)
-    decided_at = fields.String(required=True, allow_none=True)
-    reason = fields.String(required=True, allow_none=True)
-    result = fields.List(fields.Dict(), required=True, allow_none=True)
-    is_error = fields.Boolean(required=True)
-    requested_at = fields.String(required=True, allow_none=True)
-    finished_at = fields.String(required=True, allow_none=True)
-
-
-class ApprovalList(Schema):
-    """Approvals, oldest first."""
-
-    approvals = fields.List(fields.Nested(Approval), required=True)
-
-
-class ActionList(Schema):
-    """Actions the user approved that ran, newest first."""
-
-    actions = fields.List(fields.Nested(Approval), required=True)
-
-
-class ApprovalDecided(Schema):
-    """A decided approval, and the turn that goes on with it (once all are decided)."""
-
-    approval = fields.Nested(Approval, required=True)
-    continuation_turn_id = fields.String(required=True, allow_none=True)
-    events_url = fields.String(required=True, allow_none=True)
-
-
-class QueuedTurn(_Open):
-    """A message waiting for the running turn to end."""
-
-    turn_id = fields.String(required=True)
-    message_id = fields.String(required=True, allow_none=True)
-    text = fields.String(required=True, allow_none=True)
-    created_at = fields.String(required=True)
-
-
 class SessionDetail(Session):
     """A session with its messages, running turn, usage and cost."""
 
     messages = fields.List(fields.Nested(Message), required=True)
     running_turn_id = fields.String(required=True, allow_none=True)
     active_leaf_id = fields.String(required=True, allow_none=True)
-    queued = fields.List(fields.Nested(QueuedTurn), required=True)
+    # By name: they live in routes/approval_responses.py.
+    queued = fields.List(fields.Nested("QueuedTurn"), required=True)
     approvals = fields.List(
-        fields.Nested(Approval), required=True, metadata={"description": "Awaiting a decision."}
+        fields.Nested("Approval"), required=True, metadata={"description": "Awaiting a decision."}
     )
     usage = fields.Nested(Usage, required=True)
     cost = fields.Nested(Cost, required=True)
@@ -189,7 +135,7 @@ class TurnError(Schema):
     message = fields.String(required=True, allow_none=True)
 
 
-class Turn(_Open):
+class Turn(Open):
     """A turn's status, usage and cost."""
 
     id = fields.String(required=True)
@@ -242,7 +188,7 @@ class UICancelAccepted(Schema):
     cancel_requested = fields.Boolean(required=True)
 
 
-class UIChatMessages(_Open):
+class UIChatMessages(Open):
     """The chat's stored conversation as AI SDK UIMessages."""
 
     id = fields.String(required=True)
@@ -329,7 +275,7 @@ TURN_HEADERS = {
 }
 
 
-class Token(_Open):
+class Token(Open):
     """An API token as its owner sees it: never the secret."""
 
     id = fields.Integer(required=True)

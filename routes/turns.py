@@ -7,14 +7,12 @@ from typing import Any
 from flask import Response, g, url_for
 
 from routes.api import BEARER, Blueprint
+from routes.approval_responses import ActionList, ApprovalDecided, ApprovalList
 from routes.auth import events_auth, login_required, sign_events_token
 from routes.deps import get_db, get_prices, get_turns
 from routes.responses import (
     NEW_TURN_LINKS,
     SSE,
-    ActionList,
-    ApprovalDecided,
-    ApprovalList,
     CancelAccepted,
     ErrorResponse,
     Turn,

@@ -27,7 +27,7 @@ from engine.turns.deps import TurnDeps
 from engine.turns.turn import Turn
 from streaming.hosting import BodyFactory
 from streaming.shapes import Shape
-from telemetry import tracing
+from telemetry import audit, tracing
 from telemetry.metrics import TURN_SECONDS, TURNS_ACTIVE, TURNS_FINISHED, TURNS_STARTED
 
 log = logging.getLogger(__name__)
@@ -105,6 +105,14 @@ class TurnService:
         self.ready()
         decision = self.approvals.decide(
             user_id, turn_id, tool_use_id, approved, reason, self.worker_id
+        )
+        audit.record(
+            "approval_decided",
+            turn_id=turn_id,
+            tool_use_id=tool_use_id,
+            tool=decision.run["name"],
+            approval=decision.run["approval"],
+            continuation_turn_id=decision.continuation,
         )
         if decision.started is not None:
             self.runtime.call_soon(self.launch, decision.started)

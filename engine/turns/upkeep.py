@@ -110,4 +110,5 @@ class Upkeep:
                 self.service.approvals.expire, t.approval_ttl, self.workers.worker_id
             )
             for runnable in expired:
+                audit.record("approval_expired", turn_id=runnable.turn.continues)
                 self.service.launch(runnable)
