@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 from demo_model.answers.changes import change
 from demo_model.answers.compare import compare
+from demo_model.answers.fmt import lines_md
 from demo_model.answers.honest import HELP, NOT_UNDERSTOOD, OFF_TOPIC, english_only
 from demo_model.answers.money_in import income, refunds
 from demo_model.answers.spending import largest, spending
@@ -35,7 +36,7 @@ def compose_answer(intent: Intent, results: Results) -> str:
         f"- {name}: {r['error']}" for name, _, r in results if isinstance(r, dict) and "error" in r
     ]
     if errors:
-        return "I could not get all of the data I needed:\n" + "\n".join(errors)
+        return "I could not get all of the data I needed:\n" + lines_md(errors)
     writer = WRITERS.get(intent.kind)
     if writer is None:
         if intent.kind == "foreign":

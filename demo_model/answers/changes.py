@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from demo_model import calls as c
-from demo_model.answers.fmt import money, row_line
+from demo_model.answers.fmt import lines_md, money, row_line
 from demo_model.calls import Results
 from demo_model.intent import Intent
 from demo_model.subjects import group_keys
@@ -45,7 +45,7 @@ def change(intent: Intent, results: Results) -> str:
     if len(ids) > 1:
         rows = (c.result_of(results, candidates(details)) or {}).get("transactions") or []
         listed = [f"{row_line(r)} (id {r['id']})" for r in rows]
-        return "\n".join(["Several transactions match; tell me which one by its id:", *listed])
+        return lines_md(["Several transactions match; tell me which one by its id:", *listed])
     args = {"transaction_id": ids[0], "category": name}
     if c.result_of(results, ("categorize_transaction", args)) is None:
         return "I could not change the category: the categorize_transaction tool did not run."

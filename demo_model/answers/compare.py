@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from demo_model import calls as c
-from demo_model.answers.fmt import MAX_ROWS, change, currency_note, dec, money
+from demo_model.answers.fmt import MAX_ROWS, change, currency_note, dec, lines_md, money
 from demo_model.answers.honest import data_note, latest_note
 from demo_model.calls import Results
 from demo_model.intent import Intent
@@ -43,7 +43,7 @@ def compare(intent: Intent, results: Results) -> str:
         lines += _refunds(before, baseline) + _refunds(after, period)
     lines += _partial(period, baseline)
     codes = {str(b.get("currency")) for b in currencies(found)}
-    return "\n".join(lines + currency_note(codes))
+    return lines_md(lines + currency_note(codes))
 
 
 def _pct(row: dict[str, Any], baseline_label: str) -> str:

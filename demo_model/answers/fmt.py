@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
@@ -60,3 +61,16 @@ def row_line(row: dict[str, Any], with_category: bool = False, refund: bool = Tr
 def currency_note(codes: set[str]) -> list[str]:
     """Return the note on currencies when an answer has more than one."""
     return ["", CURRENCY_NOTE] if len(codes) > 1 else []
+
+
+def lines_md(lines: Iterable[str]) -> str:
+    """Join answer lines as Markdown: a sentence after a list starts its own paragraph.
+
+    Without the blank line, CommonMark reads the sentence as part of the list's last item.
+    """
+    out: list[str] = []
+    for line in lines:
+        if out and out[-1].startswith("- ") and line and not line.startswith(("- ", "  ")):
+            out.append("")
+        out.append(line)
+    return "\n".join(out)

@@ -7,7 +7,7 @@ from decimal import Decimal
 from typing import Any
 
 from demo_model import calls as c
-from demo_model.answers.fmt import MAX_ROWS, currency_note, dec, money, plural, row_line
+from demo_model.answers.fmt import MAX_ROWS, currency_note, dec, lines_md, money, plural, row_line
 from demo_model.answers.honest import data_note, latest_note
 from demo_model.answers.spending import unmatched
 from demo_model.calls import Results
@@ -48,7 +48,7 @@ def income(intent: Intent, results: Results) -> str:
     lines += ["", _not_counted(found, names)]
     if found.get("has_more"):
         lines.append(f"(I read the first {found.get('returned')} incoming transactions.)")
-    return "\n".join(lines + currency_note(set(per)))
+    return lines_md(lines + currency_note(set(per)))
 
 
 def _not_counted(found: dict[str, Any], names: list[str]) -> str:
@@ -100,4 +100,4 @@ def refunds(intent: Intent, results: Results) -> str:
     if found.get("has_more"):
         lines.append(f"(I read the first {found.get('returned')} incoming transactions.)")
     lines += ["", "Refunds are already taken off your spending totals."]
-    return "\n".join(lines + currency_note(set(totals)))
+    return lines_md(lines + currency_note(set(totals)))

@@ -9,6 +9,7 @@ from demo_model.answers.fmt import (
     MAX_ROWS,
     currency_note,
     dec,
+    lines_md,
     money,
     plural,
     row_line,
@@ -72,7 +73,7 @@ def _subject(intent: Intent, subject: Subject, summary: Any, listed: Any, back: 
     charges = [r for r in listed.get("transactions") or [] if dec(r.get("amount")) < 0]
     if charges:
         lines += ["", "Largest charges:"] + [row_line(r) for r in charges[:MAX_ROWS]]
-    return "\n".join(lines + currency_note(codes))
+    return lines_md(lines + currency_note(codes))
 
 
 def _subject_line(total: dict[str, Any], group: Any, block: Any) -> str:
@@ -136,7 +137,7 @@ def _total(intent: Intent, summary: Any, inflows: Any) -> str:
             lines.append(f"- and {len(refunds) - MAX_ROWS * 2} more")
     if (inflows or {}).get("has_more"):
         lines.append(f"(I checked the first {len(rows)} incoming transactions for refunds.)")
-    return "\n".join(lines + currency_note(codes))
+    return lines_md(lines + currency_note(codes))
 
 
 def largest(intent: Intent, results: Results) -> str:
@@ -160,4 +161,4 @@ def largest(intent: Intent, results: Results) -> str:
     about = f" ({subject.title()})" if subject.kind != "all" else ""
     lines = [f"Your largest purchases{about} in {intent.period.text()}:"]
     lines += [row_line(r, with_category=subject.kind != "category") for r in rows]
-    return "\n".join(lines + currency_note({str(r.get("currency")) for r in rows}))
+    return lines_md(lines + currency_note({str(r.get("currency")) for r in rows}))

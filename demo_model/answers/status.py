@@ -6,7 +6,7 @@ from datetime import date
 from typing import Any
 
 from demo_model import calls as c
-from demo_model.answers.fmt import MAX_ROWS, currency_note, dec, money, plural
+from demo_model.answers.fmt import MAX_ROWS, currency_note, dec, lines_md, money, plural
 from demo_model.answers.honest import NO_DATA, data_note
 from demo_model.calls import Results
 from demo_model.intent import Intent
@@ -32,7 +32,7 @@ def budget(intent: Intent, results: Results) -> str:
             return (
                 f"You have no {intent.subject()} budget for {month}. Budgeted categories: {names}."
             )
-        return "\n".join([head, *(_budget_line(r) for r in asked)])
+        return lines_md([head, *(_budget_line(r) for r in asked)])
     over = [r for r in rows if r.get("status") == "over"]
     lines = [head]
     if over:
@@ -46,7 +46,7 @@ def budget(intent: Intent, results: Results) -> str:
     if rest:
         lines.append("Closest to their limits:")
         lines += [_budget_line(r) for r in rest[:3]]
-    return "\n".join(lines)
+    return lines_md(lines)
 
 
 def _is_asked(intent: Intent, name: str) -> bool:
@@ -83,7 +83,7 @@ def balances(intent: Intent, results: Results) -> str:
     accounts = data.get("accounts") or []
     if not accounts:
         return NO_DATA
-    return "\n".join(_balance_lines(data))
+    return lines_md(_balance_lines(data))
 
 
 def _balance_lines(data: dict[str, Any]) -> list[str]:
@@ -124,7 +124,7 @@ def recurring(intent: Intent, results: Results) -> str:
     if stopped:
         lines.append("These look cancelled (no recent charge):")
         lines += [f"- {p['merchant']}, last charged {p['last_date']}" for p in stopped]
-    return "\n".join(lines)
+    return lines_md(lines)
 
 
 def overview(intent: Intent, results: Results) -> str:
@@ -145,4 +145,4 @@ def overview(intent: Intent, results: Results) -> str:
         ]
     if not currencies(summary):
         lines.append("- No spending yet.")
-    return "\n".join(lines)
+    return lines_md(lines)
