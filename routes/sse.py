@@ -14,8 +14,9 @@ from telemetry import access
 SSE_HEADERS = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
 EVENTS_DOC = (
     "`text/event-stream`: the events after Last-Event-ID, then live ones until `turn_end`. "
-    "An id past the last event written so far is 416 `last_event_id_out_of_range` (except "
-    "for a turn rebuilt from storage, which any reader gets anew with `reset: true`)."
+    "An id past a finished turn's last event is 416 `last_event_id_out_of_range` (except "
+    "for a turn rebuilt from storage, which any reader gets anew with `reset: true`); while "
+    "the turn runs, the stream waits for the events after it."
 )
 
 
@@ -50,10 +51,15 @@ def stream_response(body: BodyFactory, headers: dict[str, str]) -> Response:
 
 
 def _check_in_range(turn_id: str, after: int) -> None:
-    """Refuse an id past the last event written so far: no client can have seen it."""
+    """Refuse an id past a finished turn's last event: no client can have seen it.
+
+    While the turn runs, what this worker knows is only a lower bound: another worker may
+    have served a frame Redis stored before its writer heard so (an outage cut the reply),
+    so the stream waits for the events after `after` instead.
+    """
     written = get_turns().peek(turn_id, 0)
-    if not (written.finished or written.frames):
-        return  # a log this worker cannot see yet: let the stream wait for it
+    if not written.finished:
+        return
     first = decode_stream(written.frames.split(b"\n\n", 1)[0] + b"\n\n")
     if first and first[0][2].get("replayed"):
         return  # rebuilt from storage: any position gets it renumbered after it, with `reset`

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from sqlalchemy import select
 
 from engine.errors import TurnConflict
 from engine.store.starts import Ask
@@ -99,5 +100,61 @@ def test_reapers_of_many_workers_take_each_orphan_once_and_skewed_clocks_kill_no
         for thread in threads:
             thread.join()
         assert len(taken) == len(set(taken)) == 40
+    finally:
+        db.dispose()
+
+
+def test_a_message_queued_while_the_running_turn_writes_one_takes_the_next_position(
+    pg_url: str,
+) -> None:
+    """Positions are max + 1 per session: a message queued in a transaction still open must
+    not give the running turn's insert the same one (found by the cluster soak)."""
+    import threading
+
+    from engine.store.messages import MessageStore
+    from engine.store.turns import TurnStore
+    from engine.store.workers import WorkerRegistry
+    from models import Message
+    from models.db import Database
+
+    upgrade(pg_url)
+    db = Database(pg_url)
+    try:
+        user_id, _ = make_user(db, "positions")
+        turns, messages, worker = TurnStore(db), MessageStore(db), WorkerRegistry(db)
+        worker.register()
+        sid = create_session(db, user_id)["id"]
+        _, lease, _ = turns.start_turn(user_id, sid, "first", worker.worker_id)
+        queued_open, release = threading.Event(), threading.Event()
+
+        def hold_open() -> None:  # the queued message is written; its commit waits
+            queued_open.set()
+            assert release.wait(10)
+
+        def queue() -> None:
+            ask = Ask("second", if_busy="queue")
+            turns.start_turn(user_id, sid, ask, worker.worker_id, last_check=hold_open)
+
+        failures: list[BaseException] = []
+
+        def answer() -> None:
+            try:
+                messages.add_message(lease, "msg_answer", "assistant", [], "streaming")
+            except BaseException as err:
+                failures.append(err)
+
+        queuer = threading.Thread(target=queue)
+        queuer.start()
+        assert queued_open.wait(10)
+        writer = threading.Thread(target=answer)
+        writer.start()
+        writer.join(0.5)  # it waits for the open transaction
+        release.set()
+        queuer.join(10)
+        writer.join(10)
+        assert failures == []
+        with db.read() as s:
+            positions = s.scalars(select(Message.position).where(Message.session_id == sid)).all()
+        assert sorted(positions) == [0, 1, 2]
     finally:
         db.dispose()

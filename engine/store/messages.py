@@ -146,7 +146,9 @@ class MessageStore:
         row = {"id": message_id, "session_id": lease.session_id, "turn_id": lease.turn_id}
         row.update(role=role, content=content, status=status, **fields)
         with self.db.begin() as conn:
-            row["parent_id"] = tree.leaf(conn, lease.session_id)
+            # Locked before the position (max + 1) is read, as a start locks it: a message
+            # queued on the session meanwhile must not get the same position.
+            row["parent_id"] = tree.lock_leaf(conn, lease.session_id)
             added = conn.execute(
                 _add(tuple(row)),
                 {**row, "_session": lease.session_id, **held_params(lease)},

@@ -18,6 +18,7 @@ M, S = Message.__table__.c, ChatSession.__table__.c
 # Rows of a branch shown to people: finished ones and the one streaming now.
 SHOWN = (*MESSAGE_FINISHED, "streaming")
 _LEAF_OF = select(S.active_leaf_id).where(S.id == bindparam("_session")).scalar_subquery()
+_LOCK_LEAF = select(S.active_leaf_id).where(S.id == bindparam("_session")).with_for_update()
 _SET_LEAF = update(ChatSession.__table__).where(S.id == bindparam("_session"))
 _MOVE_LEAF = update(ChatSession.__table__).where(
     S.id == bindparam("_session"), S.active_leaf_id == bindparam("_from")
@@ -67,6 +68,11 @@ def path_ids(conn: Connection, session_id: str) -> list[str]:
 def leaf(conn: Connection, session_id: str) -> str | None:
     """The session's active leaf."""
     return conn.scalar(select(_LEAF_OF), {"_session": session_id})
+
+
+def lock_leaf(conn: Connection, session_id: str) -> str | None:
+    """The session's active leaf, its row locked until the caller's transaction ends."""
+    return conn.scalar(_LOCK_LEAF, {"_session": session_id})
 
 
 def set_leaf(conn: Connection, session_id: str, message_id: str | None) -> None:

@@ -11,6 +11,7 @@ import signal
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 from sqlalchemy import select
@@ -19,10 +20,12 @@ from config import load_timings
 from models import Message, Turn
 from tests.cluster.conftest import Deployment
 from tests.cluster.process import Cluster
+from tests.cluster.test_control import executions_of, follow, pause
 from tests.cluster.test_worker_deaths import check_turns, follow_all, start_turns
 from tests.outage import ServiceProxy, assert_storage_unavailable
 
 TURNS = 8
+QUEUED = "Which subscriptions am I paying for? (sent while a turn ran)"
 
 
 @pytest.fixture
@@ -50,11 +53,18 @@ def settled(deployment: Deployment, turn_ids: list[str]) -> None:
 
 
 def through(
-    deployment: Deployment, env: dict[str, str], fault: Callable[[Cluster, dict[str, int]], None]
+    deployment: Deployment,
+    env: dict[str, str],
+    fault: Callable[[Cluster, dict[str, int]], None],
+    before: Callable[[Cluster], None] | None = None,
+    after: Callable[[Cluster], None] | None = None,
 ) -> dict[str, int]:
     """Run TURNS turns on 3 workers, each followed by a client, through `fault` (given the
-    cluster and each turn's worker pid); check every turn; return where each one ran."""
+    cluster and each turn's worker pid); check every turn; return where each one ran.
+    `before` and `after` run on the cluster before the turns start and once they are checked."""
     with Cluster(env, workers=3, log=deployment.log) as cluster:
+        if before is not None:
+            before(cluster)
         turns = start_turns(cluster, deployment.token, TURNS)
         followers, threads = follow_all(cluster, turns)
         time.sleep(1.5)  # every turn streams
@@ -63,6 +73,8 @@ def through(
         for thread in threads:
             thread.join(180)
         check_turns(deployment, cluster, turns, followers)
+        if after is not None:
+            after(cluster)
     settled(deployment, list(where))
     return where
 
@@ -138,3 +150,60 @@ def test_postgres_and_redis_down_together_with_a_worker_killed(
         redis_proxy.up()
 
     through(deployment, env, fault)
+
+
+def test_a_pending_approval_and_a_queued_message_outlive_redis_a_kill_and_postgres(
+    deployment: Deployment, redis_proxy: ServiceProxy, postgres_proxy: ServiceProxy
+) -> None:
+    env = {
+        **deployment.env,
+        "EVENT_LOG_URL": redis_proxy.url(deployment.env["EVENT_LOG_URL"]),
+        "DATABASE_URL": postgres_proxy.url(deployment.env["DATABASE_URL"]),
+    }
+    scale = float(env["TIME_SCALE"])
+    waiting: dict[str, Any] = {}
+
+    def before(cluster: Cluster) -> None:
+        waiting["paused"], waiting["request"] = pause(cluster, deployment.token)
+
+    def fault(cluster: Cluster, where: dict[str, int]) -> None:
+        killed = busiest(where)
+        # A message queued behind a turn of the worker about to die.
+        http = cluster.client(deployment.token)
+        behind = next(turn_id for turn_id, pid in where.items() if pid == killed)
+        sid = http.get(f"/api/turns/{behind}").json()["session_id"]
+        queued = http.post(f"/api/sessions/{sid}/turns", json={"message": QUEUED})
+        assert queued.status_code == 202 and queued.json()["status"] == "queued", queued.text
+        waiting["queued"], waiting["behind"] = queued.json(), behind
+        redis_proxy.down()
+        time.sleep(1 * scale)
+        cluster.signal_worker(killed, signal.SIGKILL)
+        time.sleep(10 * scale)
+        redis_proxy.up()
+        postgres_proxy.down()
+        time.sleep(20 * scale)
+        postgres_proxy.up()
+
+    def after(cluster: Cluster) -> None:
+        queued = follow(cluster, waiting["queued"]["events_url"])
+        assert queued[-1][2]["status"] == "completed"
+        http = cluster.client(deployment.token)
+        shown = http.get(f"/api/sessions/{waiting['queued']['session_id']}").json()
+        asked = [m for m in shown["messages"] if m["content"][0].get("text") == QUEUED]
+        assert asked and asked[0]["turn_id"] == waiting["queued"]["turn_id"]
+        answers = [m["turn_id"] for m in shown["messages"] if m["role"] == "assistant"]
+        assert answers[0] == waiting["behind"] and answers[-1] == waiting["queued"]["turn_id"]
+        paused, request = waiting["paused"], waiting["request"]
+        decided = http.post(
+            f"/api/turns/{paused['turn_id']}/approvals",
+            json={"tool_use_id": request["tool_use_id"], "approved": True},
+        )
+        assert decided.status_code == 200, decided.text
+        events = follow(cluster, decided.json()["events_url"])
+        assert events[-1][2]["status"] == "completed"
+        [result] = [d for _, t, d in events if t == "tool_result"]
+        assert result["is_error"] is False, result
+
+    through(deployment, env, fault, before, after)
+    assert executions_of(deployment, waiting["request"]["tool_use_id"]) == 1
+    assert deployment.turn_row(waiting["queued"]["turn_id"]).status == "completed"

@@ -1,9 +1,12 @@
-"""Soak: many turns on three gunicorn workers (PostgreSQL + Redis) under upstream faults,
+"""Soak: many sessions on three gunicorn workers (PostgreSQL + Redis) under upstream faults,
 client drops, workers killed with SIGKILL or drained with SIGTERM, and Redis and PostgreSQL
-outages (alone, together, and with kills), all along.
+outages (alone, together, and with kills), all along. A quarter of the sessions send two more
+messages while their first turn runs (queued); a quarter ask for a budget change, which the
+user approves (sometimes from two clients at once) or declines.
 
-Prints turns, faults by kind, outages, takeovers, lost, duplicated, invalid histories,
-double tool runs and turns ended `interrupted`; the last five must be 0. `make soak` shows it.
+Prints turns, faults by kind, outages, takeovers, queued messages, approvals, set_budget
+executions, lost, duplicated, invalid histories, double tool runs, turns left stuck and turns
+ended `interrupted`; the checks at the end must hold. `make soak` shows it.
 """
 
 from __future__ import annotations
@@ -16,16 +19,17 @@ from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-import httpx2
 import pytest
+from sqlalchemy import select
 
-from models import Turn
+from models import ToolRun, Turn
 from streaming.history import validate_history
 from streaming.protocol import decode_stream
 from streaming.view import view_of
-from tests.cluster.conftest import QUESTIONS, Deployment
+from tests.cluster.conftest import Deployment
 from tests.cluster.follower import Follower
 from tests.cluster.process import Cluster
+from tests.cluster.soak_clients import SessionRun, Tracked, run_session
 from tests.faults.test_engine_faults import upstream_answer
 from tests.faults.upstream import (
     ErrorAfter,
@@ -39,7 +43,7 @@ from tests.faults.upstream import (
 from tests.helpers import assert_well_formed
 from tests.outage import ServiceProxy
 
-TURNS = 120
+SESSIONS = 120
 CONCURRENCY = 8
 SCALE = 0.1  # every timing at 1/10: stall 6 s, heartbeat 0.1 s, stale after 0.6 s
 PACE = 0.01  # seconds between upstream events: a round takes about a second
@@ -135,126 +139,168 @@ def test_soak_under_faults_worker_deaths_and_outages(
 ) -> None:
     rng = random.Random(20261123)
     faulty.set_chooser(fault_maker(rng))
-    results: dict[int, tuple[dict[str, Any], Follower]] = {}
+    runs: dict[int, SessionRun] = {}
+    started = time.monotonic()
     with Cluster(deployment.env, workers=3, log=deployment.log) as cluster:
-        http = cluster.client(deployment.token)
 
         def one(i: int) -> None:
-            question = f"{QUESTIONS[i % len(QUESTIONS)]} (#{i})"
-            turn = start_turn(http, question)
-            follower = Follower(cluster.url, turn["events_url"], random.Random(i))
-            follower.run(300)
-            results[i] = (turn, follower)
+            runs[i] = run_session(cluster, deployment.token, i)
 
         chaos = Chaos(cluster, random.Random(7), services)
         chaos.thread.start()
         try:
             with ThreadPoolExecutor(max_workers=CONCURRENCY) as pool:
-                list(pool.map(one, range(TURNS)))
+                list(pool.map(one, range(SESSIONS)))
         finally:
             chaos.done.set()
             chaos.thread.join(60)
             for proxy in services.values():
                 proxy.up()
-        figures = tally(deployment, cluster, faulty, results)
-    figures.update(signals=dict(chaos.signals), outages=dict(chaos.outages))
+        figures = tally(deployment, cluster, faulty, runs)
+    figures.update(
+        signals=dict(chaos.signals),
+        outages=dict(chaos.outages),
+        wall_seconds=round(time.monotonic() - started),
+    )
     with capsys.disabled():
         print("\ncluster soak: " + " ".join(f"{k}={v}" for k, v in figures.items()))
     assert figures["lost"] == figures["duplicated"] == figures["invalid_histories"] == 0
     assert figures["double_tool_runs"] == 0 and figures["interrupted"] == 0
+    assert figures["stuck"] == 0, "every turn ended, every approval decided went on"
+    assert figures["set_budget_executions"] == figures["approvals_granted"]
     assert figures["takeovers"] >= 5, "the chaos must have hit running turns"
+    assert figures["queued"] >= SESSIONS // 8 and figures["approvals_granted"] >= SESSIONS // 10
+    assert figures["approvals_declined"] >= 3 and figures["double_approvals"] >= 3
     assert sum(chaos.signals.values()) >= 6
     assert chaos.outages["redis"] >= 1 and chaos.outages["postgres"] >= 1
-
-
-def start_turn(http: Any, question: str) -> dict[str, Any]:
-    """Start a turn as a careful client does while workers die under it."""
-    sid = retrying(lambda: http.post("/api/sessions")).json()["id"]
-    for _ in range(100):
-        try:
-            response = http.post(f"/api/sessions/{sid}/turns", json={"message": question})
-        except httpx2.TransportError:
-            # The worker died with the request: did the turn start before it did?
-            messages = retrying(lambda: http.get(f"/api/sessions/{sid}")).json()["messages"]
-            asked = [m["turn_id"] for m in messages if m["content"][0].get("text") == question]
-            if asked:
-                path = f"/api/turns/{asked[0]}"
-                shown = retrying(lambda path=path: http.get(path)).json()
-                return {**shown, "turn_id": asked[0], "session_id": sid}
-            continue
-        if response.status_code == 202:
-            return response.json()
-        # A draining worker, or the database out: try again (another worker, or later).
-        assert response.status_code == 503, response.text
-        time.sleep(0.1 if response.json()["error"]["code"] == "server_restarting" else 0.5)
-    raise AssertionError("no worker would start the turn")
-
-
-def retrying(call: Any) -> Any:
-    """Call until no worker dies under the request and the database answers (reads and
-    session creation only)."""
-    for _ in range(200):
-        try:
-            response = call()
-        except httpx2.TransportError:
-            time.sleep(0.1)
-            continue
-        if response.status_code != 503:
-            return response
-        time.sleep(0.25)
-    raise AssertionError("the cluster never answered")
 
 
 def tally(
     deployment: Deployment,
     cluster: Cluster,
     upstream: FaultyUpstream,
-    results: dict[int, tuple[dict[str, Any], Follower]],
+    runs: dict[int, SessionRun],
 ) -> dict[str, Any]:
-    """Check every turn from outside and count what went wrong."""
+    """Check every turn and session from outside and count what went wrong."""
     lost = duplicated = invalid = reconnects = takeovers = 0
     statuses: Counter[str] = Counter()
     errors: Counter[str] = Counter()
-    last_body = {_turn_index(b): b for b in upstream.requests}
-    for i, (turn, follower) in sorted(results.items()):
-        reconnects += follower.reconnects
-        fresh = Follower(cluster.url, turn["events_url"]).run()
-        seqs = [seq for seq, _, _ in decode_stream(follower.stitched)]
-        total = len(decode_stream(fresh))
-        lost += len(set(range(1, total + 1)) - set(seqs))
-        duplicated += len(seqs) - len(set(seqs))
-        assert follower.stitched == fresh, f"turn {i}: the reconnected stream differs"
-        assert_well_formed(decode_stream(fresh))
-        row: Turn = deployment.turn_row(turn["turn_id"])
-        statuses[row.status] += 1
-        if row.error_code:
-            errors[row.error_code] += 1
-        takeovers += row.takeovers
-        assert view_of(fresh).shown_text() == deployment.answer_text(turn["turn_id"]), i
-        conversation = deployment.conversation(turn["session_id"])
+    bodies: dict[int, list[dict[str, Any]]] = {}
+    for body in upstream.requests:
+        bodies.setdefault(_turn_index(body), []).append(body)
+    for i, run in sorted(runs.items()):
+        for tracked in run.turns:
+            seen = check_turn(deployment, cluster, i, tracked)
+            lost, duplicated = lost + seen["lost"], duplicated + seen["duplicated"]
+            reconnects += tracked.follower.reconnects
+            row: Turn = deployment.turn_row(tracked.turn["turn_id"])
+            statuses[row.status] += 1
+            if row.error_code:
+                errors[row.error_code] += 1
+            takeovers += row.takeovers
+        conversation = deployment.conversation(run.session_id)
         problems = validate_history(conversation, expect_user_last=False)
         if problems:
             invalid += 1
-            print(f"turn {i} ({row.status}, {row.takeovers} takeovers): {problems}")
-        if row.status == "completed":
-            assert conversation[-1]["content"] == upstream_answer(last_body[i]), i
-    runs = Counter(deployment.executions())
+            print(f"session {i} ({run.kind}): {problems}")
+        if deployment.turn_row(run.turns[-1].turn["turn_id"]).status == "completed":
+            assert conversation[-1]["content"] == upstream_answer(bodies[i][-1]), i
+        check_order(run, conversation, bodies[i])
+    executions = Counter(deployment.executions())
     served = Counter(upstream.served)
     return {
-        "turns": len(results),
+        "sessions": len(runs),
+        "turns": sum(statuses.values()),
         "statuses": dict(statuses),
         "errors": dict(errors),
         "faults_injected": sum(n for kind, n in served.items() if kind != "Normal"),
         "faults_by_kind": dict(served),
         "takeovers": takeovers,
         "reconnects": reconnects,
+        "queued": sum(t.queued for r in runs.values() for t in r.turns),
+        **approvals(deployment, runs),
         "lost": lost,
         "duplicated": duplicated,
         "invalid_histories": invalid,
-        "tool_runs": len(runs),
-        "double_tool_runs": sum(n - 1 for n in runs.values()),
+        "tool_runs": len(executions),
+        "double_tool_runs": sum(n - 1 for n in executions.values()),
+        "stuck": stuck(deployment),
         "interrupted": statuses["interrupted"],
     }
+
+
+def check_turn(deployment: Deployment, cluster: Cluster, i: int, tracked: Tracked) -> Counter[str]:
+    """What a client stitched across drops is the whole log, and the stored answer."""
+    follower = tracked.follower
+    fresh = Follower(cluster.url, tracked.turn["events_url"]).run()
+    seqs = [seq for seq, _, _ in decode_stream(follower.stitched)]
+    total = len(decode_stream(fresh))
+    assert follower.stitched == fresh, f"session {i}: the reconnected stream differs"
+    assert_well_formed(decode_stream(fresh))
+    shown = view_of(fresh).shown_text()
+    assert shown == deployment.answer_text(tracked.turn["turn_id"]), (i, tracked.role)
+    return Counter(
+        lost=len(set(range(1, total + 1)) - set(seqs)), duplicated=len(seqs) - len(set(seqs))
+    )
+
+
+def check_order(run: SessionRun, conversation: list[dict[str, Any]], bodies: list[Any]) -> None:
+    """Each message is answered in the order sent, after the one before it: the model is
+    never asked a question before every round of the one before it was answered."""
+    asked = [_questions(m) for m in conversation if m["role"] == "user"]
+    assert [q for qs in asked for q in qs] == run.questions, run.index
+    counts = [len([q for m in b["messages"] if m["role"] == "user" for q in _questions(m)])
+              for b in bodies]  # fmt: skip
+    assert counts == sorted(counts), f"session {run.index}: a question was asked out of turn"
+    for k, tracked in enumerate(run.turns[: len(run.questions)]):
+        if tracked.status == "completed":  # answered: the model was asked it
+            assert k + 1 in counts, f"session {run.index}: message {k} was never asked"
+
+
+def approvals(deployment: Deployment, runs: dict[int, SessionRun]) -> dict[str, int]:
+    """Approvals asked, granted and declined, and set_budget runs from the audit: each granted
+    call ran exactly once, no declined one ever did."""
+    with deployment.db.read() as s:
+        stored = {
+            r.tool_use_id: r for r in s.scalars(select(ToolRun).where(ToolRun.name == "set_budget"))
+        }
+    decisions = {d.tool_use_id: d for r in runs.values() for d in r.decisions}
+    ran = Counter(line.split("/", 1)[1] for line in deployment.executions())
+    ran = Counter({k: n for k, n in ran.items() if k in stored})
+    granted = {k for k, r in stored.items() if r.approval == "approved"}
+    declined = {k for k, r in stored.items() if r.approval == "denied"}
+    assert granted == {k for k, d in decisions.items() if d.approved}
+    assert declined == {k for k, d in decisions.items() if not d.approved}
+    assert not set(ran) - granted, "a call nobody approved ran"
+    missing = {k: stored[k].result for k in granted if ran[k] != 1}
+    assert not missing, f"granted calls not run exactly once: {missing} {ran}"
+    return {
+        "approvals_requested": len(stored),
+        "approvals_granted": len(granted),
+        "approvals_declined": len(declined),
+        "double_approvals": sum(d.posts > 1 for d in decisions.values()),
+        "late_continuations": sum(d.late for d in decisions.values()),
+        "set_budget_executions": sum(ran.values()),
+    }
+
+
+def stuck(deployment: Deployment) -> int:
+    """Turns left running, queued or awaiting a decision once every client is done."""
+    with deployment.db.read() as s:
+        left = s.scalars(
+            select(Turn.id).where(Turn.status.in_(("running", "queued", "awaiting_approval")))
+        ).all()
+    for turn_id in left:
+        print(f"stuck: {turn_id} {deployment.turn_row(turn_id).status}")
+    return len(left)
+
+
+def _questions(message: dict[str, Any]) -> list[str]:
+    """The text a user message asks (none for tool results)."""
+    content = message["content"]
+    if isinstance(content, str):
+        return [content]
+    return [b["text"] for b in content if b.get("type") == "text"]
 
 
 def _turn_index(body: dict[str, Any]) -> int:
