@@ -2,7 +2,9 @@
 // answer, and "‹ 2 / 3 ›" to show another version. They change the server's active branch,
 // so they are disabled (class `needs-idle`) while a turn runs or waits in the queue.
 
+import { api } from './api.js';
 import { el } from './dom.js';
+import { storedTurns } from './history.js';
 
 /**
  * Put a stored turn's controls on its view. `turn`: `{ question, answer }` from storedTurns;
@@ -46,12 +48,9 @@ function switcher(message, what, act) {
   const next = button('›', `Next version of this ${what}`, 'next', go(at + 1));
   previous.dataset.edge = String(at === 0);
   next.dataset.edge = String(at === ids.length - 1);
-  const place = el('span', {
-    class: 'branch-control version',
-    text: `${at + 1} / ${ids.length}`,
-    'aria-label': `Version ${at + 1} of ${ids.length} of this ${what}`,
-  });
-  return [el('span', { class: 'branch-control versions', role: 'group', 'aria-label': `Versions of this ${what}` }, previous, place, next)];
+  const place = el('span', { class: 'version', text: `${at + 1} / ${ids.length}`, 'aria-hidden': 'true' });
+  const label = `Version ${at + 1} of ${ids.length} of this ${what}`;
+  return [el('span', { class: 'branch-control versions', role: 'group', 'aria-label': label }, previous, place, next)];
 }
 
 /** Turn the question's bubble into a form until Save (asks it again, as a sibling) or Cancel. */
@@ -99,4 +98,42 @@ function startEdit(view, question, act) {
   bubble.after(form);
   box.focus();
   box.select();
+}
+
+/** Re-read `chat`'s session and refresh each shown turn's edit, regenerate and version controls. */
+export async function refreshControls(chat) {
+  const load = chat.loads;
+  let session;
+  try {
+    session = await api.getSession(chat.sessionId);
+  } catch {
+    return; // the controls stay as they were; the next load redraws them
+  }
+  if (load !== chat.loads || chat.running) return;
+  for (const turn of storedTurns(session.messages)) {
+    const view = chat.views.find((v) => v.turnId && v.turnId === turn.turnId);
+    if (view && !view.running) decorate(view, turn, chat.acts);
+  }
+  chat.renderStatus();
+}
+
+/** Show another version (a sibling message) in `chat`, and the branch through it. */
+export async function showBranch(chat, messageId) {
+  if (chat.running || chat.queue.length || !chat.sessionId) return;
+  const focused = document.activeElement;
+  const at = chat.views.findIndex((v) => v.el.contains(focused));
+  const where = focused?.closest('.user-actions') ? '.user-actions' : '.turn-actions';
+  let session;
+  try {
+    session = await api.switchBranch(chat.sessionId, messageId);
+  } catch (err) {
+    if (err.status === 409) chat.open(chat.sessionId, null, true);
+    else chat.onError(err);
+    return;
+  }
+  await chat.open(chat.sessionId, session, true);
+  // Keep the keyboard where it was: on the same turn's version buttons.
+  const buttons = [...(chat.views[at]?.el.querySelectorAll(`${where} .versions button`) || [])];
+  const usable = buttons.filter((b) => !b.disabled);
+  (usable.find((b) => b.className === focused?.className) || usable[0])?.focus();
 }

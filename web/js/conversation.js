@@ -4,8 +4,9 @@
 
 import { api } from './api.js';
 import { Approvals } from './approvals.js';
-import { decorate } from './branches.js';
+import { decorate, refreshControls, showBranch } from './branches.js';
 import { Follower } from './follow.js';
+import { cancelQueued, enqueue } from './queue.js';
 import { storedTurns } from './history.js';
 import { TurnView } from './turn-view.js';
 import { DEMO_MODEL } from './words.js';
@@ -35,7 +36,7 @@ export class Conversation {
         const asked = this.views.slice(0, this.views.indexOf(view) + 1).findLast((v) => v.userText !== null);
         if (asked) this.send(asked.userText, { regenerate: answerId }, asked);
       },
-      show: (messageId) => this.showBranch(messageId),
+      show: (messageId) => showBranch(this, messageId),
     };
     this.approvals = new Approvals({
       place: (turnId) => this.views.find((v) => v.turnId === turnId) || null,
@@ -223,7 +224,7 @@ export class Conversation {
     }
     this.noteModel(session.messages.findLast((m) => m.role === 'assistant' && m.model)?.model);
     const runningView = running ? live || this.newView({ turnId: running }) : null;
-    for (const queued of session.queued || []) this.enqueue(queued.turn_id, queued.text, null);
+    for (const queued of session.queued || []) enqueue(this, queued.turn_id, queued.text, null);
     this.pinned = !keepScroll;
     if (running) {
       this.attach(running, runningView);
@@ -234,80 +235,6 @@ export class Conversation {
     if (keepScroll) this.ui.scroller.scrollTop = scrolled;
     this.followScroll();
     this.renderStatus();
-  }
-
-  /** Show a queued message (sent here or in another tab) until its turn starts. */
-  enqueue(turnId, text, eventsUrl, view = null) {
-    const shown = view || this.newView({ userText: text, turnId });
-    shown.el.dataset.turnId = turnId;
-    if (!shown.el.dataset.queued) shown.markQueued(() => this.cancelQueued(shown));
-    this.queue.push({ turnId, view: shown, eventsUrl });
-    this.renderStatus();
-    return shown;
-  }
-
-  /** Cancel a message that waits in the queue: it is removed and never answered. */
-  async cancelQueued(view) {
-    const turnId = view.turnId;
-    if (!turnId) return;
-    try {
-      await api.cancelTurn(turnId);
-    } catch (err) {
-      if (err.status !== 404) {
-        this.onError(err);
-        return;
-      }
-    }
-    this.queue = this.queue.filter((q) => q.view !== view);
-    const at = this.views.indexOf(view);
-    if (at >= 0) this.views.splice(at, 1);
-    view.el.remove();
-    if (this.view === view) {
-      this.detach();
-      this.advance();
-    }
-    this.renderStatus();
-    this.ui.input.focus();
-  }
-
-  /** Re-read the session and refresh each shown turn's edit, regenerate and version controls. */
-  async refresh() {
-    const load = this.loads;
-    let session;
-    try {
-      session = await api.getSession(this.sessionId);
-    } catch {
-      return; // the controls stay as they were; the next load redraws them
-    }
-    if (load !== this.loads || this.running) return;
-    for (const turn of storedTurns(session.messages)) {
-      const view = this.views.find((v) => v.turnId && v.turnId === turn.turnId);
-      if (view && !view.running) decorate(view, turn, this.acts);
-    }
-    this.renderStatus();
-  }
-
-  /** Show another version (a sibling message) and the branch through it. */
-  async showBranch(messageId) {
-    if (this.running || this.queue.length || !this.sessionId) return;
-    const focused = document.activeElement;
-    const view = this.views.find((v) => v.el.contains(focused));
-    const at = this.views.indexOf(view);
-    const where = focused?.closest('.user-actions') ? '.user-actions' : '.turn-actions';
-    let session;
-    try {
-      session = await api.switchBranch(this.sessionId, messageId);
-    } catch (err) {
-      if (err.status === 409) this.open(this.sessionId, null, true);
-      else this.onError(err);
-      return;
-    }
-    await this.open(this.sessionId, session, true);
-    // Keep the keyboard where it was: on the same turn's version buttons.
-    const buttons = at >= 0 ? this.views[at]?.el.querySelectorAll(`${where} .versions button`) : [];
-    const target = [...(buttons || [])].find((b) => !b.disabled && b.className === focused?.className)
-      || [...(buttons || [])].find((b) => !b.disabled);
-    target?.focus();
   }
 
   /** Follow a turn a decision started (it goes on from the paused turn `after`). */
@@ -348,7 +275,7 @@ export class Conversation {
       onEnd: () => {
         if (this.view !== view) return;
         this.detach();
-        if (!this.advance()) this.refresh();
+        if (!this.advance()) refreshControls(this);
         if (!this.ui.turns.contains(document.activeElement)) this.ui.input.focus();
       },
       onGone: () => {
@@ -391,9 +318,9 @@ export class Conversation {
       const turn = await api.startTurn(this.sessionId, body || { message: text });
       this.busy = false;
       if (turn.status === 'queued' && (this.running || this.queue.length)) {
-        this.enqueue(turn.turn_id, text, turn.events_url, view);
+        enqueue(this, turn.turn_id, text, turn.events_url, view);
       } else {
-        if (turn.status === 'queued' || behind) view.markQueued(() => this.cancelQueued(view));
+        if (turn.status === 'queued' || behind) view.markQueued(() => cancelQueued(this, view));
         view.el.dataset.turnId = turn.turn_id;
         await this.attach(turn.turn_id, view, turn.events_url);
       }
