@@ -99,8 +99,15 @@ export const api = {
   createSession: (title) => request('POST', '/api/sessions', { title }),
   getSession: (id) => request('GET', `/api/sessions/${path(id)}`),
   deleteSession: (id) => request('DELETE', `/api/sessions/${path(id)}`),
-  startTurn: (sessionId, message) =>
-    request('POST', `/api/sessions/${path(sessionId)}/turns`, { message }),
+  /** Start a turn: `{ message, parent_id? }` (an edit) or `{ regenerate }`; queued if one runs. */
+  startTurn: (sessionId, body) =>
+    request('POST', `/api/sessions/${path(sessionId)}/turns`, { if_busy: 'queue', ...body }),
+  /** Show the branch through `messageId`; returns the session as it now reads. */
+  switchBranch: (sessionId, messageId) =>
+    request('PUT', `/api/sessions/${path(sessionId)}/active_leaf`, { message_id: messageId }),
   getTurn: (id) => request('GET', `/api/turns/${path(id)}`),
   cancelTurn: (id) => request('POST', `/api/turns/${path(id)}/cancel`),
+  /** The actions a turn asked to be approved, decided or not. */
+  turnApprovals: async (id) => (await request('GET', `/api/turns/${path(id)}/approvals`)).approvals,
+  decide: (turnId, body) => request('POST', `/api/turns/${path(turnId)}/approvals`, body),
 };

@@ -1,8 +1,12 @@
-// One open chat: draws its stored turns, follows the running one, sends and stops turns,
+// One open chat: draws its stored turns, follows the running one, sends (queued behind a
+// running turn), stops, edits and regenerates turns, switches branches, shows approval cards,
 // and says in the status line what is happening. The server owns every message.
 
 import { api } from './api.js';
+import { Approvals } from './approvals.js';
+import { decorate, refreshControls, showBranch } from './branches.js';
 import { Follower } from './follow.js';
+import { cancelQueued, enqueue } from './queue.js';
 import { storedTurns } from './history.js';
 import { TurnView } from './turn-view.js';
 import { DEMO_MODEL } from './words.js';
@@ -22,7 +26,24 @@ export class Conversation {
     this.view = null; // the turn being followed
     this.turnId = null;
     this.follower = null;
-    this.busy = false;
+    this.busy = false; // a message is being sent
+    this.views = []; // every turn shown, in order
+    this.queue = []; // { turnId, view, eventsUrl } sent while a turn ran, oldest first
+    this.acts = {
+      edit: (view, question, text) => this.send(text, { message: text, parent_id: question.parent_id }, view),
+      regenerate: (view, answerId) => {
+        // An answer that went on after an approval regenerates from its question's turn.
+        const asked = this.views.slice(0, this.views.indexOf(view) + 1).findLast((v) => v.userText !== null);
+        if (asked) this.send(asked.userText, { regenerate: answerId }, asked);
+      },
+      show: (messageId) => showBranch(this, messageId),
+    };
+    this.approvals = new Approvals({
+      place: (turnId) => this.views.find((v) => v.turnId === turnId) || null,
+      onContinue: (turnId, url, after) => this.follow(turnId, url, after),
+      onStale: () => this.running || this.open(this.sessionId, null, true),
+      onError: (err) => this.onError(err),
+    });
     this.connection = 'live';
     this.stopping = false;
     this.model = localStorage.getItem(MODEL_KEY);
@@ -44,6 +65,11 @@ export class Conversation {
     const demo = this.model === DEMO_MODEL;
     ui.demo.hidden = !demo;
     ui.send.disabled = this.busy;
+    // Branch controls change the active branch: not while a turn runs or waits to.
+    const idle = !this.turnId && !this.queue.length && !this.busy;
+    for (const button of ui.turns.querySelectorAll('.needs-idle')) {
+      button.disabled = !idle || button.dataset.edge === 'true';
+    }
     ui.stop.hidden = !this.turnId;
     ui.stop.disabled = this.stopping;
     let words = '';
@@ -82,18 +108,55 @@ export class Conversation {
     if (text) this.ui.live.textContent = text;
   }
 
-  newView(props) {
-    const view = new TurnView({ ...props, onChange: () => this.followScroll(), onCopy: this.onCopy });
-    this.ui.turns.append(view.el);
+  newView(props, after = null) {
+    const view = new TurnView({
+      ...props,
+      onChange: () => this.followScroll(),
+      onCopy: this.onCopy,
+      onApproval: (type, data) => this.approvalEvent(type, data),
+    });
+    if (after && this.views.includes(after)) {
+      after.el.after(view.el);
+      this.views.splice(this.views.indexOf(after) + 1, 0, view);
+    } else {
+      this.ui.turns.append(view.el);
+      this.views.push(view);
+    }
     this.ui.empty.hidden = true;
     return view;
+  }
+
+  /** Remove `view` and every turn after it (an edit or regenerate replaces them). */
+  dropFrom(view) {
+    const at = this.views.indexOf(view);
+    if (at < 0) return;
+    for (const gone of this.views.splice(at)) gone.el.remove();
+  }
+
+  approvalEvent(type, data) {
+    if (type === 'approval_requested') {
+      this.approvals.show(data);
+      this.say('The assistant asks you to approve an action.');
+    } else {
+      const card = this.approvals.cards.get(data.tool_use_id);
+      if (card && !card.decided) {
+        card.decide({ approval: data.approved ? 'approved' : 'denied', reason: data.reason });
+      }
+    }
   }
 
   /** Stop following (the turn runs on at the server) and forget the chat's live state. */
   detach() {
     if (this.follower) this.follower.close();
-    Object.assign(this, { follower: null, view: null, turnId: null, busy: false, stopping: false });
+    Object.assign(this, { follower: null, view: null, turnId: null, stopping: false });
     this.renderStatus();
+  }
+
+  /** Follow the next queued turn (its events wait until it starts), if any. */
+  advance() {
+    const next = this.queue.shift();
+    if (next) this.attach(next.turnId, next.view, next.eventsUrl);
+    return Boolean(next);
   }
 
   /** Show an empty new chat; the session is created with the first message. */
@@ -102,7 +165,7 @@ export class Conversation {
     this.loads += 1;
     this.sessionId = null;
     localStorage.removeItem(SESSION_KEY);
-    this.ui.turns.replaceChildren();
+    this.forget();
     this.ui.title.textContent = 'New chat';
     this.ui.title.title = '';
     document.title = 'Finance chat';
@@ -110,15 +173,25 @@ export class Conversation {
     this.onChange();
   }
 
-  /** Draw a chat from storage and re-attach to its running turn, if it has one. */
-  async open(id) {
+  forget() {
+    this.ui.turns.replaceChildren();
+    this.views = [];
+    this.queue = [];
+    this.approvals.clear();
+  }
+
+  /**
+   * Draw a chat from storage (or from `given`, a session detail just fetched) and re-attach
+   * to its running turn and queued messages; `keepScroll` leaves the reader where they were.
+   */
+  async open(id, given = null, keepScroll = false) {
     this.detach();
     this.sessionId = id;
     localStorage.setItem(SESSION_KEY, id);
     const load = ++this.loads;
-    let session;
+    let session = given;
     try {
-      session = await api.getSession(id);
+      session = session || (await api.getSession(id));
     } catch (err) {
       if (load !== this.loads) return;
       if (err.status === 404) this.onMissing(id);
@@ -126,11 +199,13 @@ export class Conversation {
       return;
     }
     if (load !== this.loads) return; // another chat was opened meanwhile
-    this.ui.turns.replaceChildren();
+    const scrolled = this.ui.scroller.scrollTop;
+    this.forget();
     this.ui.empty.hidden = true;
     this.setTitle(session.title);
     this.onChange();
     const running = session.running_turn_id;
+    const pending = new Map((session.approvals || []).map((a) => [a.tool_use_id, a]));
     let last = null;
     let live = null;
     for (const turn of storedTurns(session.messages)) {
@@ -141,21 +216,38 @@ export class Conversation {
       }
       for (const [type, data] of turn.events) view.handle(type, data);
       view.settle();
+      decorate(view, turn, this.acts);
+      const asked = [...turn.waiting].filter((toolId) => pending.has(toolId));
+      for (const toolId of asked) this.approvals.show(pending.get(toolId));
+      if (turn.waiting.size && !asked.length) this.approvals.load(turn.turnId);
       last = view;
     }
     this.noteModel(session.messages.findLast((m) => m.role === 'assistant' && m.model)?.model);
-    this.pinned = true;
+    const runningView = running ? live || this.newView({ turnId: running }) : null;
+    for (const queued of session.queued || []) enqueue(this, queued.turn_id, queued.text, null);
+    this.pinned = !keepScroll;
     if (running) {
-      this.attach(running, live || this.newView({ turnId: running }));
-    } else if (last && last.turnId) {
+      this.attach(running, runningView);
+    } else if (!this.advance() && last && last.turnId) {
       const shown = last;
       api.getTurn(shown.turnId).then((t) => load === this.loads && shown.outcome(t), () => {});
     }
+    if (keepScroll) this.ui.scroller.scrollTop = scrolled;
+    this.followScroll();
+    this.renderStatus();
+  }
+
+  /** Follow a turn a decision started (it goes on from the paused turn `after`). */
+  follow(turnId, eventsUrl, after) {
+    const view = this.newView({ turnId }, after);
+    this.pinned = true;
+    if (this.running) this.queue.unshift({ turnId, view, eventsUrl });
+    else this.attach(turnId, view, eventsUrl);
     this.followScroll();
   }
 
   async attach(turnId, view, eventsUrl) {
-    Object.assign(this, { view, turnId, busy: true, connection: 'live', stopping: false });
+    Object.assign(this, { view, turnId, connection: 'live', stopping: false });
     view.announce = (text) => this.say(text);
     this.renderStatus();
     let url = eventsUrl;
@@ -181,8 +273,10 @@ export class Conversation {
         this.renderStatus();
       },
       onEnd: () => {
-        if (this.view === view) this.detach();
-        this.ui.input.focus();
+        if (this.view !== view) return;
+        this.detach();
+        if (!this.advance()) refreshControls(this);
+        if (!this.ui.turns.contains(document.activeElement)) this.ui.input.focus();
       },
       onGone: () => {
         if (this.view === view) this.open(this.sessionId);
@@ -190,9 +284,14 @@ export class Conversation {
     }).start();
   }
 
-  /** Send a question: a new chat gets its session first, titled by the question. */
-  async send(text) {
+  /**
+   * Send a question: a new chat gets its session first, titled by the question. `body`: an
+   * edit or regenerate instead of a new message; `replacing`: the turn it replaces on screen.
+   * While a turn runs the message is queued behind it.
+   */
+  async send(text, body = null, replacing = null) {
     if (this.busy || !text.trim()) return;
+    if (replacing && (this.running || this.queue.length)) return;
     this.busy = true;
     this.renderStatus();
     if (!this.sessionId) {
@@ -209,16 +308,27 @@ export class Conversation {
         return;
       }
     }
-    this.ui.input.value = '';
+    if (!body) this.ui.input.value = '';
+    if (replacing) this.dropFrom(replacing);
+    const behind = this.running || this.queue.length > 0;
     const view = this.newView({ userText: text });
     this.pinned = true;
     this.followScroll();
     try {
-      const turn = await api.startTurn(this.sessionId, text);
-      await this.attach(turn.turn_id, view, turn.events_url);
+      const turn = await api.startTurn(this.sessionId, body || { message: text });
+      this.busy = false;
+      if (turn.status === 'queued' && (this.running || this.queue.length)) {
+        enqueue(this, turn.turn_id, text, turn.events_url, view);
+      } else {
+        if (turn.status === 'queued' || behind) view.markQueued(() => cancelQueued(this, view));
+        view.el.dataset.turnId = turn.turn_id;
+        await this.attach(turn.turn_id, view, turn.events_url);
+      }
+      // A new message declines what waited for approval: the cards learn it from the server.
+      if (this.approvals.waiting.length) this.approvals.poll();
     } catch (err) {
       view.fail(err.code, err.message);
-      this.ui.input.value = text;
+      if (!body) this.ui.input.value = text;
       this.busy = false;
       this.renderStatus();
       if (err.status === 401) this.onError(err);

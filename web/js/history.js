@@ -2,7 +2,11 @@
 // code as a live stream.
 
 /**
- * Group a session's stored messages into turns: `{ turnId, userText, events: [[type, data]] }`.
+ * Group a session's stored messages into turns: `{ turnId, userText, events: [[type, data]],
+ * question, answer, waiting }`. `question`: the user message (id, parent_id, sibling_ids);
+ * `answer`: its first reply's versions and the last reply's id; `waiting`: ids of tool calls
+ * the turn made but got no result for (they waited for an approval, or were cut off);
+ * `continued`: the next turn goes on from this one.
  * Discarded messages are skipped; blocks cut off mid-stream are shown as incomplete.
  */
 export function storedTurns(messages) {
@@ -12,15 +16,37 @@ export function storedTurns(messages) {
   for (const message of messages) {
     if (message.status === 'discarded') continue;
     const question = message.role === 'user' && !hasToolResults(message.content);
-    if (question || !current || (message.turn_id && message.turn_id !== current.turnId)) {
-      current = { turnId: message.turn_id, userText: question ? textOf(message.content) : null, events: [] };
+    // A regenerated answer belongs to another turn than its question: it is still its answer.
+    const adopt = current && current.question && !current.events.length && !question;
+    if (adopt) current.turnId = message.turn_id || current.turnId;
+    else if (question || !current || (message.turn_id && message.turn_id !== current.turnId)) {
+      // A turn that starts with tool results goes on from one that waited for an approval.
+      if (current && !question) current.continued = true;
+      current = {
+        turnId: message.turn_id,
+        userText: question ? textOf(message.content) : null,
+        events: [],
+        question: question ? versions(message) : null,
+        answer: null,
+        waiting: new Set(),
+      };
       turns.push(current);
       if (question) continue;
     }
-    if (message.role === 'assistant') current.events.push(...assistantEvents(message, toolNames));
-    else current.events.push(...resultEvents(message, toolNames));
+    if (message.role === 'assistant') {
+      current.answer = { ...(current.answer || versions(message)), last: message.id };
+      for (const block of message.content || []) if (block.type === 'tool_use') current.waiting.add(block.id);
+      current.events.push(...assistantEvents(message, toolNames));
+    } else {
+      for (const block of message.content || []) current.waiting.delete(block.tool_use_id);
+      current.events.push(...resultEvents(message, toolNames));
+    }
   }
   return turns;
+}
+
+function versions(message) {
+  return { id: message.id, parent_id: message.parent_id, sibling_ids: message.sibling_ids || [message.id] };
 }
 
 function hasToolResults(content) {

@@ -9,11 +9,19 @@ import { DEMO_MODEL, contextText, errorText, statusText, stopReasonText } from '
 export class TurnView {
   /**
    * `userText`: the question (null if unknown); `onChange()` runs after each repaint;
-   * `onCopy(button, getText)` copies for the answer's copy button.
+   * `onCopy(button, getText)` copies for the answer's copy button; `onApproval(type, data)`
+   * gets the approval events.
    */
-  constructor({ userText = null, turnId = null, onChange = () => {}, onCopy = () => {} } = {}) {
+  constructor({
+    userText = null,
+    turnId = null,
+    onChange = () => {},
+    onCopy = () => {},
+    onApproval = () => {},
+  } = {}) {
     this.onChange = onChange;
     this.onCopy = onCopy;
+    this.onApproval = onApproval; // (type, data) for approval_requested and approval_resolved
     this.messages = new Map(); // message_id -> { el, blockIds }
     this.blocks = new Map(); // block_id -> block view
     this.tools = new Map(); // tool_use_id -> tool block view
@@ -61,6 +69,39 @@ export class TurnView {
   addAction(button) {
     this.actions.append(button);
     return button;
+  }
+
+  /** Show a message sent while another turn runs as waiting; `onCancel()` for its × button. */
+  markQueued(onCancel) {
+    this.el.dataset.queued = 'true';
+    this.activity.textContent = '';
+    this.userActions.append(
+      el('span', { class: 'queued-tag', text: 'Queued' }),
+      el('button', {
+        type: 'button',
+        class: 'copy cancel-queued',
+        'aria-label': 'Cancel this queued message',
+        text: '×',
+        onclick: onCancel,
+      }),
+    );
+  }
+
+  /** The queued message's turn started: it is an ordinary running turn now. */
+  unqueue() {
+    if (!this.el.dataset.queued) return;
+    delete this.el.dataset.queued;
+    for (const node of this.userActions.querySelectorAll('.queued-tag, .cancel-queued')) node.remove();
+    this.activity.textContent = 'Waiting for the model…';
+  }
+
+  /** Put an approval card under the tool call it is about (or at the end); return that call. */
+  showApproval(toolUseId, card) {
+    const tool = this.tools.get(toolUseId);
+    if (tool) tool.el.after(card);
+    else this.body.append(card);
+    this.onChange();
+    return tool || null;
   }
 
   /** Say something once for this turn: a second notice for the same cause replaces the first. */
@@ -174,6 +215,7 @@ export class TurnView {
 
 const HANDLERS = {
   turn_start(data) {
+    this.unqueue();
     this.el.dataset.turnId = data.turn_id;
     if (data.reset) this.clear();
   },
@@ -252,6 +294,12 @@ const HANDLERS = {
     );
     this.body.append(orphan);
     this.results.set(data.tool_use_id, { data, orphan });
+  },
+  approval_requested(data) {
+    this.onApproval('approval_requested', data);
+  },
+  approval_resolved(data) {
+    this.onApproval('approval_resolved', data);
   },
   turn_error(data) {
     const words = errorText(data.code, data.message);

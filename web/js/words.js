@@ -20,6 +20,8 @@ const STOP_REASONS = {
 
 const STATUSES = {
   completed: null,
+  continued: null,
+  awaiting_approval: 'Waiting for your decision on the action above.',
   cancelled: 'Stopped. What was written before the stop is kept.',
   failed: 'This answer failed.',
   max_rounds: 'Stopped: the model used too many tool rounds for one answer.',
@@ -44,6 +46,7 @@ const ERRORS = {
   token_expired: 'The link to this answer expired; reconnecting.',
   network_error: 'The server cannot be reached.',
   not_found: 'That chat no longer exists.',
+  already_decided: 'That action was already decided, in another tab perhaps.',
 };
 
 // Stop reasons the turn's own status or error already explains: one notice per cause.
