@@ -19,7 +19,7 @@ from engine.errors import NotFoundError, Refused
 from engine.store import tree
 from engine.store.messages import NEXT_POSITION, StoredRun
 from engine.store.records import Runnable, insert_turn
-from models import Message, ToolRun, Turn, new_id, utcnow
+from models import ChatSession, Message, ToolRun, Turn, new_id, utcnow
 from models.base import iso
 from models.chat import (
     APPROVED,
@@ -36,6 +36,7 @@ from models.chat import (
 from models.db import Database
 
 M, R, T = Message.__table__.c, ToolRun.__table__.c, Turn.__table__.c
+S = ChatSession.__table__.c
 DECLINED = "The user declined this action, so it was not taken."
 SUPERSEDED = "The user sent a new message instead of approving this action; it was not taken."
 EXPIRED = "Nobody approved this action in time, so it was not taken."
@@ -66,10 +67,13 @@ def decide(
     worker_id: str | None,
 ) -> Decision:
     """Approve or decline one call of a paused turn; the same decision again changes nothing."""
-    lock = select(T.session_id, T.user_id).where(T.id == turn_id)
-    turn = conn.execute(lock.with_for_update()).first()
+    owner = select(T.session_id, T.user_id).where(T.id == turn_id)
+    turn = conn.execute(owner).first()
     if turn is None or turn.user_id != user_id:
         raise NotFoundError("turn", turn_id)
+    # The session first, then the turn: the order a start and a turn's end lock them in.
+    conn.execute(select(S.id).where(S.id == turn.session_id).with_for_update())
+    conn.execute(owner.with_for_update())
     key = (R.session_id == turn.session_id, R.tool_use_id == tool_use_id)
     run = conn.execute(select(ToolRun.__table__).where(*key, R.requested_in == turn_id)).first()
     if run is None or run.preview is None:
