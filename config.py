@@ -22,7 +22,7 @@ def _float(name: str, default: float) -> float:
 
 @dataclass(frozen=True)
 class Timings:
-    """Every timing constant of the server and the engine, in seconds, scaled by TIME_SCALE.
+    """Every timing constant of the server, engine and page, in seconds, scaled by TIME_SCALE.
 
     They only make sense at their ratios (a stall is detected before the retry budget runs
     out, a worker is presumed dead after several missed heartbeats, a store outage is waited
@@ -83,6 +83,8 @@ class Timings:
     # the upkeep looks for expired requests every `approval_sweep`.
     approval_ttl: float = 86400.0
     approval_sweep: float = 30.0
+    # The chat page asks this often whether another tab decided an approval card it shows.
+    page_poll: float = 4.0
     # What clients are told to wait (Retry-After): busy, storage down, this worker restarting.
     busy_retry_after: float = 5.0
     outage_retry_after: float = 5.0

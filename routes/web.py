@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from flask import Response, send_from_directory
+from flask import Response, current_app, send_from_directory
 
 from routes.api import Blueprint
 from streaming.protocol import EVENT_TYPES
@@ -46,8 +46,12 @@ def index() -> Response:
 @bp.alt_response(200, success=True, content_type="text/javascript", description="The module.")
 @bp.doc(responses={200: {"content": {"text/javascript": {"schema": {"type": "string"}}}}})
 def protocol() -> Response:
-    """Serve the event types of the stream protocol as a JS module (the server's own list)."""
-    source = f"export const EVENT_TYPES = Object.freeze({json.dumps(list(EVENT_TYPES))});\n"
+    """Serve the stream's event types and the page's timings as a JS module (the server's own)."""
+    poll_ms = round(current_app.config["TIMINGS"].page_poll * 1000)
+    source = (
+        f"export const EVENT_TYPES = Object.freeze({json.dumps(list(EVENT_TYPES))});\n"
+        f"export const PAGE_POLL_MS = {poll_ms};\n"
+    )
     return Response(source, mimetype="text/javascript", headers={"Cache-Control": "no-cache"})
 
 

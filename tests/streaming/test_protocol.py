@@ -122,8 +122,7 @@ def test_the_page_reads_the_servers_own_list_of_event_types(client: Any) -> None
 
     served = client.get("/web/js/protocol.js")
     assert served.status_code == 200 and served.mimetype == "text/javascript"
-    source = served.get_data(as_text=True)
-    listed = json.loads(source.split("Object.freeze(", 1)[1].rsplit(")", 1)[0])
+    listed = json.loads(exported(served.get_data(as_text=True))["EVENT_TYPES"])
     assert listed == list(protocol.EVENT_TYPES)
     constants = {
         value for name, value in vars(protocol).items() if name.isupper() and isinstance(value, str)
@@ -131,3 +130,21 @@ def test_the_page_reads_the_servers_own_list_of_event_types(client: Any) -> None
     assert constants == set(protocol.EVENT_TYPES)  # every event type a turn sends is listed
     follow = (Path(__file__).parents[2] / "web" / "js" / "follow.js").read_text()
     assert "from './protocol.js'" in follow and "'turn_start'" not in follow  # no list of its own
+
+
+def test_the_page_polls_at_the_apps_scaled_timing(app: Any, client: Any) -> None:
+    from config import Timings
+
+    app.config["TIMINGS"] = Timings().scaled(0.25)  # as TIME_SCALE=0.25 would
+    source = client.get("/web/js/protocol.js").get_data(as_text=True)
+    assert exported(source)["PAGE_POLL_MS"] == str(round(Timings().page_poll * 250))
+
+
+def exported(source: str) -> dict[str, str]:
+    """The module's `export const NAME = value;` lines as {NAME: value source}."""
+    found = {}
+    for line in source.splitlines():
+        name, value = line.removeprefix("export const ").split(" = ", 1)
+        value = value.removesuffix(";")
+        found[name] = value.removeprefix("Object.freeze(").removesuffix(")")
+    return found

@@ -1,12 +1,12 @@
 // Approval cards: an action the assistant wants to take on the user's data (a side-effect
 // tool call), with what would change, Approve and Decline (with an optional reason). The
 // server keeps the request, so a card is drawn again on reload and in every tab; a tab that
-// did not decide learns the decision by polling while a card waits.
+// did not decide learns the decision by polling while a card waits (every PAGE_POLL_MS, the
+// server's config.Timings.page_poll).
 
 import { api } from './api.js';
 import { el } from './dom.js';
-
-const POLL_MS = 4000;
+import { PAGE_POLL_MS } from './protocol.js';
 
 /** One approval's card; `onDecide(card, approved, reason)` posts the decision. */
 export class ApprovalCard {
@@ -32,12 +32,12 @@ export class ApprovalCard {
     return this.el.dataset.state !== 'pending';
   }
 
-  /** Show Approve / Decline. */
   /** The tool call's own line says where it stands too. */
   mark(words) {
     if (this.tool) this.tool.state.textContent = words;
   }
 
+  /** Show Approve / Decline. */
   pending() {
     this.sending = false;
     this.mark('awaiting your approval');
@@ -208,7 +208,7 @@ export class Approvals {
 
   schedule() {
     clearTimeout(this.timer);
-    this.timer = this.waiting.length ? setTimeout(() => this.poll(), POLL_MS) : 0;
+    this.timer = this.waiting.length ? setTimeout(() => this.poll(), PAGE_POLL_MS) : 0;
   }
 
   /** Ask the server about each waiting card: another tab (or a new message) may have decided. */
