@@ -1,10 +1,10 @@
-// Renders one turn from the server's events, keyed by message and block ids, so a message
-// that is discarded, or re-sent with the same id, replaces what was shown instead of adding.
+// Renders one turn from the server's events (each event's effect is in turn-events.js), keyed by
+// message and block ids, so a message that is discarded, or re-sent with the same id, replaces
+// what was shown instead of adding.
 
-import { createBlock } from './blocks.js';
 import { el } from './dom.js';
-import { resultView } from './tool-view.js';
-import { DEMO_MODEL, contextText, errorText, statusText, stopReasonText } from './words.js';
+import { HANDLERS } from './turn-events.js';
+import { DEMO_MODEL } from './words.js';
 
 export class TurnView {
   /**
@@ -32,7 +32,7 @@ export class TurnView {
     this.activity = el('div', { class: 'activity', text: 'Waiting for the model…' });
     this.body = el('div', { class: 'assistant' });
     this.footer = el('div', { class: 'turn-footer' });
-    // Where per-message actions go: copy now; edit, regenerate, branches, approvals later.
+    // Per-message actions: copy, and edit, regenerate and versions (branches.js).
     this.userActions = el('div', { class: 'user-actions' });
     this.actions = el('div', { class: 'turn-actions', role: 'group', 'aria-label': 'Answer actions' });
     this.notices = new Map(); // stop reason or error code -> the notice shown for it
@@ -212,121 +212,3 @@ export class TurnView {
     return view;
   }
 }
-
-const HANDLERS = {
-  turn_start(data) {
-    this.unqueue();
-    this.el.dataset.turnId = data.turn_id;
-    if (data.reset) this.clear();
-  },
-  message_start(data) {
-    this.activity.textContent = '';
-    this.message(data.message_id, data.model);
-  },
-  block_start(data) {
-    const message = this.messages.get(data.message_id) || this.message(data.message_id);
-    const view = createBlock(data, (v) => this.schedule(v));
-    view.messageId = data.message_id;
-    const old = this.blocks.get(data.block_id);
-    if (old) {
-      this.dirty.delete(old);
-      old.el.replaceWith(view.el);
-    } else {
-      message.el.append(view.el);
-      message.blockIds.push(data.block_id);
-    }
-    this.blocks.set(data.block_id, view);
-    const toolId = data.block && data.block.id;
-    if (toolId && view.showResult) {
-      this.tools.set(toolId, view);
-      const known = this.results.get(toolId);
-      if (known) {
-        if (known.orphan) known.orphan.remove();
-        this.results.set(toolId, { data: known.data });
-        view.showResult(known.data);
-      }
-    }
-  },
-  block_delta(data) {
-    this.blocks.get(data.block_id)?.delta(data.delta || {});
-  },
-  block_end(data) {
-    const view = this.blocks.get(data.block_id);
-    if (!view) return;
-    this.dirty.delete(view);
-    view.end(data);
-    if (this.announce && view.source) this.announce(view.body.innerText);
-  },
-  message_end(data) {
-    const words = stopReasonText(data.stop_reason);
-    const message = this.messages.get(data.message_id);
-    if (words && message) this.notice(data.stop_reason, el('p', { class: 'notice', text: words }), message.el);
-  },
-  message_discarded(data) {
-    const message = this.messages.get(data.message_id);
-    if (message) message.el.remove();
-    this.forget(data.message_id);
-    for (const [toolId, known] of this.results) {
-      if (known.data.message_id !== data.message_id) continue;
-      this.results.delete(toolId);
-      if (known.orphan) known.orphan.remove();
-      this.tools.get(toolId)?.clearResult();
-    }
-    if (this.running) this.activity.textContent = 'The model’s reply broke off; trying again…';
-  },
-  context_trimmed(data) {
-    const words = contextText(data);
-    if (words) this.body.append(el('p', { class: 'notice context-note', text: words }));
-  },
-  tool_result(data) {
-    const tool = this.tools.get(data.tool_use_id);
-    this.results.get(data.tool_use_id)?.orphan?.remove();
-    if (tool) {
-      tool.showResult(data);
-      this.results.set(data.tool_use_id, { data });
-      return;
-    }
-    const orphan = el(
-      'div',
-      { class: 'block tool' },
-      el('div', { class: 'tool-head' }, el('span', { class: 'tool-name', text: data.name || 'tool' })),
-      resultView(data),
-    );
-    this.body.append(orphan);
-    this.results.set(data.tool_use_id, { data, orphan });
-  },
-  approval_requested(data) {
-    this.onApproval('approval_requested', data);
-  },
-  approval_resolved(data) {
-    this.onApproval('approval_resolved', data);
-  },
-  turn_error(data) {
-    const words = errorText(data.code, data.message);
-    this.notice(
-      data.code,
-      el(
-        'div',
-        { class: 'turn-error', role: 'alert' },
-        el('strong', { text: words }),
-        data.message && data.message !== words ? el('span', { class: 'detail', text: data.message }) : null,
-      ),
-      this.footer,
-    );
-    if (this.announce) this.announce(words);
-  },
-  turn_end(data) {
-    this.flush();
-    this.activity.textContent = '';
-    this.el.dataset.state = 'ended';
-    this.el.dataset.status = data.status;
-    // One notice per cause: a stop says so once (not also on each block it cut), and a
-    // failure its error explains needs no second "failed".
-    if (data.status === 'cancelled') for (const note of this.el.querySelectorAll('.cut-off')) note.remove();
-    const explained = data.status === 'failed' && this.footer.querySelector('.turn-error');
-    const words = explained ? null : statusText(data.status);
-    if (words) this.footer.append(el('p', { class: `turn-status ${data.status}`, text: words }));
-    if (words && this.announce) this.announce(words);
-    this.ended();
-  },
-};
