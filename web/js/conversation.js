@@ -1,13 +1,15 @@
-// One open chat: draws its stored turns, follows the running one, sends (queued behind a
-// running turn), stops, edits and regenerates turns, switches branches, shows approval cards,
-// and says in the status line what is happening. The server owns every message.
+// One open chat: draws its stored turns and holds its state (the turns shown, the one followed,
+// the queue, the approval cards), and says in the status line what is happening. Following the
+// running turn is in live.js, sending in sending.js, the queue in queue.js, edit, regenerate and
+// versions in branches.js. The server owns every message.
 
 import { api } from './api.js';
 import { Approvals } from './approvals.js';
-import { decorate, refreshControls, showBranch } from './branches.js';
-import { Follower } from './follow.js';
-import { cancelQueued, enqueue } from './queue.js';
+import { decorate, showBranch } from './branches.js';
 import { storedTurns } from './history.js';
+import { advance, attach, detach, follow, stop } from './live.js';
+import { enqueue } from './queue.js';
+import { send } from './sending.js';
 import { TurnView } from './turn-view.js';
 import { DEMO_MODEL } from './words.js';
 
@@ -40,7 +42,7 @@ export class Conversation {
     };
     this.approvals = new Approvals({
       place: (turnId) => this.views.find((v) => v.turnId === turnId) || null,
-      onContinue: (turnId, url, after) => this.follow(turnId, url, after),
+      onContinue: (turnId, url, after) => follow(this, turnId, url, after),
       onStale: () => this.running || this.open(this.sessionId, null, true),
       onError: (err) => this.onError(err),
     });
@@ -145,23 +147,15 @@ export class Conversation {
     }
   }
 
-  /** Stop following (the turn runs on at the server) and forget the chat's live state. */
-  detach() {
-    if (this.follower) this.follower.close();
-    Object.assign(this, { follower: null, view: null, turnId: null, stopping: false });
-    this.renderStatus();
-  }
-
-  /** Follow the next queued turn (its events wait until it starts), if any. */
-  advance() {
-    const next = this.queue.shift();
-    if (next) this.attach(next.turnId, next.view, next.eventsUrl);
-    return Boolean(next);
+  /** Make `id` the open chat, the one the page shows next time too. */
+  remember(id) {
+    this.sessionId = id;
+    localStorage.setItem(SESSION_KEY, id);
   }
 
   /** Show an empty new chat; the session is created with the first message. */
   clear() {
-    this.detach();
+    detach(this);
     this.loads += 1;
     this.sessionId = null;
     localStorage.removeItem(SESSION_KEY);
@@ -185,9 +179,8 @@ export class Conversation {
    * to its running turn and queued messages; `keepScroll` leaves the reader where they were.
    */
   async open(id, given = null, keepScroll = false) {
-    this.detach();
-    this.sessionId = id;
-    localStorage.setItem(SESSION_KEY, id);
+    detach(this);
+    this.remember(id);
     const load = ++this.loads;
     let session = given;
     try {
@@ -227,8 +220,8 @@ export class Conversation {
     for (const queued of session.queued || []) enqueue(this, queued.turn_id, queued.text, null);
     this.pinned = !keepScroll;
     if (running) {
-      this.attach(running, runningView);
-    } else if (!this.advance() && last && last.turnId) {
+      attach(this, running, runningView);
+    } else if (!advance(this) && last && last.turnId) {
       const shown = last;
       api.getTurn(shown.turnId).then((t) => load === this.loads && shown.outcome(t), () => {});
     }
@@ -237,115 +230,13 @@ export class Conversation {
     this.renderStatus();
   }
 
-  /** Follow a turn a decision started (it goes on from the paused turn `after`). */
-  follow(turnId, eventsUrl, after) {
-    const view = this.newView({ turnId }, after);
-    this.pinned = true;
-    if (this.running) this.queue.unshift({ turnId, view, eventsUrl });
-    else this.attach(turnId, view, eventsUrl);
-    this.followScroll();
+  /** Send a question (see sending.js); `body` and `replacing` for an edit or regenerate. */
+  send(text, body = null, replacing = null) {
+    return send(this, text, body, replacing);
   }
 
-  async attach(turnId, view, eventsUrl) {
-    Object.assign(this, { view, turnId, connection: 'live', stopping: false });
-    view.announce = (text) => this.say(text);
-    this.renderStatus();
-    let url = eventsUrl;
-    if (!url) {
-      try {
-        url = (await api.getTurn(turnId)).events_url;
-      } catch (err) {
-        if (this.view === view) this.detach();
-        view.fail(err.code, err.message);
-        return;
-      }
-    }
-    if (this.view !== view) return;
-    this.follower = new Follower({
-      turnId,
-      eventsUrl: url,
-      onEvent: (type, data) => {
-        view.handle(type, data);
-        if (type === 'message_start') this.noteModel(data.model);
-      },
-      onState: (connection) => {
-        this.connection = connection;
-        this.renderStatus();
-      },
-      onEnd: () => {
-        if (this.view !== view) return;
-        this.detach();
-        if (!this.advance()) refreshControls(this);
-        if (!this.ui.turns.contains(document.activeElement)) this.ui.input.focus();
-      },
-      onGone: () => {
-        if (this.view === view) this.open(this.sessionId);
-      },
-    }).start();
-  }
-
-  /**
-   * Send a question: a new chat gets its session first, titled by the question. `body`: an
-   * edit or regenerate instead of a new message; `replacing`: the turn it replaces on screen.
-   * While a turn runs the message is queued behind it.
-   */
-  async send(text, body = null, replacing = null) {
-    if (this.busy || !text.trim()) return;
-    if (replacing && (this.running || this.queue.length)) return;
-    this.busy = true;
-    this.renderStatus();
-    if (!this.sessionId) {
-      try {
-        const session = await api.createSession(text.trim().slice(0, 80));
-        this.sessionId = session.id;
-        localStorage.setItem(SESSION_KEY, session.id);
-        this.setTitle(session.title);
-        this.onCreated(session);
-      } catch (err) {
-        this.busy = false;
-        this.renderStatus();
-        this.onError(err);
-        return;
-      }
-    }
-    if (!body) this.ui.input.value = '';
-    if (replacing) this.dropFrom(replacing);
-    const behind = this.running || this.queue.length > 0;
-    const view = this.newView({ userText: text });
-    this.pinned = true;
-    this.followScroll();
-    try {
-      const turn = await api.startTurn(this.sessionId, body || { message: text });
-      this.busy = false;
-      if (turn.status === 'queued' && (this.running || this.queue.length)) {
-        enqueue(this, turn.turn_id, text, turn.events_url, view);
-      } else {
-        if (turn.status === 'queued' || behind) view.markQueued(() => cancelQueued(this, view));
-        view.el.dataset.turnId = turn.turn_id;
-        await this.attach(turn.turn_id, view, turn.events_url);
-      }
-      // A new message declines what waited for approval: the cards learn it from the server.
-      if (this.approvals.waiting.length) this.approvals.poll();
-    } catch (err) {
-      view.fail(err.code, err.message);
-      if (!body) this.ui.input.value = text;
-      this.busy = false;
-      this.renderStatus();
-      if (err.status === 401) this.onError(err);
-    }
-  }
-
-  /** Ask the server to cancel the running turn; its `turn_end` says when it stopped. */
-  async stop() {
-    if (!this.turnId) return;
-    this.stopping = true;
-    this.renderStatus();
-    try {
-      await api.cancelTurn(this.turnId);
-    } catch (err) {
-      this.stopping = false;
-      this.renderStatus();
-      this.onError(err);
-    }
+  /** Ask the server to cancel the running turn. */
+  stop() {
+    return stop(this);
   }
 }

@@ -1,8 +1,9 @@
 // Messages sent while a turn runs: the server queues them (`if_busy: "queue"`) and runs them
 // in order; the page shows each greyed with "Queued" and a × that cancels it, until its turn
-// starts and the conversation follows it (see Conversation.advance).
+// starts and the conversation follows it (see live.js advance).
 
 import { api } from './api.js';
+import { advance, detach } from './live.js';
 
 /** Show a queued message of `chat` (sent here or in another tab) until its turn starts. */
 export function enqueue(chat, turnId, text, eventsUrl, view = null) {
@@ -31,8 +32,8 @@ export async function cancelQueued(chat, view) {
   if (at >= 0) chat.views.splice(at, 1);
   view.el.remove();
   if (chat.view === view) {
-    chat.detach();
-    chat.advance();
+    detach(chat);
+    advance(chat);
   }
   chat.renderStatus();
   chat.ui.input.focus();

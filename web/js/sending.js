@@ -1,0 +1,60 @@
+// Sending a question: a new chat gets its session first (titled by the question), then the
+// turn starts, or waits in the queue behind a running one. Edits and regenerations send too,
+// replacing the turns shown from the one they redo.
+
+import { api } from './api.js';
+import { attach } from './live.js';
+import { cancelQueued, enqueue } from './queue.js';
+
+/**
+ * Send `text` in `chat`. `body`: an edit or regenerate instead of a new message; `replacing`:
+ * the turn it replaces on screen. While a turn runs the message is queued behind it.
+ */
+export async function send(chat, text, body = null, replacing = null) {
+  if (chat.busy || !text.trim()) return;
+  if (replacing && (chat.running || chat.queue.length)) return;
+  chat.busy = true;
+  chat.renderStatus();
+  if (!chat.sessionId && !(await createSession(chat, text))) return;
+  if (!body) chat.ui.input.value = '';
+  if (replacing) chat.dropFrom(replacing);
+  const behind = chat.running || chat.queue.length > 0;
+  const view = chat.newView({ userText: text });
+  chat.pinned = true;
+  chat.followScroll();
+  try {
+    const turn = await api.startTurn(chat.sessionId, body || { message: text });
+    chat.busy = false;
+    if (turn.status === 'queued' && (chat.running || chat.queue.length)) {
+      enqueue(chat, turn.turn_id, text, turn.events_url, view);
+    } else {
+      if (turn.status === 'queued' || behind) view.markQueued(() => cancelQueued(chat, view));
+      view.el.dataset.turnId = turn.turn_id;
+      await attach(chat, turn.turn_id, view, turn.events_url);
+    }
+    // A new message declines what waited for approval: the cards learn it from the server.
+    if (chat.approvals.waiting.length) chat.approvals.poll();
+  } catch (err) {
+    view.fail(err.code, err.message);
+    if (!body) chat.ui.input.value = text;
+    chat.busy = false;
+    chat.renderStatus();
+    if (err.status === 401) chat.onError(err);
+  }
+}
+
+/** Create the session a new chat's first message goes to; false (and said so) if it failed. */
+async function createSession(chat, text) {
+  try {
+    const session = await api.createSession(text.trim().slice(0, 80));
+    chat.remember(session.id);
+    chat.setTitle(session.title);
+    chat.onCreated(session);
+    return true;
+  } catch (err) {
+    chat.busy = false;
+    chat.renderStatus();
+    chat.onError(err);
+    return false;
+  }
+}
