@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import math
 import time
+from collections.abc import Callable
 from typing import Any
 
 from limits import RateLimitItem, parse_many
@@ -39,21 +40,16 @@ class RateLimiter:
 
     def test(self, key: str) -> None:
         """Raise LimitExceeded (429) if `key` has no start left now; count nothing."""
-        for item in self.items:
-            try:
-                if self.strategy.test(item, NAMESPACE, key):
-                    continue
-                reset = self.strategy.get_window_stats(item, NAMESPACE, key).reset_time
-            except Exception:
-                self._outage()
-                return
-            self._refuse(item, reset)
+        self._check(key, self.strategy.test)
 
     def hit(self, key: str) -> None:
         """Count one start for `key`; raise LimitExceeded (429) when a limit is used up."""
+        self._check(key, self.strategy.hit)
+
+    def _check(self, key: str, take: Callable[[RateLimitItem, str, str], bool]) -> None:
         for item in self.items:
             try:
-                if self.strategy.hit(item, NAMESPACE, key):
+                if take(item, NAMESPACE, key):
                     continue
                 reset = self.strategy.get_window_stats(item, NAMESPACE, key).reset_time
             except Exception:

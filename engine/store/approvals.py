@@ -57,6 +57,18 @@ def denial(text: str, reason: str | None) -> list[dict[str, Any]]:
     return [{"type": "text", "text": f"{text}{said} Do not take it unless the user asks again."}]
 
 
+def declined(text: str, reason: str | None, said: str | None = None) -> dict[str, Any]:
+    """The values of a call declined (by the user, a new message or expiry): done, not taken."""
+    return {
+        "status": TOOL_DONE,
+        "approval": DENIED,
+        "decided_at": utcnow(),
+        "reason": reason,
+        "result": denial(text, said),
+        "is_error": True,
+    }
+
+
 def decide(
     conn: Connection,
     user_id: int,
@@ -85,16 +97,12 @@ def decide(
                 "already_decided", f"This action was already {run.approval}.", conflict=True
             )
         return Decision(run_dict(run), continuation(conn, turn_id), None)
-    values: dict[str, Any] = {
-        "approval": wanted,
-        "decided_by": user_id,
-        "decided_at": utcnow(),
-        "reason": reason,
-    }
     if approved:
-        values["status"] = TOOL_APPROVED
+        values = {"status": TOOL_APPROVED, "approval": wanted, "decided_at": utcnow()}
+        values["reason"] = reason
     else:
-        values.update(status=TOOL_DONE, result=denial(DECLINED, reason), is_error=True)
+        values = declined(DECLINED, reason, said=reason)
+    values["decided_by"] = user_id
     conn.execute(update(ToolRun.__table__).where(*key).values(**values))
     started = maybe_continue(conn, turn_id, worker_id)
     decided = conn.execute(select(ToolRun.__table__).where(*key)).one()
@@ -110,14 +118,7 @@ def expire(conn: Connection, cutoff: datetime, worker_id: str | None) -> list[Ru
         conn.execute(
             update(ToolRun.__table__)
             .where(R.id == row.id, R.status == TOOL_AWAITING)
-            .values(
-                status=TOOL_DONE,
-                approval=DENIED,
-                decided_at=utcnow(),
-                reason="expired",
-                result=denial(EXPIRED, None),
-                is_error=True,
-            )
+            .values(**declined(EXPIRED, "expired"))
         )
     started = [maybe_continue(conn, t, worker_id) for t in {r.requested_in for r in rows}]
     return [s for s in started if s is not None]
@@ -176,14 +177,7 @@ def decline_pending(conn: Connection, session_id: str, turn_id: str) -> None:
                 # An approved call waiting for the others to be decided never ran either.
                 R.status.in_((TOOL_AWAITING, TOOL_APPROVED)),
             )
-            .values(
-                status=TOOL_DONE,
-                approval=DENIED,
-                decided_at=utcnow(),
-                reason="new message",
-                result=denial(SUPERSEDED, None),
-                is_error=True,
-            )
+            .values(**declined(SUPERSEDED, "new message"))
         )
         _answer(conn, session_id, paused_id, turn_id)
         conn.execute(update(Turn.__table__).where(T.id == paused_id).values(status=TURN_CONTINUED))

@@ -49,7 +49,7 @@ def get_transactions(ctx: ToolContext, data: dict[str, Any]) -> dict[str, Any]:
         where = _where(s, ctx.user_id, data)
         totals = _totals(s, ctx.user_id, where)
         rows = _page(s, ctx.user_id, where, sort, after, limit + 1)
-    page = _fit([_row(*r) for r in rows[:limit]])
+    page = _fit([transaction_row(*r) for r in rows[:limit]])
     has_more = len(rows) > len(page)
     count = sum(t["count"] for t in totals)
     out: dict[str, Any] = {
@@ -163,7 +163,8 @@ def _page(
     return list(s.execute(stmt.order_by(*order).limit(limit)))
 
 
-def _row(t: Transaction, category: str | None, account: str) -> dict[str, Any]:
+def transaction_row(t: Transaction, category: str | None, account: str) -> dict[str, Any]:
+    """A transaction as the tools return it."""
     return {
         "id": t.id,
         "date": t.posted_on.isoformat(),

@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session
 from models.finance import Account, Budget, Category, Transaction
 from tools.finance.clock import month_start, today
 from tools.finance.money import format_minor, minor_units
+from tools.finance.transactions import transaction_row
 from tools.registry import ToolContext, ToolInputError
 
 
@@ -238,15 +239,4 @@ def _override(budget: Budget) -> tuple[str, str]:
 
 
 def _transaction_row(plan: CategorizePlan, category: str | None) -> dict[str, Any]:
-    t = plan.transaction
-    return {
-        "id": t.id,
-        "date": t.posted_on.isoformat(),
-        "amount": format_minor(t.amount_minor, t.currency),
-        "currency": t.currency,
-        "merchant": t.merchant,
-        "description": t.description,
-        "category": category,
-        "account": plan.account,
-        "pending": t.pending,
-    }
+    return transaction_row(plan.transaction, category, plan.account)
