@@ -133,6 +133,11 @@ def _choice(name: str, default: str, choices: tuple[str, ...]) -> str:
     return value
 
 
+def _switch(name: str, default: bool) -> bool:
+    value = _choice(name, "on" if default else "off", ("on", "off", "true", "false", "1", "0"))
+    return value in ("on", "true", "1")
+
+
 def _optional_int(name: str) -> int | None:
     value = os.environ.get(name, "").strip()
     return int(value) if value else None
@@ -184,6 +189,8 @@ def load_settings(instance_path: str) -> dict[str, Any]:
         "EVENT_LOG_URL": os.environ.get("EVENT_LOG_URL", "memory://"),
         "DEMO_EVENT_DELAY": _float("DEMO_EVENT_DELAY", 0.0),
         "PROMPT_CACHE": _choice("PROMPT_CACHE", "5m", ("off", "5m", "1h")),
+        # Tool input streamed as the model writes it, unvalidated (the turn copes with bad JSON).
+        "TOOL_EAGER_INPUT": _switch("TOOL_EAGER_INPUT", True),
         "CORS_ORIGINS": _list("CORS_ORIGINS"),
         "RATE_LIMIT": os.environ.get("RATE_LIMIT", "60/minute"),
         "RATE_LIMIT_STORAGE_URL": os.environ.get("RATE_LIMIT_STORAGE_URL") or None,

@@ -43,7 +43,7 @@ def build_engine(config: dict[str, Any], db: Database) -> Engine:
         events=make_event_log(config["EVENT_LOG_URL"], timings, config.get("EVENT_SPOOL_DIR")),
         model=model,
         tools=ToolRunner(registry, messages, db, runtime.tool_pool, store, timings),
-        tool_definitions=registry.definitions(),
+        tool_definitions=registry.definitions(eager=config.get("TOOL_EAGER_INPUT", True)),
         timings=timings,
         pacer=Pacer(timings.stream_batch, timings.network_wait),
         max_rounds=config["MAX_TOOL_ROUNDS"],

@@ -104,29 +104,30 @@ class _OpenBlock:
                 if key != "type":
                     self.add(key, value)
 
-    def finish(self) -> tuple[dict[str, Any], str | None]:
-        """Join fragments and parse tool input once; return the final block and any error."""
+    def finish(self) -> tuple[dict[str, Any], str | None, str | None]:
+        """Join fragments and parse tool input once; return the block, any error, its raw input."""
         block = self.block
         for key, parts in self.frags.items():
             block[key] = parts.join()
         self.frags = {}
         if self.json_parts is None:
-            return block, None
+            return block, None, None
         raw = self.json_parts.join()
         if not raw.strip():
             if not isinstance(block.get("input"), dict):
                 block["input"] = {}
-            return block, None
+            return block, None, None
         try:
             value = json.loads(raw)
         except (ValueError, RecursionError) as exc:
+            # {} keeps the history valid; the raw text goes to whoever answers the call.
             block["input"] = {}
-            return block, f"tool input was not valid JSON: {exc}"
+            return block, f"tool input was not valid JSON: {exc}", raw
         if not isinstance(value, dict):
             block["input"] = {}
-            return block, f"tool input was not a JSON object: got {type(value).__name__}"
+            return block, f"tool input was not a JSON object: got {type(value).__name__}", raw
         block["input"] = value
-        return block, None
+        return block, None, None
 
     def snapshot(self) -> dict[str, Any]:
         """Return a copy with fragments joined and raw tool JSON under `partial_json`."""
@@ -230,7 +231,7 @@ class MessageAccumulator:
         open_block = self._open.pop(index, None) if type(index) is int else None
         if open_block is None:
             return [UnknownEvent(event)]
-        block, error = open_block.finish()
+        block, error, raw = open_block.finish()
         keys = self._done_keys
         if not keys or index > keys[-1]:
             keys.append(index)
@@ -239,7 +240,7 @@ class MessageAccumulator:
             pos = bisect_left(keys, index)
             keys.insert(pos, index)
             self._content.insert(pos, block)
-        return [BlockStopped(index, block, error)]
+        return [BlockStopped(index, block, error, raw)]
 
     def _on_message_delta(self, event: dict[str, Any]) -> list[Change]:
         delta = event.get("delta")

@@ -43,11 +43,15 @@ class BlockDelta:
 
 @dataclass(slots=True)
 class BlockStopped:
-    """A block finished; `block` is final in Anthropic format, `error` set if tool input was bad."""
+    """A block finished; `block` is final in Anthropic format, `error` set if tool input was bad.
+
+    With an error, `raw` is the tool input text as it streamed (the block's input is {}).
+    """
 
     index: int
     block: dict[str, Any]
     error: str | None = None
+    raw: str | None = None
 
 
 @dataclass(slots=True)

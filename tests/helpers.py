@@ -19,6 +19,15 @@ def transcript_events(name: str) -> list[dict[str, Any]]:
     return list(iter_json_events([(TRANSCRIPTS / name).read_bytes()]))
 
 
+# Hand-made transcripts shaped like the API's, for streams no recording holds.
+OWN_TRANSCRIPTS = Path(__file__).resolve().parent / "streaming" / "transcripts"
+
+
+def own_transcript_events(name: str) -> list[dict[str, Any]]:
+    """Return the decoded events of a transcript in tests/streaming/transcripts."""
+    return list(iter_json_events([(OWN_TRANSCRIPTS / name).read_bytes()]))
+
+
 async def _play(events: list[Any]) -> AsyncIterator[bytes]:
     for event in events:
         await asyncio.sleep(0)  # each event is a read of its own, as from a socket

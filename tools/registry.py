@@ -78,10 +78,12 @@ class ToolRegistry:
     def __init__(self, tools: Iterable[Tool]) -> None:
         self._tools = {t.name: t for t in tools}
         self._definitions = [t.definition() for t in self._tools.values()]
+        # Built once: the prompt cache needs the same bytes (and the same list) every call.
+        self._eager = [{**d, "eager_input_streaming": True} for d in self._definitions]
 
-    def definitions(self) -> list[dict[str, Any]]:
-        """Return the tool parameters to send with every model call."""
-        return self._definitions
+    def definitions(self, eager: bool = False) -> list[dict[str, Any]]:
+        """Return the tool parameters to send with every model call (eager: input unbuffered)."""
+        return self._eager if eager else self._definitions
 
     def get(self, name: str) -> Tool | None:
         """Return the tool called `name`, if any."""

@@ -8,7 +8,7 @@ turn's outbox (engine/turns/outbox.py). It never waits; the outbox does the stor
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
@@ -17,6 +17,7 @@ from engine.store.fence import Lease
 from engine.store.messages import MessageStore
 from engine.turns.outbox import Outbox
 from engine.turns.tool_ids import UniqueIds
+from engine.turns.tools import BadInput
 from models import new_id
 from streaming import protocol as P
 from streaming.accumulator import MessageAccumulator
@@ -30,7 +31,7 @@ class RoundResult:
     message_id: str
     content: list[dict[str, Any]]
     stop_reason: str | None
-    tool_errors: dict[str, str] = field(default_factory=dict)
+    tool_errors: dict[str, BadInput] = field(default_factory=dict)
     usage: dict[str, Any] | None = None
 
 
@@ -54,7 +55,9 @@ class MessageRound:
         self.response_id: str | None = None
         self.block_ids: dict[int, str] = {}
         self.open_blocks: dict[int, str] = {}
-        self.tool_errors: dict[str, str] = {}
+        self.tool_errors: dict[str, BadInput] = {}
+        # Tool calls the output limit left open, ended here so the history keeps them.
+        self.cutting: set[int] = set()
         # Read by the stall watch: when the last non-ping event arrived.
         self.last_activity = time.monotonic()
         self.saw_content = False
@@ -92,6 +95,8 @@ class MessageRound:
         """End of the stream: queue the final write and return the message."""
         if self.message_id is None or self.acc.stop_reason is None:
             raise UpstreamInterrupted("stream_ended", "The model stream ended before the reply.")
+        if self.acc.stop_reason == "max_tokens":
+            self._cut_tools()
         message = self.acc.message()
         content = message["content"]
         cut = self._end_open_blocks()
@@ -188,7 +193,7 @@ class MessageRound:
             )
         )
         self.message_id = message_id
-        self.block_ids, self.open_blocks = {}, {}
+        self.block_ids, self.open_blocks, self.cutting = {}, {}, set()
         self.outbox.emit(
             P.MESSAGE_START,
             {"message_id": message_id, "role": "assistant", "model": msg.get("model")},
@@ -215,7 +220,7 @@ class MessageRound:
     def _block_stopped(self, change: BlockStopped) -> None:
         block = change.block
         if change.error and block.get("type") == "tool_use":
-            self.tool_errors[block["id"]] = change.error
+            self.tool_errors[block["id"]] = BadInput(change.error, change.raw or "")
         # Stored before block_end is sent.
         content = self.acc.message()["content"]
         self.outbox.write(
@@ -233,7 +238,31 @@ class MessageRound:
                 data[key] = block[key]
         if change.error:
             data["error"] = change.error
+        if change.index in self.cutting:
+            data["incomplete"] = True
         self.outbox.emit(P.BLOCK_END, data)
+
+    def _cut_tools(self) -> None:
+        """At max_tokens: end the tool calls left open, and mark cut the calls the limit cut.
+
+        A cut call stays in the history with input {} and gets an is_error result, so the
+        model reads why and may call again; dropping it would hide what it tried.
+        """
+        for index, snapshot in self.acc.incomplete_blocks():
+            if snapshot.get("type") != "tool_use" or index not in self.open_blocks:
+                continue
+            self.cutting.add(index)
+            self.feed({"type": "content_block_stop", "index": index})
+            bad = self.tool_errors.get(snapshot.get("id", ""))
+            problem = bad.problem if bad is not None else "the call never ended"
+            raw = str(snapshot.get("partial_json") or "")
+            self.tool_errors[snapshot.get("id", "")] = BadInput(problem, raw, cut=True)
+        # A call ended with bad input as the message's last block is what the limit cut.
+        content = self.acc.message()["content"]
+        last = content[-1] if content else {}
+        bad = self.tool_errors.get(last.get("id", "")) if last.get("type") == "tool_use" else None
+        if bad is not None and not bad.cut:
+            self.tool_errors[last["id"]] = replace(bad, cut=True)
 
     def _end_open_blocks(self) -> list[dict[str, Any]]:
         """Send block_end for every open block (marked incomplete); return their snapshots."""

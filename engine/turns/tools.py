@@ -10,6 +10,7 @@ have committed as its connection failed). Any other failure is an `is_error` res
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 import time
 from collections.abc import Callable
@@ -35,6 +36,41 @@ INTERRUPTED = (
 )
 CANCELLED = "The tool was not run to completion: the turn was cancelled."
 UNREACHABLE = "The tool '{name}' could not reach the database. Try again later."
+# Characters of unusable input quoted back from each end: enough to see the fault, bounded.
+EXCERPT = 200
+
+
+@dataclass(frozen=True)
+class BadInput:
+    """Why a call's input cannot be used: the problem, the raw text, whether the reply cut it."""
+
+    problem: str
+    raw: str = ""
+    cut: bool = False
+
+    def refusal(self) -> str:
+        """The is_error result the model reads: what went wrong, what arrived, what to do."""
+        if self.cut:
+            why = (
+                "The tool was not run: your input was cut off at the output token limit, "
+                f"mid-parameter ({self.problem}). Call it again with less input, as one "
+                "complete JSON object."
+            )
+        else:
+            why = (
+                f"The tool was not run because its {self.problem}. "
+                "Call it again with a valid JSON object as input."
+            )
+        return f"{why} What arrived: {excerpt(self.raw)}"
+
+
+def excerpt(raw: str) -> str:
+    """The raw input wrapped in a JSON object, whole or as its two ends when long."""
+    if len(raw) <= 2 * EXCERPT:
+        return json.dumps({"input_text": raw})
+    return json.dumps(
+        {"input_start": raw[:EXCERPT], "input_end": raw[-EXCERPT:], "input_chars": len(raw)}
+    )
 
 
 @dataclass(frozen=True)
@@ -201,7 +237,7 @@ class ToolRunner:
 
 
 def tool_calls(
-    content: list[dict[str, Any]], input_errors: dict[str, str], refuse_all: str | None = None
+    content: list[dict[str, Any]], input_errors: dict[str, BadInput], refuse_all: str | None = None
 ) -> list[ToolCall]:
     """Return the distinct tool_use blocks of a message; bad input or `refuse_all` -> not run."""
     calls: dict[str, ToolCall] = {}
@@ -209,11 +245,7 @@ def tool_calls(
         ident = block.get("id")
         if block.get("type") != "tool_use" or ident in calls:
             continue
-        refusal = refuse_all
-        if refusal is None and ident in input_errors:
-            refusal = (
-                f"The tool was not run because its {input_errors[ident]}. "
-                "Call it again with a valid JSON object as input."
-            )
+        bad = input_errors.get(ident)
+        refusal = bad.refusal() if bad is not None else refuse_all
         calls[ident] = ToolCall(ident, block.get("name", ""), block.get("input") or {}, refusal)
     return list(calls.values())

@@ -27,7 +27,7 @@ from engine.turns import ending, resume
 from engine.turns.calls import ModelCalls
 from engine.turns.deps import TurnDeps
 from engine.turns.outbox import Outbox
-from engine.turns.tools import tool_calls
+from engine.turns.tools import BadInput, tool_calls
 from models import new_id, utcnow
 from models.chat import APPROVED, TOOL_AWAITING, TURN_AWAITING
 from streaming import protocol as P
@@ -75,6 +75,8 @@ class Turn:
         self.rounds = 0
         self.task: asyncio.Task[str] | None = None
         self.shown_errors: set[str] = set()
+        # Replies the output limit cut mid-tool-call: the first is answered and the turn goes on.
+        self.cuts = 0
         self._counted = 0
 
     def stop(self, kind: str) -> None:
@@ -181,7 +183,7 @@ class Turn:
         return conversation, _stop_of(conversation)
 
     async def _rounds(self, history: list[dict[str, Any]], stop: str | None) -> str:
-        tool_errors: dict[str, str] = {}
+        tool_errors: dict[str, BadInput] = {}
         while True:
             if history and history[-1]["role"] == "assistant":
                 outcome = await self._after_message(history[-1]["content"], stop, tool_errors)
@@ -212,7 +214,7 @@ class Turn:
             stop, tool_errors = result.stop_reason, result.tool_errors
 
     async def _after_message(
-        self, content: list[dict[str, Any]], stop: str | None, tool_errors: dict[str, str]
+        self, content: list[dict[str, Any]], stop: str | None, tool_errors: dict[str, BadInput]
     ) -> str | dict[str, Any] | None:
         """Act on a finished assistant message: a final status, tool results, or go on."""
         if stop == "tool_use":
@@ -220,7 +222,10 @@ class Turn:
             return "completed" if answer is None else answer
         if stop in TRUNCATED:
             refusal = f"The tool was not run: the reply stopped ({stop})."
-            await self._answer_tools(content, tool_errors, refusal)
+            answer = await self._answer_tools(content, tool_errors, refusal)
+            if any(bad.cut for bad in tool_errors.values()) and self.cuts == 0:
+                self.cuts += 1  # the model reads why and may call again with less input
+                return answer
             raise TurnFailed(stop, TRUNCATED[stop])
         if stop == "refusal":
             if "refusal" not in self.shown_errors:
@@ -229,7 +234,7 @@ class Turn:
         return None if stop == "pause_turn" else "completed"
 
     async def _answer_tools(
-        self, content: list[dict[str, Any]], errors: dict[str, str], refuse: str | None
+        self, content: list[dict[str, Any]], errors: dict[str, BadInput], refuse: str | None
     ) -> str | dict[str, Any] | None:
         """Run (or refuse) every tool_use of a message; store and emit one results message.
 

@@ -77,26 +77,30 @@ def test_tool_input_is_the_streamed_json_never_an_empty_object(run_turn: Any) ->
 
 
 def test_truncated_tool_call_at_max_tokens_is_never_run(run_turn: Any) -> None:
-    run = run_turn(
-        [
-            tool_use(
-                "toolu_cut",
-                "get_weather",
-                ['{"location": "Ber'],
-                stop="max_tokens",
-                close=False,
-                text="Let me check",
-            )
-        ]
-    )
+    cuts = [
+        tool_use(
+            f"toolu_cut{i}",
+            "get_weather",
+            ['{"location": "Ber'],
+            stop="max_tokens",
+            close=False,
+            text="Let me check",
+        )
+        for i in range(2)
+    ]
+    run = run_turn(cuts)  # the first cut is answered and the turn goes on; the second ends it
     assert run.status == "failed"
     assert CALLS == []
     assert_well_formed(run.events)
     assert run.of("turn_error")[-1]["code"] == "max_tokens"
-    assert any(e.get("incomplete") for e in run.of("block_end"))
+    assert [e.get("incomplete") for e in run.of("block_end") if e["type"] == "tool_use"] == [
+        True,
+        True,
+    ]
     history = run.store.history(run.session_id)
     assert validate_history(history, expect_user_last=False) == []
-    assert all(b["type"] != "tool_use" for m in history for b in m["content"])
+    calls = [b["input"] for m in history for b in m["content"] if b["type"] == "tool_use"]
+    assert calls == [{}, {}]
 
 
 def test_closed_tool_call_before_max_tokens_gets_an_error_result_not_a_run(run_turn: Any) -> None:
