@@ -9,7 +9,7 @@ from engine.turns.tools import EXCERPT
 from streaming.history import validate_history
 from tests.engine.streams import answer, tool_use
 from tests.engine.toys import CALLS
-from tests.helpers import assert_well_formed, own_transcript_events
+from tests.helpers import OWN_TRANSCRIPTS, assert_well_formed, own_transcript_events
 
 INVALID = "eager_invalid_json.sse"
 CUT = "eager_cut_by_max_tokens.sse"
@@ -171,3 +171,26 @@ def test_a_complete_call_cut_short_with_another_is_refused_not_run(run_turn: Any
     assert "reply stopped (max_tokens)" in texts["toolu_ok"]
     assert "cut off at the output token limit" in texts["toolu_cut"]
     assert validate_history(run.model.requests[1]) == []
+
+
+def test_the_outcome_is_the_same_however_the_stream_bytes_are_cut(run_turn: Any) -> None:
+    raw = (OWN_TRANSCRIPTS / CUT).read_bytes()
+    expected = None
+    for cut in [0, 1, *range(7, len(raw), max(1, len(raw) // 12)), len(raw) - 1]:
+        CALLS.clear()
+        run = run_turn([[raw[:cut], raw[cut:]], answer("ok")])
+        assert run.status == "completed" and CALLS == []
+        outcome = (
+            [(t, d.get("error"), d.get("input"), d.get("content")) for t, d in _events(run)],
+            "".join(
+                d["delta"].get("partial_json", "") for t, d in _events(run) if t == "block_delta"
+            ),
+            [m["content"] for m in run.model.requests[1][1:]],
+        )
+        expected = expected or outcome
+        assert outcome == expected, cut
+
+
+def _events(run: Any) -> list[tuple[str, dict[str, Any]]]:
+    """Events without the ids that differ from run to run."""
+    return [(t, d) for _, t, d in run.events if t in ("block_delta", "block_end", "tool_result")]

@@ -95,7 +95,11 @@ class ToolBlock {
   }
 
   end(data) {
-    if (data.input !== undefined) this.input.data = prettyJson(data.input);
+    // Unusable input ends as {}: keep showing what streamed, which is what went wrong.
+    const unusable = data.error || data.incomplete;
+    if (data.input !== undefined && !(unusable && this.input.data)) {
+      this.input.data = prettyJson(data.input);
+    }
     if (data.incomplete) {
       this.state.textContent = 'cut off, not run';
       cutOff(this, 'The input was cut off, so the tool did not run.');
