@@ -15,9 +15,9 @@ from typing import Any
 __all__ = [
     "BYTES_PER_TOKEN",
     "MESSAGE_TOKENS",
+    "billed_usage",
     "block_tokens",
     "blocks_of",
-    "billed_usage",
     "message_tokens",
     "request_input_tokens",
     "request_tokens",
@@ -94,7 +94,7 @@ def billed_usage(usage: dict[str, Any] | None) -> dict[str, Any] | None:
     split: dict[str, int] = {}
     for step in steps:
         creation = step.get("cache_creation")
-        for key, value in (creation.items() if isinstance(creation, dict) else ()):
+        for key, value in creation.items() if isinstance(creation, dict) else ():
             if isinstance(value, int) and not isinstance(value, bool):
                 split[key] = split.get(key, 0) + value
     if split:
