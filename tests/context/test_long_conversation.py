@@ -151,7 +151,7 @@ def test_trimming_in_big_steps_keeps_the_cache_warm(
 
 
 # Compaction's least trigger is 50,000 tokens: its window is larger, and each question
-# carries a pasted statement (about 8,000 tokens) so the conversation outgrows it 5 times.
+# carries a pasted statement (about 8,000 tokens) so the conversation outgrows it often.
 STRATEGIES = {
     "edit": {"window": WINDOW},
     "compact": {"window": 100_000, "pad": 32_000, "MAX_MESSAGE_CHARS": 40_000},
