@@ -38,6 +38,8 @@ class Timings:
     backoff_cap: float = 8.0
     model_connect: float = 10.0
     model_write: float = 30.0
+    # A request near the window is counted by the API first; past this the estimate decides.
+    count_tokens: float = 5.0
     # Tools: how long one may run before it becomes an `is_error` result.
     tool_timeout: float = 20.0
     # Workers: one heartbeat for all of a worker's turns (it also polls cancels and leases);
@@ -191,6 +193,8 @@ def load_settings(instance_path: str) -> dict[str, Any]:
         "PROMPT_CACHE": _choice("PROMPT_CACHE", "5m", ("off", "5m", "1h")),
         # Tool input streamed as the model writes it, unvalidated (the turn copes with bad JSON).
         "TOOL_EAGER_INPUT": _switch("TOOL_EAGER_INPUT", True),
+        # How a conversation longer than the window is sent: trim, compact or edit.
+        "CONTEXT_STRATEGY": _choice("CONTEXT_STRATEGY", "trim", ("trim", "compact", "edit")),
         "CORS_ORIGINS": _list("CORS_ORIGINS"),
         "RATE_LIMIT": os.environ.get("RATE_LIMIT", "60/minute"),
         "RATE_LIMIT_STORAGE_URL": os.environ.get("RATE_LIMIT_STORAGE_URL") or None,

@@ -7,10 +7,12 @@ import hashlib
 import json
 import random
 from collections.abc import AsyncIterator, Iterator
+from typing import Any
 
 import httpx2
 
 from demo_model.brain import respond
+from demo_model.context import manage, tokens_of
 from demo_model.wire import encode_reply
 
 
@@ -48,24 +50,47 @@ class DemoTransport(httpx2.AsyncBaseTransport):
 
 def _reply(method: str, path: str, content: bytes) -> Iterator[bytes] | httpx2.Response:
     """The reply's SSE chunks, or an error response."""
-    if method != "POST" or not path.endswith("/v1/messages"):
+    counting = path.endswith("/v1/messages/count_tokens")
+    if method != "POST" or not (counting or path.endswith("/v1/messages")):
         return _error(404, "not_found_error", f"The demo model has no {path}.")
     try:
         body = json.loads(content)
     except ValueError:
         return _error(400, "invalid_request_error", "The request body is not JSON.")
+    if counting:
+        return _count(body)
     if not body.get("stream"):
         return _error(400, "invalid_request_error", "The demo model only streams.")
-    reply = respond(body)
+    managed = manage(body)
+    reply = respond({**body, "messages": managed.messages})
+    blocks = [managed.compaction, *reply.blocks] if managed.compaction else reply.blocks
+    usage = None
+    if managed.iterations:
+        written = tokens_of(reply.blocks)
+        managed.iterations[-1]["output_tokens"] = written
+        usage = {"output_tokens": written, "iterations": managed.iterations}
+    edits = {"applied_edits": managed.applied_edits} if managed.applied_edits else None
     seed = hashlib.sha256(content).digest()
     return encode_reply(
         "msg_demo_" + seed.hex()[:20],
         body.get("model", "demo"),
-        reply.blocks,
+        blocks,
         reply.stop_reason,
-        max(1, len(content) // 4),
+        managed.input_tokens,
         random.Random(seed),
+        usage=usage,
+        context_management=edits,
     )
+
+
+def _count(body: dict[str, Any]) -> httpx2.Response:
+    """Answer count_tokens: the request's tokens before and after context management."""
+    managed = manage(body)
+    answer: dict[str, Any] = {"input_tokens": managed.input_tokens}
+    if body.get("context_management"):
+        original = managed.iterations[0]["input_tokens"] if managed.iterations else None
+        answer["context_management"] = {"original_input_tokens": original or tokens_of(body)}
+    return httpx2.Response(200, json=answer)
 
 
 def _stream(body: httpx2.AsyncByteStream) -> httpx2.Response:

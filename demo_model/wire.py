@@ -30,8 +30,14 @@ def encode_reply(
     stop_reason: str,
     input_tokens: int,
     rng: random.Random,
+    usage: dict[str, Any] | None = None,
+    context_management: dict[str, Any] | None = None,
 ) -> Iterator[bytes]:
-    """Yield the SSE events of one assistant message made of `blocks`."""
+    """Yield the SSE events of one assistant message made of `blocks`.
+
+    `usage` adds to the final usage (e.g. `iterations`); `context_management` goes on the
+    message_delta event, as the API reports the edits it applied.
+    """
     yield sse(
         "message_start",
         {
@@ -65,6 +71,16 @@ def encode_reply(
             ]
             deltas.append({"type": "signature_delta", "signature": block["signature"]})
             out_chars += len(block["thinking"])
+        elif kind == "compaction":
+            # The API streams a compaction block whole, in one delta.
+            start = {"type": "compaction", "content": None, "encrypted_content": None}
+            deltas = [
+                {
+                    "type": "compaction_delta",
+                    "content": block["content"],
+                    "encrypted_content": block["encrypted_content"],
+                }
+            ]
         elif kind == "text":
             start = {"type": "text", "text": ""}
             deltas = [{"type": "text_delta", "text": p} for p in split_text(block["text"], rng)]
@@ -87,12 +103,12 @@ def encode_reply(
                 {"type": "content_block_delta", "index": index, "delta": delta},
             )
         yield sse("content_block_stop", {"type": "content_block_stop", "index": index})
-    yield sse(
-        "message_delta",
-        {
-            "type": "message_delta",
-            "delta": {"stop_reason": stop_reason, "stop_sequence": None},
-            "usage": {"output_tokens": max(1, out_chars // 4)},
-        },
-    )
+    delta: dict[str, Any] = {
+        "type": "message_delta",
+        "delta": {"stop_reason": stop_reason, "stop_sequence": None},
+        "usage": {"output_tokens": max(1, out_chars // 4), **(usage or {})},
+    }
+    if context_management is not None:
+        delta["context_management"] = context_management
+    yield sse("message_delta", delta)
     yield sse("message_stop", {"type": "message_stop"})

@@ -81,7 +81,9 @@ def context_window(config: dict[str, Any], model: ModelClient) -> ContextWindow:
             last = (tools, day, request_tokens(model.request([], tools)))
         return last[2]
 
-    return ContextWindow(config.get("MODEL_CONTEXT_TOKENS", 200_000), model.max_tokens, overhead)
+    return ContextWindow(
+        config.get("MODEL_CONTEXT_TOKENS", 200_000), model.max_tokens, overhead, model.strategy
+    )
 
 
 def make_event_log(url: str, timings: Timings, spool_dir: str | Path | None = None) -> EventLog:

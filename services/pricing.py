@@ -12,6 +12,8 @@ from collections.abc import Iterable, Mapping
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from engine.upstream.tokens import billed_usage
+
 __all__ = [
     "DEFAULT_PRICES",
     "TOKEN_FIELDS",
@@ -122,6 +124,8 @@ def summarize(
     for model, usage in rows:
         if not isinstance(usage, Mapping):
             continue
+        # A compacted reply's compaction iteration is billed but not in its top-level fields.
+        usage = billed_usage(dict(usage)) or usage
         calls += 1
         for key in TOKEN_FIELDS:
             totals[key] += _count(usage, key)

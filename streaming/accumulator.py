@@ -250,6 +250,10 @@ class MessageAccumulator:
             # A null container means "nothing new", not "container gone" (as the SDK does).
             if key != "type" and not (key == "container" and value is None):
                 self._base[key] = value
+        management = event.get("context_management")
+        if isinstance(management, dict):
+            # What context editing cleared for this reply (applied_edits): kept with it.
+            self._base["context_management"] = management
         usage = event.get("usage")
         if isinstance(usage, dict):
             # message_delta usage holds cumulative totals; absent or null keeps the earlier value.

@@ -21,6 +21,7 @@ from engine.turns.outbox import Outbox
 from engine.turns.pacing import Cadence
 from engine.turns.round import MessageRound, RoundResult
 from engine.turns.tool_ids import tool_ids
+from engine.turns.window import Fit
 from engine.upstream.context import Plan
 from engine.upstream.retry import MODEL_ERRORS, Failure, classify
 from streaming import protocol as P
@@ -83,7 +84,7 @@ class ModelCalls:
         used = tool_ids(history)
         window, tools, refitted = self.deps.window, self.deps.tool_definitions, False
         while True:
-            fit = window.fit(lease.session_id, history, tools)
+            fit = await self._fit(history, lease)
             self._announce(fit.plan, history, outbox)
             self.current = current = MessageRound(self.deps.messages, outbox, lease, used)
             try:
@@ -118,6 +119,25 @@ class ModelCalls:
             await outbox.settled()
             window.observe(lease.session_id, fit, result.usage)
             return result
+
+    async def _fit(self, history: list[dict[str, Any]], lease: Lease) -> Fit:
+        """Plan the request; near the window, let the API's count decide (else the estimate)."""
+        window, tools = self.deps.window, self.deps.tool_definitions
+        fit = window.fit(lease.session_id, history, tools)
+        if not fit.near:
+            return fit
+        try:
+            counted = await asyncio.wait_for(
+                self.deps.model.count(fit.plan.messages, tools), self.deps.timings.count_tokens
+            )
+        except (*MODEL_ERRORS, TimeoutError, ValueError) as err:
+            log.info("turn %s: token count failed (%s), using the estimate", self.turn_id, err)
+            return fit
+        window.counted(lease.session_id, fit, counted)
+        if fit.fits(counted):
+            return fit
+        # The count says it does not fit: plan again with what it taught the window.
+        return window.fit(lease.session_id, history, tools)
 
     async def _attempt(
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], current: MessageRound

@@ -100,6 +100,17 @@ class MessageRound:
         message = self.acc.message()
         content = message["content"]
         cut = self._end_open_blocks()
+        usage = message.get("usage")
+        end: dict[str, Any] = {
+            "message_id": self.message_id,
+            "stop_reason": message.get("stop_reason"),
+            "usage": usage,
+        }
+        management = message.get("context_management")
+        if management:
+            # Recorded with the usage: the message rows have no column of their own for it.
+            usage = {**(usage or {}), "context_management": management}
+            end["context_management"] = management
         self.outbox.write(
             partial(
                 self.store.update_message,
@@ -109,23 +120,12 @@ class MessageRound:
                 partial_content=cut or None,
                 status="incomplete" if cut else "complete",
                 stop_reason=message.get("stop_reason"),
-                usage=message.get("usage"),
+                usage=usage,
             )
         )
-        self.outbox.emit(
-            P.MESSAGE_END,
-            {
-                "message_id": self.message_id,
-                "stop_reason": message.get("stop_reason"),
-                "usage": message.get("usage"),
-            },
-        )
+        self.outbox.emit(P.MESSAGE_END, end)
         return RoundResult(
-            self.message_id,
-            content,
-            message.get("stop_reason"),
-            self.tool_errors,
-            message.get("usage"),
+            self.message_id, content, message.get("stop_reason"), self.tool_errors, usage
         )
 
     def abort(self, reason: str) -> None:

@@ -11,11 +11,12 @@ from __future__ import annotations
 import math
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from engine.upstream.context import Plan, plan
-from engine.upstream.tokens import block_tokens, usage_input_tokens
+from engine.upstream.strategy import Strategy, model_view
+from engine.upstream.tokens import block_tokens, request_input_tokens
 
 __all__ = ["ContextWindow", "Fit"]
 
@@ -26,6 +27,9 @@ REMEMBERED = 4096
 # Scales are rounded up to this step, so small variations between calls change nothing.
 STEP = 1 / 32
 MAX_SCALE = 8.0
+# A request whose estimate fills more than this share of the room is counted by the API
+# (count_tokens) before it is sent: near the window the estimate alone may be wrong.
+NEAR = 0.9
 
 Overhead = Callable[[list[dict[str, Any]]], int]
 
@@ -38,6 +42,16 @@ class Fit:
     estimate: int
     scale: float
     limit: int
+    max_tokens: int = DEFAULT_MAX_TOKENS
+
+    @property
+    def near(self) -> bool:
+        """True when the request's estimate is within 10% of the room: worth counting."""
+        return self.estimate * self.scale >= NEAR * (self.limit - self.max_tokens)
+
+    def fits(self, counted: int) -> bool:
+        """True when `counted` input tokens and the output budget fit the window."""
+        return counted + self.max_tokens <= self.limit
 
 
 @dataclass
@@ -58,12 +72,14 @@ class ContextWindow:
         context_tokens: int = DEFAULT_CONTEXT_TOKENS,
         max_tokens: int = DEFAULT_MAX_TOKENS,
         overhead: Overhead = _tools_only,
+        strategy: Strategy | None = None,
     ) -> None:
         if context_tokens <= max_tokens:
             raise ValueError(
                 f"MODEL_CONTEXT_TOKENS ({context_tokens}) must exceed MAX_TOKENS ({max_tokens})"
             )
         self.context_tokens, self.max_tokens, self.overhead = context_tokens, max_tokens, overhead
+        self.strategy = strategy or Strategy()
         self._learned: OrderedDict[str, _Learned] = OrderedDict()
 
     def fit(self, session_id: str, history: list[dict[str, Any]], tools: list[Any]) -> Fit:
@@ -72,14 +88,21 @@ class ContextWindow:
         limit = min(self.context_tokens, learned.limit or self.context_tokens)
         fixed = self.overhead(tools)
         room = (limit - self.max_tokens) / learned.scale - fixed
-        chosen = plan(history, room)
-        return Fit(chosen, fixed + chosen.tokens, learned.scale, limit)
+        offset, view = model_view(history, self.strategy.kind)
+        chosen = plan(view, room)
+        if offset:
+            # first_kept indexes the stored history, where the view starts at `offset`.
+            chosen = replace(chosen, first_kept=chosen.first_kept + offset)
+        return Fit(chosen, fixed + chosen.tokens, learned.scale, limit, self.max_tokens)
 
     def observe(self, session_id: str, fit: Fit, usage: dict[str, Any] | None) -> None:
         """Learn from the input tokens the API reported for a request planned as `fit`."""
-        reported = usage_input_tokens(usage)
-        if fit.estimate > 0 and reported > fit.estimate * fit.scale:
-            self._raise(session_id, reported / fit.estimate, None)
+        self.counted(session_id, fit, request_input_tokens(usage))
+
+    def counted(self, session_id: str, fit: Fit, tokens: int) -> None:
+        """Learn from the API's count of the input tokens of a request planned as `fit`."""
+        if fit.estimate > 0 and tokens > fit.estimate * fit.scale:
+            self._raise(session_id, tokens / fit.estimate, None)
 
     def refused(self, session_id: str, fit: Fit, tokens: int, maximum: int) -> None:
         """Learn from "prompt is too long: `tokens` > `maximum`" for a request planned as `fit`."""

@@ -12,7 +12,9 @@ The prompt is cached as a prefix in the order tools -> system -> messages. Three
    breakpoint only reaches about 20 blocks back);
 3. the last block of the last message: writes the conversation so far for the next call.
 
-The fourth allowed breakpoint is left unused. No block is ever added, so nothing inside an
+The fourth goes on a compaction block that opens the messages (CONTEXT_STRATEGY=compact): the
+summary a compaction started from is read from the cache by every call until the next one.
+No block is ever added, so nothing inside an
 already cached prefix can appear or disappear between calls; markers themselves are not part
 of a prefix's identity, so moving them keeps every cached prefix readable.
 """
@@ -90,7 +92,21 @@ def place(
     for index in (_previous_user(messages), last):
         if index is not None and index >= 0:
             messages[index] = _mark_last(messages[index], mark)
+    if messages and _opens_with_compaction(messages[0]):
+        first = messages[0]
+        blocks = [{**first["content"][0], "cache_control": mark}, *first["content"][1:]]
+        messages[0] = {**first, "content": blocks}
     return tools, system, messages
+
+
+def _opens_with_compaction(message: Message) -> bool:
+    content = message.get("content")
+    return (
+        isinstance(content, list)
+        and bool(content)
+        and isinstance(content[0], dict)
+        and content[0].get("type") == "compaction"
+    )
 
 
 def breakpoints(tools: list[Block], system: list[Block], messages: list[Message]) -> int:

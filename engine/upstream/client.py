@@ -19,6 +19,7 @@ import httpx2
 from config import Timings
 from demo_model.transport import DemoTransport, Pace
 from engine.upstream.caching import EXTENDED_TTL_BETA, CacheMode, place
+from engine.upstream.strategy import Strategy, strategy_for
 
 log = logging.getLogger(__name__)
 
@@ -45,8 +46,10 @@ class ModelClient:
         cache: CacheMode = "5m",
         today: Callable[[], date] = date.today,
         demo_pace: Pace | None = None,
+        strategy: Strategy | None = None,
     ) -> None:
         self.model, self.max_tokens = model, max_tokens
+        self.strategy = strategy or Strategy()
         # The offline demo model's pace (None for the real API): demos and tests slow it.
         self.demo_pace = demo_pace
         self.system, self.cache, self.today = system, cache, today
@@ -76,9 +79,33 @@ class ModelClient:
             params["tools"] = tools
         if system:
             params["system"] = system
-        if self.cache == "1h":
-            params["extra_headers"] = {"anthropic-beta": EXTENDED_TTL_BETA}
+        # One call path for every strategy: the beta fields go as extra body and headers.
+        betas = [EXTENDED_TTL_BETA] if self.cache == "1h" else []
+        management = self.strategy.context_management()
+        if management is not None:
+            params["extra_body"] = {"context_management": management}
+            betas.append(self.strategy.beta or "")
+        if betas:
+            params["extra_headers"] = {"anthropic-beta": ",".join(betas)}
         return params
+
+    async def count(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> int:
+        """Ask the API how many input tokens the request for `messages` holds.
+
+        With a context strategy the count is of the request before the server edits it
+        (`original_input_tokens`): what the window must hold.
+        """
+        if self._client is None:
+            self._client = self._make_client()
+        params = self.request(messages, tools)
+        for key in ("max_tokens", "stream"):
+            params.pop(key, None)
+        response = await self._client.messages.with_raw_response.count_tokens(**params)
+        body = response.http_response.json()
+        management = body.get("context_management") or {}
+        original = management.get("original_input_tokens")
+        tokens = body.get("input_tokens")
+        return max(t for t in (original, tokens, 0) if isinstance(t, int))
 
     @asynccontextmanager
     async def open(
@@ -112,6 +139,11 @@ def build_model_client(config: dict[str, Any], timings: Timings) -> ModelClient:
     )
     system = config.get("SYSTEM_PROMPT") or SYSTEM_PROMPT
     cache = config.get("PROMPT_CACHE", "5m")
+    strategy = strategy_for(
+        config.get("CONTEXT_STRATEGY", "trim"),
+        config.get("MODEL_CONTEXT_TOKENS", 200_000),
+        config["MAX_TOKENS"],
+    )
     options: dict[str, Any] = {"max_retries": 0, "timeout": timeout}
     if config.get("ANTHROPIC_API_KEY"):
         options.update(
@@ -134,4 +166,6 @@ def build_model_client(config: dict[str, Any], timings: Timings) -> ModelClient:
             return anthropic.AsyncAnthropic(http_client=http, **options)
 
         model = DEMO_LABEL
-    return ModelClient(make_client, model, config["MAX_TOKENS"], system, cache, demo_pace=pace)
+    return ModelClient(
+        make_client, model, config["MAX_TOKENS"], system, cache, demo_pace=pace, strategy=strategy
+    )

@@ -15,9 +15,11 @@ from typing import Any
 __all__ = [
     "BYTES_PER_TOKEN",
     "MESSAGE_TOKENS",
+    "billed_usage",
     "block_tokens",
     "blocks_of",
     "message_tokens",
+    "request_input_tokens",
     "request_tokens",
     "usage_input_tokens",
     "usage_tokens",
@@ -70,5 +72,43 @@ def usage_input_tokens(usage: dict[str, Any] | None) -> int:
 
 
 def usage_tokens(usage: dict[str, Any] | None) -> int:
-    """Return every token a usage object reports: all input tokens and the output."""
-    return _counts(usage, (*INPUT_FIELDS, "output_tokens"))
+    """Return every token a usage object reports, every iteration's: input and output."""
+    return _counts(billed_usage(usage), (*INPUT_FIELDS, "output_tokens"))
+
+
+def billed_usage(usage: dict[str, Any] | None) -> dict[str, Any] | None:
+    """Return `usage` with its token fields summed over `iterations`, when it has them.
+
+    A compacted reply reports a `compaction` iteration and `message` iterations; its
+    top-level fields hold the message iterations only, but every iteration is billed.
+    """
+    if not isinstance(usage, dict):
+        return usage
+    iterations = usage.get("iterations")
+    if not isinstance(iterations, list) or not iterations:
+        return usage
+    steps = [step for step in iterations if isinstance(step, dict)]
+    out = dict(usage)
+    for key in (*INPUT_FIELDS, "output_tokens"):
+        out[key] = sum(_counts(step, (key,)) for step in steps)
+    split: dict[str, int] = {}
+    for step in steps:
+        creation = step.get("cache_creation")
+        for key, value in creation.items() if isinstance(creation, dict) else ():
+            if isinstance(value, int) and not isinstance(value, bool):
+                split[key] = split.get(key, 0) + value
+    if split:
+        out["cache_creation"] = split
+    return out
+
+
+def request_input_tokens(usage: dict[str, Any] | None) -> int:
+    """Return the input tokens of the request as sent: its first iteration's, if it has any.
+
+    The first iteration (a compaction, when one ran) read the whole request; later ones read
+    the compacted context.
+    """
+    iterations = usage.get("iterations") if isinstance(usage, dict) else None
+    if isinstance(iterations, list) and iterations and isinstance(iterations[0], dict):
+        return _counts(iterations[0], INPUT_FIELDS)
+    return _counts(usage, INPUT_FIELDS)

@@ -11,6 +11,7 @@ from typing import Any
 
 from demo_model.brain import Reply
 from demo_model.wire import encode_reply, sse
+from tests.cachesim.context import Managed, combined, manage
 from tests.cachesim.rules import PromptCache, RuleError, Usage, points
 from tests.faults.kinds import Fault, Status, Transcript, event_data
 from tests.faults.upstream import FaultyUpstream
@@ -38,6 +39,10 @@ class CachingUpstream:
         # `density` scales the token count (a tokenizer that finds more tokens than ours).
         self.window, self.density = window, density
         self.bodies: list[dict[str, Any]] = []
+        # What was billed, in order: a compacted request is two prompts, an edited one its
+        # edited messages (tests/cachesim/context.py).
+        self.prompts: list[dict[str, Any]] = []
+        self.managed: list[Managed] = []
         self.usages: list[Usage] = []
         self.rejected: list[str] = []
         self.too_long: list[int] = []
@@ -74,15 +79,21 @@ class CachingUpstream:
         refusal = self._refuse(body)
         if refusal is not None:
             return refusal
+        managed = manage(body)
         try:
-            usage = self.cache.apply(body)
+            steps = [self.cache.apply(prompt) for prompt in managed.prompts]
         except RuleError as err:
             self.rejected.append(str(err))
             return Status(400)
         self.bodies.append(body)
-        self.usages.append(usage)
-        reply = self.replies(body)
-        return Transcript(b"".join(reply_events(f"msg_sim_{index:04d}", body, reply, usage)))
+        self.prompts.extend(managed.prompts)
+        self.usages.append(combined(steps))
+        self.managed.append(managed)
+        reply = self.replies(managed.reads)
+        if managed.compaction is not None:
+            reply = Reply([managed.compaction, *reply.blocks], reply.stop_reason)
+        events = reply_events(f"msg_sim_{index:04d}", body, reply, steps, managed.applied_edits)
+        return Transcript(b"".join(events))
 
     def _refuse(self, body: dict[str, Any]) -> Fault | None:
         """Refuse a prompt longer than the window, in the API's words, before caching it."""
@@ -105,15 +116,35 @@ class CachingUpstream:
         return Status(400, message=message)
 
 
-def reply_events(message_id: str, body: dict[str, Any], reply: Reply, usage: Usage) -> list[bytes]:
-    """Return a reply's SSE events with the usage the API would report for it."""
+def reply_events(
+    message_id: str,
+    body: dict[str, Any],
+    reply: Reply,
+    usage: Usage | list[Usage],
+    applied_edits: list[dict[str, Any]] | None = None,
+) -> list[bytes]:
+    """Return a reply's SSE events with the usage the API would report for it.
+
+    Several usages are iterations (a compaction, then the message): the top-level fields
+    are the last one's, and every one is listed under `iterations`.
+    """
+    steps = usage if isinstance(usage, list) else [usage]
     rng = random.Random(message_id)
     model = str(body.get("model", "sim"))
     events = list(encode_reply(message_id, model, reply.blocks, reply.stop_reason, 1, rng))
     start = event_data(events[0])
-    start["message"]["usage"] = {**usage.api(), "output_tokens": 1}
+    start["message"]["usage"] = {**steps[-1].api(), "output_tokens": 1}
     events[0] = sse("message_start", start)
     delta = event_data(events[-2])
-    delta["usage"] = {**usage.api(), "output_tokens": delta["usage"]["output_tokens"]}
+    output = delta["usage"]["output_tokens"]
+    delta["usage"] = {**steps[-1].api(), "output_tokens": output}
+    if len(steps) > 1:
+        kinds = ["compaction"] * (len(steps) - 1) + ["message"]
+        delta["usage"]["iterations"] = [
+            {"type": kind, **step.api(), "output_tokens": output}
+            for kind, step in zip(kinds, steps, strict=True)
+        ]
+    if applied_edits:
+        delta["context_management"] = {"applied_edits": applied_edits}
     events[-2] = sse("message_delta", delta)
     return events

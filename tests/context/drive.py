@@ -12,6 +12,7 @@ from models import ApiToken, User
 from models.db import Database
 from services.sessions import create_session, get_session, get_turn
 from streaming.protocol import decode_stream
+from tests.cachesim.context import Managed
 from tests.cachesim.rules import Usage
 from tests.cachesim.script import Turn, asks, conversation, next_reply
 from tests.cachesim.upstream import CachingUpstream
@@ -29,6 +30,9 @@ class Long:
     usages: list[Usage] = field(default_factory=list)
     too_long: list[int] = field(default_factory=list)
     requests: list[dict[str, Any]] = field(default_factory=list)
+    # What the upstream billed (a compacted request is two prompts) and how it managed each.
+    prompts: list[dict[str, Any]] = field(default_factory=list)
+    managed: list[Managed] = field(default_factory=list)
     served: list[str] = field(default_factory=list)
     rejected: list[str] = field(default_factory=list)
     statuses: list[str] = field(default_factory=list)
@@ -45,9 +49,18 @@ class Long:
         return sum(usage.total for usage in self.usages)
 
 
-def question(k: int, script: list[Turn]) -> str:
-    """The k-th question: the script's, numbered so the upstream knows which turn it is."""
-    return f"{script[k % len(script)].question} (#{k})"
+def question(k: int, script: list[Turn], pad: int = 0) -> str:
+    """The k-th question: the script's, numbered so the upstream knows which turn it is,
+    with about `pad` characters of a pasted statement before the number."""
+    text = script[k % len(script)].question
+    if pad:
+        lines = (
+            f"2025-{1 + d % 12:02d}-{1 + d % 28:02d} purchase {k}.{d} {d % 97}.50;"
+            for d in range(pad)
+        )
+        pasted = " ".join(lines)[:pad]
+        text = f"{text} Here is my statement: {pasted}"
+    return f"{text} (#{k})"
 
 
 def reply(body: dict[str, Any], script: list[Turn]) -> Reply:
@@ -68,10 +81,15 @@ def _text(message: dict[str, Any]) -> str:
 
 
 def converse_long(
-    db_url: str, turns: int | list[int], window: int, density: float = 1.0, **config: Any
+    db_url: str,
+    turns: int | list[int],
+    window: int,
+    density: float = 1.0,
+    pad: int = 0,
+    **config: Any,
 ) -> Long:
     """Run scripted turns (the first n, or these numbers) in one session against an upstream
-    whose context window holds `window` tokens."""
+    whose context window holds `window` tokens; each question carries `pad` more characters."""
     from app import create_app
 
     script = conversation(finance_today())
@@ -93,7 +111,7 @@ def converse_long(
         seed_finance(db, user_id, months=6, seed=11)
         out.session_id = create_session(db, user_id)["id"]
         for k in range(turns) if isinstance(turns, int) else turns:
-            started = service.start(user_id, out.session_id, question(k, script))
+            started = service.start(user_id, out.session_id, question(k, script, pad))
             if not service.wait(started.turn_id, timeout=60):
                 raise TimeoutError(f"turn {started.turn_id} did not finish")
             out.statuses.append(get_turn(db, user_id, started.turn_id)["status"])
@@ -108,6 +126,7 @@ def converse_long(
     out.bodies, out.usages = upstream.bodies, upstream.usages
     out.too_long, out.rejected = upstream.too_long, upstream.rejected
     out.requests, out.served = upstream.requests, upstream.served
+    out.prompts, out.managed = upstream.prompts, upstream.managed
     return out
 
 

@@ -17,6 +17,7 @@ import pytest
 
 import engine.upstream.context as context
 from streaming.history import validate_history
+from tests.cachesim.ideal import ideal_billed
 from tests.cachesim.rules import points, strip
 from tests.context.drive import Long, converse_long
 
@@ -31,14 +32,15 @@ Runner = Callable[..., Long]
 def run(migrated_template: Path, tmp_path_factory: pytest.TempPathFactory) -> Runner:
     counter = itertools.count()
 
-    def go(**config: Any) -> Long:
+    def go(window: int = WINDOW, pad: int = 0, **config: Any) -> Long:
         path = tmp_path_factory.mktemp("long") / f"run{next(counter)}.db"
         shutil.copy(migrated_template, path)
         return converse_long(
             f"sqlite:///{path}",
             TURNS,
-            WINDOW,
-            MODEL_CONTEXT_TOKENS=WINDOW,
+            window,
+            pad=pad,
+            MODEL_CONTEXT_TOKENS=window,
             MAX_TOKENS=MAX_TOKENS,
             **config,
         )
@@ -146,3 +148,88 @@ def test_trimming_in_big_steps_keeps_the_cache_warm(
             f"{long.uncached():,} ({long.billed() / long.uncached():.3f}x); trimming a turn at "
             f"a time: {naive_steps} steps, billed {naive.billed():,.0f}"
         )
+
+
+# Compaction's least trigger is 50,000 tokens: its window is larger, and each question
+# carries a pasted statement (about 8,000 tokens) so the conversation outgrows it often.
+STRATEGIES = {
+    "edit": {"window": WINDOW},
+    "compact": {"window": 100_000, "pad": 32_000, "MAX_MESSAGE_CHARS": 40_000},
+}
+IDEAL_SLACK = 1.10
+
+
+@pytest.fixture(scope="module", params=sorted(STRATEGIES))
+def managed(run: Runner, request: pytest.FixtureRequest) -> tuple[str, Long]:
+    kind = request.param
+    return kind, run(CONTEXT_STRATEGY=kind, **STRATEGIES[kind])
+
+
+def test_each_strategy_completes_every_turn_within_the_window(managed: tuple[str, Long]) -> None:
+    kind, long = managed
+    window = STRATEGIES[kind]["window"]
+    assert long.statuses == ["completed"] * TURNS
+    assert long.too_long == [] and long.rejected == []
+    for body in long.bodies:
+        assert points(body)[-1].tokens + body["max_tokens"] <= window
+        edits = body["context_management"]["edits"]
+        assert [e["type"] for e in edits] == [
+            {"edit": "clear_tool_uses_20250919", "compact": "compact_20260112"}[kind]
+        ]
+        messages = strip(body)["messages"]
+        if messages[0]["role"] == "assistant":
+            assert messages[0]["content"][0]["type"] == "compaction"
+            messages = [{"role": "user", "content": "(compacted)"}, *messages]
+        assert validate_history(messages) == []
+    # Nothing stored is lost, whatever the model was sent.
+    assert validate_history(long.stored, expect_user_last=False) == []
+    shown = {m["id"]: m for m in long.shown["messages"]}
+    assert all(shown[m["id"]]["content"] == m["content"] for m in long.stored)
+
+
+def test_the_server_acted_many_times_and_clients_were_told(managed: tuple[str, Long]) -> None:
+    kind, long = managed
+    ends = [d for events in long.events for _, k, d in events if k == "message_end"]
+    if kind == "edit":
+        applied = [m.applied_edits for m in long.managed if m.applied_edits]
+        assert len(applied) >= 5
+        told = [d["context_management"] for d in ends if "context_management" in d]
+        assert [t["applied_edits"] for t in told] == applied
+        stored = [
+            m["usage"]["context_management"]
+            for m in long.shown["messages"]
+            if "context_management" in (m.get("usage") or {})
+        ]
+        assert stored == told
+        return
+    compactions = [m.compaction for m in long.managed if m.compaction]
+    assert len(compactions) >= 3
+    for block in compactions:
+        # Stored whole and verbatim as the first block of its reply...
+        replies = [m for m in long.stored if m["content"] and m["content"][0] == block]
+        assert len(replies) == 1
+        # ...and every later request starts from it until the next one.
+        index = next(i for i, m in enumerate(long.managed) if m.compaction == block)
+        following = long.bodies[index + 1]["messages"][0]["content"][0]
+        assert {k: v for k, v in following.items() if k != "cache_control"} == block
+        assert following["cache_control"] == {"type": "ephemeral"}
+    # Every iteration is billed: the totals shown include the compaction iterations.
+    assert long.shown["usage"]["input_tokens"] == sum(u.input_tokens for u in long.usages)
+    with_iterations = [m for m in long.shown["messages"] if "iterations" in (m.get("usage") or {})]
+    assert len(with_iterations) == len(compactions)
+
+
+def test_each_strategy_bills_within_10_percent_of_the_ideal(
+    long: Long, managed: tuple[str, Long], capsys: pytest.CaptureFixture[str]
+) -> None:
+    kind, run = managed
+    for name, conv in (("trim", long), (kind, run)):
+        ideal = ideal_billed(conv.prompts)
+        ratio = conv.billed() / ideal
+        with capsys.disabled():
+            print(
+                f"\n{name}: {len(conv.bodies)} requests, billed input {conv.billed():,.0f} of "
+                f"{conv.uncached():,} ({conv.billed() / conv.uncached():.3f}x); ideal "
+                f"{ideal:,.0f}: {ratio:.3f}x of it"
+            )
+        assert ratio <= IDEAL_SLACK, f"{name}: {ratio:.3f}x of ideal"

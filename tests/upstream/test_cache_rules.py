@@ -164,7 +164,15 @@ def test_the_ideal_matches_a_brute_force_search_over_every_placement(
     assert ideal < sum(points(b)[-1].tokens for b in bodies)
 
 
-def test_the_ideal_is_only_claimed_for_a_chain_of_requests() -> None:
-    blocks = [block(k, 300) for k in range(6)]
-    with pytest.raises(ValueError, match="extend"):
-        ideal_billed([body(blocks[:5]), body([*blocks[:3], block(9, 300)])])
+def test_a_break_in_the_chain_starts_a_new_one_from_the_prefix_both_share() -> None:
+    blocks = [block(k, 400) for k in range(6)]
+    first, second = body(blocks[:5]), body([*blocks[:3], block(9, 400)])
+    alone = ideal_billed([first])
+    shared = points(second)[-2].tokens  # all but the new block: at least MIN_TOKENS
+    rest = points(second)[-1].tokens - shared
+    assert shared >= MIN_TOKENS
+    # At best the shared prefix is read; the new block is the last: not worth writing.
+    assert ideal_billed([first, second]) == pytest.approx(alone + 0.1 * shared + rest)
+    # Nothing shared: the second request starts from nothing.
+    other = body([block(k, 400) for k in range(20, 24)], system="other")
+    assert ideal_billed([first, other]) == pytest.approx(alone + ideal_billed([other]))

@@ -13,6 +13,7 @@ export function createBlock(data, schedule) {
   if (data.type === 'thinking') return new ThinkingBlock(block.thinking || '', false);
   if (data.type === 'redacted_thinking') return new ThinkingBlock('', true);
   if (TOOL_TYPES.has(data.type)) return new ToolBlock(block);
+  if (data.type === 'compaction') return new CompactionBlock();
   return new OtherBlock(data.type, block);
 }
 
@@ -121,6 +122,19 @@ class ToolBlock {
     this.state.textContent = 'running…';
     this.el.classList.remove('failed');
   }
+}
+
+// The model's summary of the conversation before it (CONTEXT_STRATEGY=compact): a quiet
+// divider, never answer text; the summary itself is for the model.
+class CompactionBlock {
+  constructor() {
+    this.el = el('div', { class: 'block compaction', role: 'separator' },
+      el('span', { text: 'Earlier messages summarised for the model' }));
+  }
+
+  delta() {}
+
+  end() {}
 }
 
 class OtherBlock {
