@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from engine.upstream.context import Plan, plan
-from engine.upstream.strategy import Strategy, model_view
+from engine.upstream.strategy import OPENER, Strategy, model_view
 from engine.upstream.tokens import block_tokens, request_input_tokens
 
 __all__ = ["ContextWindow", "Fit"]
@@ -90,9 +90,11 @@ class ContextWindow:
         room = (limit - self.max_tokens) / learned.scale - fixed
         offset, view = model_view(history, self.strategy.kind)
         chosen = plan(view, room)
-        if offset:
-            # first_kept indexes the stored history, where the view starts at `offset`.
-            chosen = replace(chosen, first_kept=chosen.first_kept + offset)
+        if view and view[0] is OPENER:
+            # first_kept indexes the stored history, where view[1:] starts at offset + 1 (a
+            # compacted view opens with a constant opener the API drops: its first stored
+            # message is the one holding the compaction block).
+            chosen = replace(chosen, first_kept=max(chosen.first_kept, 1) + offset)
         return Fit(chosen, fixed + chosen.tokens, learned.scale, limit, self.max_tokens)
 
     def observe(self, session_id: str, fit: Fit, usage: dict[str, Any] | None) -> None:

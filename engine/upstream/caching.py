@@ -88,14 +88,19 @@ def place(
     mark = marker(mode)
     if system:
         system[0] = {**system[0], "cache_control": mark}
+    # A compacted view opens with a constant user opener, then the compaction: the API drops
+    # what precedes the compaction block, so no breakpoint goes there.
+    start = next(
+        (i for i in range(min(2, len(messages))) if _opens_with_compaction(messages[i])), 0
+    )
     last = len(messages) - 1
     for index in (_previous_user(messages), last):
-        if index is not None and index >= 0:
+        if index is not None and index >= start:
             messages[index] = _mark_last(messages[index], mark)
-    if messages and _opens_with_compaction(messages[0]):
-        first = messages[0]
+    if messages and _opens_with_compaction(messages[start]):
+        first = messages[start]
         blocks = [{**first["content"][0], "cache_control": mark}, *first["content"][1:]]
-        messages[0] = {**first, "content": blocks}
+        messages[start] = {**first, "content": blocks}
     return tools, system, messages
 
 

@@ -20,6 +20,7 @@ __all__ = [
     "COMPACT_BETA",
     "COMPACT_MIN_TRIGGER",
     "EDIT_BETA",
+    "OPENER",
     "STRATEGIES",
     "Strategy",
     "StrategyKind",
@@ -38,6 +39,8 @@ COMPACT_EDIT = "compact_20260112"
 CLEAR_EDIT = "clear_tool_uses_20250919"
 # The API refuses a compaction trigger below this many input tokens.
 COMPACT_MIN_TRIGGER = 50_000
+# What a compacted view opens with (see model_view); it is not stored.
+OPENER: Message = {"role": "user", "content": "(The conversation so far is summarised next.)"}
 # Triggers as a share of the room (window less the output budget). Our estimate errs high
 # (about 4/3 of the API's count), so trim acts at about 3/4 of the room in the API's tokens:
 # both triggers stay below that, so the server acts first and trim is only the backstop.
@@ -138,7 +141,9 @@ def model_view(history: list[Message], kind: StrategyKind) -> tuple[int, list[Me
         i, j = found
         first = history[i]
         head = first if j == 0 else {**first, "content": first["content"][j:]}
-        return i, [head, *history[i + 1 :]]
+        # A request opens with a user message; the API drops everything before the compaction
+        # block, so a constant opener costs nothing and keeps the cached prefix stable.
+        return i - 1, [OPENER, head, *history[i + 1 :]]
     if not any(_has_compaction(m) for m in history):
         return 0, history
     return 0, [_without_compaction(m) for m in history]

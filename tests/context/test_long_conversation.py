@@ -210,7 +210,9 @@ def test_the_server_acted_many_times_and_clients_were_told(managed: tuple[str, L
         assert len(replies) == 1
         # ...and every later request starts from it until the next one.
         index = next(i for i, m in enumerate(long.managed) if m.compaction == block)
-        following = long.bodies[index + 1]["messages"][0]["content"][0]
+        opener, compacted = long.bodies[index + 1]["messages"][:2]
+        assert opener["role"] == "user" and "cache_control" not in str(opener)
+        following = compacted["content"][0]
         assert {k: v for k, v in following.items() if k != "cache_control"} == block
         assert following["cache_control"] == {"type": "ephemeral"}
     # Every iteration is billed: the totals shown include the compaction iterations.

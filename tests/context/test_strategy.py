@@ -16,7 +16,7 @@ from demo_model.transport import DemoTransport
 from engine.turns.calls import ModelCalls
 from engine.turns.window import ContextWindow
 from engine.upstream.client import ModelClient
-from engine.upstream.strategy import Strategy, model_view, strategy_for
+from engine.upstream.strategy import OPENER, Strategy, model_view, strategy_for
 from engine.upstream.tokens import billed_usage, request_input_tokens, usage_tokens
 from services.pricing import price_table, summarize
 
@@ -84,14 +84,17 @@ def compacted_history() -> list[dict[str, Any]]:
 def test_the_models_view_starts_at_the_newest_compaction_block() -> None:
     history = compacted_history()
     offset, view = model_view(history, "compact")
-    assert offset == 3 and view == history[3:]
+    # A constant user opener (dropped by the API with all before the compaction block) keeps
+    # the request user-first.
+    assert offset == 2 and view == [OPENER, *history[3:]]
     # Other strategies send no compaction block (a session whose strategy changed).
     _, plain = model_view(history, "trim")
     assert plain[3]["content"] == [{"type": "text", "text": "b"}]
     # The window plans from it, and says where in the stored history the request starts.
     window = ContextWindow(200_000, 1000, strategy=Strategy("compact", 120_000))
     fit = window.fit("s", history, [])
-    assert fit.plan.messages[0]["content"][0]["type"] == "compaction"
+    assert fit.plan.messages[0] == OPENER
+    assert fit.plan.messages[1]["content"][0]["type"] == "compaction"
     assert fit.plan.first_kept == 3
 
 

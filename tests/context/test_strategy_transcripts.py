@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from engine.upstream.strategy import OPENER
 from services.sessions import create_session, get_session
 from streaming.protocol import decode_stream
 from tests.conftest import make_user
@@ -88,13 +89,14 @@ def test_a_compaction_block_is_stored_verbatim_and_starts_the_next_request(
             {"type": "compact_20260112", "trigger": {"type": "input_tokens", "value": 117_600}}
         ]
     }
-    # The next request starts at the compaction block (the question before it is not sent),
-    # round-tripped verbatim with a cache breakpoint on it.
+    # The next request starts at the compaction block (the question before it is not sent,
+    # a constant opener keeps it user-first), round-tripped verbatim with a breakpoint on it.
     sent = second["messages"]
-    assert [m["role"] for m in sent] == ["assistant", "user"]
-    assert sent[0]["content"][0] == {**block, "cache_control": {"type": "ephemeral"}}
-    assert sent[0]["content"][1]["text"] == "Hello there!"
-    assert sent[1]["content"][-1]["text"] == "And now?"
+    assert [m["role"] for m in sent] == ["user", "assistant", "user"]
+    assert sent[0]["content"] == [{"type": "text", "text": OPENER["content"]}]
+    assert sent[1]["content"][0] == {**block, "cache_control": {"type": "ephemeral"}}
+    assert sent[1]["content"][1]["text"] == "Hello there!"
+    assert sent[2]["content"][-1]["text"] == "And now?"
     # Everything stays stored and shown.
     assert [m["role"] for m in shown["messages"]] == ["user", "assistant"] * 2
 
