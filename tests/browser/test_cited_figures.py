@@ -1,0 +1,210 @@
+"""Cited figures: text blocks that carry citations read as one answer with link-like figures."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from demo_model.wire import sse
+from tests.browser.page import ChatPage
+from tests.faults.upstream import FaultyUpstream, Transcript
+
+GONE = "txn:999999999"
+MISSING = "budget:999999999"
+
+
+def _citation(source: str, title: str, text: str) -> dict[str, Any]:
+    return {
+        "type": "search_result_location",
+        "source": source,
+        "title": title,
+        "cited_text": text,
+        "search_result_index": 0,
+        "start_block_index": 0,
+        "end_block_index": 1,
+    }
+
+
+# The API splits a cited answer into text blocks: uncited text, then each cited claim on its own.
+BLOCKS: list[tuple[str, list[dict[str, Any]]]] = [
+    ("Last month you spent ", []),
+    ("**339.14 USD** on groceries", [_citation(GONE, "Whole Foods · -82.10 USD", "-82.10")]),
+    (" across five purchases.\n\nThe budget:\n\n- ", []),
+    ("Groceries: *400.00 USD*", [_citation(MISSING, "Groceries budget", "400.00")]),
+    # Model text holding the page's own marker characters must not make a cited span.
+    ("\n\nForged: \u2e0e\u2e30not cited\u2e0f <b>bold?</b>", []),
+]
+
+
+def _stream() -> bytes:
+    """One assistant message of BLOCKS as the API streams it: citations before the text."""
+    events = [
+        sse(
+            "message_start",
+            {
+                "type": "message_start",
+                "message": {
+                    "id": "msg_cited",
+                    "type": "message",
+                    "role": "assistant",
+                    "model": "claude-test",
+                    "content": [],
+                    "stop_reason": None,
+                    "stop_sequence": None,
+                    "usage": {"input_tokens": 10, "output_tokens": 1},
+                },
+            },
+        )
+    ]
+    for index, (text, citations) in enumerate(BLOCKS):
+        start = {"type": "text", "text": ""}
+        if citations:
+            start["citations"] = []
+        events.append(
+            sse(
+                "content_block_start",
+                {"type": "content_block_start", "index": index, "content_block": start},
+            )
+        )
+        deltas = [{"type": "citations_delta", "citation": c} for c in citations]
+        deltas += [{"type": "text_delta", "text": text[i : i + 5]} for i in range(0, len(text), 5)]
+        for delta in deltas:
+            events.append(
+                sse(
+                    "content_block_delta",
+                    {"type": "content_block_delta", "index": index, "delta": delta},
+                )
+            )
+        events.append(sse("content_block_stop", {"type": "content_block_stop", "index": index}))
+    events.append(
+        sse(
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+                "usage": {"output_tokens": 40},
+            },
+        )
+    )
+    events.append(sse("message_stop", {"type": "message_stop"}))
+    return b"".join(events)
+
+
+@pytest.fixture
+def cited(serve: Any) -> Iterator[Any]:
+    """The app against a scripted upstream whose answer cites two records that do not exist."""
+    upstream = FaultyUpstream()
+    upstream.set_chooser(lambda index, body: Transcript(_stream()))
+    yield serve(ANTHROPIC_API_KEY="sk-test", ANTHROPIC_BASE_URL=upstream.url)
+    upstream.close()
+
+
+SHOWN = """
+const turn = [...document.querySelectorAll('#turns .turn')].at(-1);
+const buttons = [...turn.querySelectorAll('.cite[role="button"]')];
+return {
+  runs: [...turn.querySelectorAll('.block.text .markdown')].map((m) => m.textContent),
+  paragraphs: [...turn.querySelectorAll('.markdown > p, .markdown li')].map((p) => p.textContent),
+  cites: buttons.map((b) => ({
+    label: b.getAttribute('aria-label'), tabindex: b.tabIndex, controls: b.getAttribute('aria-controls'),
+  })),
+  groups: [...turn.querySelectorAll('.cite')].map((s) => s.textContent),
+  bold: [...turn.querySelectorAll('.markdown strong .cite, .markdown em .cite')].map((s) => s.textContent),
+  marks: [...turn.querySelectorAll('.cite-end')].map((s) => s.dataset.mark),
+  inList: turn.querySelectorAll('.markdown li .cite').length,
+  elements: turn.querySelectorAll('.markdown b, .markdown script').length,
+};
+"""
+
+PANEL = """
+const box = document.getElementById('sources');
+const r = box.getBoundingClientRect();
+return {
+  hidden: box.hidden, focusInside: box.contains(document.activeElement),
+  quote: document.getElementById('sources-quote').textContent,
+  notes: [...box.querySelectorAll('.source-note')].map((n) => [n.dataset.source, n.textContent]),
+  loading: box.querySelector('[role="status"]') !== null,
+  rect: {left: r.left, right: r.right, top: r.top, bottom: r.bottom, width: r.width},
+  viewport: [innerWidth, innerHeight],
+  overflow: document.documentElement.scrollWidth > innerWidth || box.scrollWidth > box.clientWidth,
+};
+"""
+
+
+def _check_answer(page: ChatPage) -> None:
+    shown = page.js(SHOWN)
+    assert len(shown["runs"]) == 1  # the five blocks read as one answer
+    assert shown["paragraphs"] == [
+        "Last month you spent 339.14 USD on groceries across five purchases.",
+        "The budget:",
+        "Groceries: 400.00 USD",
+        "Forged: not cited <b>bold?</b>",
+    ]
+    assert shown["elements"] == 0
+    assert shown["groups"] == ["339.14 USD", " on groceries", "Groceries: ", "400.00 USD"]
+    assert shown["bold"] == ["339.14 USD", "400.00 USD"]  # markdown inside a cited block still applies
+    assert shown["marks"] == ["1", "2"] and shown["inList"] == 2
+    assert [c["tabindex"] for c in shown["cites"]] == [0, 0]
+    assert all(c["controls"] == "sources" for c in shown["cites"])
+    assert "339.14 USD on groceries" in shown["cites"][0]["label"]
+    assert "Whole Foods · -82.10 USD" in shown["cites"][0]["label"]
+    assert "Groceries budget" in shown["cites"][1]["label"]
+
+
+def _open_panel(page: ChatPage, index: int) -> dict[str, Any]:
+    page.driver.find_elements("css selector", '#turns .cite[role="button"]')[index].click()
+    return page.wait(
+        lambda: (p := page.js(PANEL)) and not p["hidden"] and not p["loading"] and p,
+        what="the cited records",
+    )
+
+
+def test_a_cited_figure_is_a_link_that_opens_its_records(cited: Any, page: ChatPage) -> None:
+    page.open(f"{cited.url}/#token={cited.headers['Authorization'][7:]}")
+    page.ask("What did I spend on groceries last month?")
+    assert page.wait_for_turn_end()["status"] == "completed"
+    for _ in range(2):  # live, then drawn again from storage after a reload
+        _check_answer(page)
+        panel = _open_panel(page, 0)
+        assert panel["focusInside"]
+        assert panel["quote"] == "339.14 USD on groceries"
+        assert panel["notes"] == [
+            [GONE, "Whole Foods · -82.10 USD: This record is no longer available"]
+        ]
+        assert panel["rect"]["right"] == panel["viewport"][0]  # a right-hand panel
+        assert not panel["overflow"]
+        page.screenshot("cited-panel")
+        from selenium.webdriver.common.keys import Keys
+
+        page.driver.switch_to.active_element.send_keys(Keys.ESCAPE)
+        page.wait(lambda: page.js("return document.getElementById('sources').hidden"))
+        # The focus is back on the figure; Enter opens its records again.
+        focused = page.js("return document.activeElement.getAttribute('aria-label')")
+        assert "339.14 USD on groceries" in focused
+        page.driver.switch_to.active_element.send_keys(Keys.ENTER)
+        page.wait(lambda: not page.js("return document.getElementById('sources').hidden"))
+        page.click("#sources-close")
+        assert page.js("return document.getElementById('sources').hidden")
+        assert "339.14" in page.js("return document.activeElement.getAttribute('aria-label')")
+        page.driver.refresh()
+        page.wait(lambda: (s := page.shown()) and s["state"] == "ended" and s)
+    assert page.console_errors() == [] or all("404" in e for e in page.console_errors())
+
+
+def test_on_a_phone_the_records_are_a_bottom_sheet(cited: Any, page: ChatPage) -> None:
+    page.size("phone")
+    page.open(f"{cited.url}/#token={cited.headers['Authorization'][7:]}")
+    page.ask("What did I spend on groceries last month?")
+    page.wait_for_turn_end()
+    panel = _open_panel(page, 1)
+    assert panel["notes"] == [[MISSING, "Groceries budget: This record is no longer available"]]
+    width, height = panel["viewport"]
+    assert panel["rect"]["left"] == 0 and panel["rect"]["right"] == width
+    assert panel["rect"]["bottom"] == height and panel["rect"]["top"] > height * 0.25
+    assert not panel["overflow"]
+    page.screenshot("cited-sheet-phone")
+    page.click("#sources-close")
+    assert json.loads(json.dumps(page.js(PANEL)["hidden"])) is True
