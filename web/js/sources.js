@@ -96,17 +96,13 @@ function distinct(citations) {
   return [...seen.values()];
 }
 
-/** What a record endpoint returned, as lists of transactions, accounts and budgets. */
+/** What a record endpoint returned (docs/api.md), as lists of transactions, accounts and budgets. */
 function records(source, data) {
   const kind = source.slice(0, source.indexOf(':'));
-  if (kind === 'txns') {
-    const rows = data.transactions ?? data.rows ?? [];
-    return { transactions: rows, count: data.count ?? rows.length };
-  }
-  const one = data[{ txn: 'transaction', account: 'account', budget: 'budget' }[kind]] ?? data;
-  if (kind === 'txn') return { transactions: [one], count: 1 };
-  if (kind === 'account') return { accounts: [one], count: 1 };
-  return { budgets: [one], count: 1 };
+  if (kind === 'txns') return { transactions: data.transactions || [], count: data.count, totals: data.totals };
+  if (kind === 'txn') return { transactions: [data], count: 1 };
+  if (kind === 'account') return { accounts: [data], count: 1 };
+  return { budgets: [data], count: 1 };
 }
 
 function view(sources, found) {
@@ -126,8 +122,9 @@ function view(sources, found) {
     for (const row of got.accounts || []) accounts.set(row.id ?? accounts.size, row);
     for (const row of got.budgets || []) budgets.set(row.id ?? budgets.size, row);
     const shown = (got.transactions || got.accounts || got.budgets).length;
-    const size = got.transactions && got.count !== 1 ? ` (${countWords(shown, got.count)})` : '';
-    return el('li', { class: 'source-note', dataset: { source: citation.source } }, `${name}${size}`);
+    const size = got.totals ? ` (${countWords(shown, got.count ?? shown)})` : '';
+    const all = shown < got.count ? allTotals(got.totals) : null;
+    return el('li', { class: 'source-note', dataset: { source: citation.source } }, `${name}${size}`, all);
   });
   return [
     transactions.size ? transactionTable([...transactions.values()]) : null,
@@ -141,6 +138,12 @@ function view(sources, found) {
 function countWords(shown, count) {
   const noun = count === 1 ? 'transaction' : 'transactions';
   return shown < count ? `first ${shown} of ${count} ${noun}` : `${count} ${noun}`;
+}
+
+/** A list cut to a page: what all its rows come to, from the server's totals. */
+function allTotals(totals) {
+  const words = (totals || []).map((t) => `${t.net} ${t.currency}`).join(', ');
+  return words ? el('span', { class: 'all-totals', text: `; all of them: ${words}` }) : null;
 }
 
 function amountCell(amount, currency) {
