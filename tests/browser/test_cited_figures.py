@@ -7,10 +7,9 @@ from datetime import date, timedelta
 from typing import Any
 
 import pytest
-
-from demo_model.wire import sse
 from selenium.webdriver.common.keys import Keys
 
+from demo_model.wire import sse
 from tests.browser.page import ChatPage
 from tests.faults.upstream import FaultyUpstream, Transcript
 
@@ -129,10 +128,12 @@ return {
   runs: [...turn.querySelectorAll('.block.text .markdown')].map((m) => m.textContent),
   paragraphs: [...turn.querySelectorAll('.markdown > p, .markdown li')].map((p) => p.textContent),
   cites: buttons.map((b) => ({
-    label: b.getAttribute('aria-label'), tabindex: b.tabIndex, controls: b.getAttribute('aria-controls'),
+    label: b.getAttribute('aria-label'), tabindex: b.tabIndex,
+    controls: b.getAttribute('aria-controls'),
   })),
   groups: [...turn.querySelectorAll('.cite')].map((s) => s.textContent),
-  bold: [...turn.querySelectorAll('.markdown strong .cite, .markdown em .cite')].map((s) => s.textContent),
+  bold: [...turn.querySelectorAll('.markdown strong .cite, .markdown em .cite')].map(
+    (s) => s.textContent),
   marks: [...turn.querySelectorAll('.cite-end')].map((s) => s.dataset.mark),
   inList: turn.querySelectorAll('.markdown li .cite').length,
   elements: turn.querySelectorAll('.markdown b, .markdown script').length,
