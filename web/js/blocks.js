@@ -87,10 +87,6 @@ class TextBlock {
     this.lead(false);
   }
 
-  get body() {
-    return this.run.body;
-  }
-
   delta(delta) {
     if (delta.type === 'citations_delta' && delta.citation) {
       this.citations.push(delta.citation);

@@ -17,7 +17,6 @@ const MARK = /\u2E0E([\u2E30-\u2E39]+)|\u2E0F/g;
 // Block syntax at the start of a cited block (a list item, heading, quote, table cell) stays
 // in front of the marker, so the block keeps its meaning.
 const LEAD = /^(?:\s*(?:[-*+]\s+|\d{1,9}[.)]\s+|#{1,6}\s+|>\s?|\|\s*))*\s*/;
-const TRAIL = /\s*$/;
 
 const cited = new WeakMap(); // cited span -> { citations, text }
 
@@ -47,10 +46,10 @@ export function renderRun(blocks) {
 
 function marked(text, index) {
   const lead = LEAD.exec(text)[0];
-  const rest = text.slice(lead.length);
-  const trail = TRAIL.exec(rest)[0];
+  const body = text.slice(lead.length).trimEnd();
+  const trail = text.slice(lead.length + body.length);
   const digits = [...String(index)].map((d) => String.fromCharCode(DIGIT0 + Number(d))).join('');
-  return `${lead}${START}${digits}${rest.slice(0, rest.length - trail.length)}${END}${trail}`;
+  return `${lead}${START}${digits}${body}${END}${trail}`;
 }
 
 function number(digits) {
