@@ -18,7 +18,9 @@ export class SourcesPanel {
     this.title = $('sources-title');
     this.quote = $('sources-quote');
     this.body = $('sources-body');
+    this.root = root;
     this.trigger = null;
+    this.shown = null; // the citations and text of the figure whose records are open
     this.loads = 0;
     $('sources-close').addEventListener('click', () => this.close());
     root.addEventListener('click', (event) => {
@@ -31,6 +33,13 @@ export class SourcesPanel {
       event.preventDefault();
       this.open(span);
     });
+    // Another chat drawn (or this one drawn again): follow the figure, or close if it is gone.
+    new MutationObserver(() => {
+      if (this.box.hidden || this.trigger?.isConnected) return;
+      this.trigger = this.relocate();
+      if (this.trigger) this.mark(true);
+      else this.close({ focus: false });
+    }).observe(root, { childList: true });
     // Registered before the page's own Esc (stop the answer): with the panel open, Esc closes it.
     document.addEventListener('keydown', (event) => {
       if (event.key !== 'Escape' || this.box.hidden || event.defaultPrevented) return;
@@ -42,7 +51,8 @@ export class SourcesPanel {
 
   /** Show the records behind the cited figure `span`. */
   async open(span) {
-    const { citations, text } = citedBy(span);
+    this.shown = citedBy(span);
+    const { citations, text } = this.shown;
     this.mark(false);
     this.trigger = first(span);
     this.mark(true);
@@ -58,15 +68,25 @@ export class SourcesPanel {
     this.body.replaceChildren(...view(sources, found).filter(Boolean));
   }
 
-  close() {
+  /** Close the panel; the focus goes back to the figure (or the message box, if it is gone). */
+  close({ focus = true } = {}) {
     if (this.box.hidden) return;
     this.loads += 1;
     this.box.hidden = true;
     document.body.classList.remove('sources-open');
+    if (!this.trigger?.isConnected) this.trigger = this.relocate();
     this.mark(false);
-    const back = this.trigger?.isConnected ? this.trigger : $('message');
+    const back = this.trigger || $('message');
     this.trigger = null;
-    back.focus();
+    if (focus) back.focus();
+  }
+
+  /** The figure shown now for the one opened (an answer is drawn anew as it streams or reloads). */
+  relocate() {
+    const want = JSON.stringify(this.shown?.citations);
+    const same = (span) =>
+      citedBy(span)?.text === this.shown?.text && JSON.stringify(citedBy(span).citations) === want;
+    return [...this.root.querySelectorAll('.cite[role="button"]')].find(same) || null;
   }
 
   /** Show the figure whose records are open as such (every span of it). */
