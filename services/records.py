@@ -91,7 +91,7 @@ def transactions(db: Database, user_id: int, query: dict[str, Any]) -> dict[str,
     query's cursor) is a 422 naming the parameter.
     """
     try:
-        found = get_transactions(ToolContext(user_id, db), query)
+        found = get_transactions(ToolContext(user_id, db), query).result
     except ToolInputError as err:
         message = BAD_CURSOR if err.field == "cursor" else err.message
         raise Refused("validation_error", message, field=err.field) from err
