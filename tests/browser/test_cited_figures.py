@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from datetime import date, timedelta
+from decimal import Decimal
 from typing import Any
 
 import pytest
 from selenium.webdriver.common.keys import Keys
 
 from demo_model.wire import sse
-from tests.browser.page import ChatPage
+from tests.browser.page import QUESTION, ChatPage
 from tests.faults.upstream import FaultyUpstream, Transcript
 
 GONE = "txn:999999999"
 MISSING = "budget:999999999"
+# A figure as the demo model writes it: "339.14 USD".
+AMOUNT = re.compile(r"(\d[\d,]*\.\d{2}) ([A-Z]{3})")
 
 
 def _citation(source: str, title: str, text: str) -> dict[str, Any]:
@@ -232,6 +236,9 @@ def test_a_cited_figure_is_a_link_that_opens_its_records(cited: Any, page: ChatP
         assert "on groceries" in page.js("return document.activeElement.getAttribute('aria-label')")
         page.driver.refresh()
         page.wait(lambda: (s := page.shown()) and s["state"] == "ended" and s)
+    _open_panel(page, 1)
+    page.click("#new-chat")  # the records of a chat no longer shown close with it
+    page.wait(lambda: page.js("return document.getElementById('sources').hidden"))
     # The records that are gone answer 404, which Chromium logs; nothing else may go wrong.
     assert [e for e in page.console_errors() if " 404 " not in e] == []
 
@@ -251,3 +258,53 @@ def test_on_a_phone_the_records_are_a_bottom_sheet(cited: Any, page: ChatPage) -
     panel = _open_panel(page, 0)  # the transactions fit the phone's width too
     assert len(panel["rows"]) == len(cited.rows) and not panel["overflow"]
     page.screenshot("cited-sheet-phone")
+
+
+def _cited_blocks(server: Any, turn_id: str) -> list[dict[str, Any]]:
+    """The stored text blocks of a turn that carry citations."""
+    session_id = server.get(f"/api/turns/{turn_id}").json()["session_id"]
+    messages = server.get(f"/api/sessions/{session_id}").json()["messages"]
+    return [
+        block
+        for m in messages
+        if m["turn_id"] == turn_id and m["role"] == "assistant"
+        for block in m["content"]
+        if block["type"] == "text" and block.get("citations")
+    ]
+
+
+def _rows_of(server: Any, source: str) -> list[dict[str, Any]]:
+    """The transactions a cited source stands for, read from the record endpoints."""
+    kind, _, rest = source.partition(":")
+    if kind == "txns":
+        return server.get(f"/api/transactions?{rest}").json()["transactions"]
+    return [server.get(f"/api/transactions/{rest}").json()] if kind == "txn" else []
+
+
+def test_the_demo_models_cited_figure_opens_rows_that_add_up_to_it(
+    serve: Any, page: ChatPage
+) -> None:
+    server = serve()  # no API key: the offline demo model answers, citing what its tools found
+    page.open(f"{server.url}/#token={server.headers['Authorization'][7:]}")
+    page.ask(QUESTION)
+    shown = page.wait_for_turn_end()
+    assert shown["status"] == "completed"
+    block = next(b for b in _cited_blocks(server, shown["turnId"]) if AMOUNT.search(b["text"]))
+    figure = AMOUNT.search(block["text"])
+    expected: dict[int, dict[str, Any]] = {}
+    for citation in block["citations"]:
+        expected |= {row["id"]: row for row in _rows_of(server, citation["source"])}
+    assert expected  # the figure rests on transactions
+    for _ in range(2):  # live, then drawn again from storage after a reload
+        buttons = page.driver.find_elements("css selector", '#turns .cite[role="button"]')
+        at = next(i for i, b in enumerate(buttons) if figure[1] in b.get_attribute("aria-label"))
+        panel = _open_panel(page, at)
+        assert sorted(int(r["id"]) for r in panel["rows"]) == sorted(expected)
+        amount = figure[1].replace(",", "")
+        assert panel["totals"] == [f"-{amount} {figure[2]}"]  # the rows add up to the figure
+        assert -sum(Decimal(r["cells"][2].split()[0]) for r in panel["rows"]) == Decimal(amount)
+        page.screenshot("cited-demo")
+        page.click("#sources-close")
+        page.driver.refresh()
+        page.wait(lambda: (s := page.shown()) and s["state"] == "ended" and s)
+    assert page.console_errors() == []
