@@ -8,6 +8,8 @@ states. Honest answers cite nothing.
 
 from __future__ import annotations
 
+import random
+from collections import defaultdict
 from decimal import Decimal
 from typing import Any
 
@@ -16,6 +18,9 @@ import pytest
 from demo_data import seed_finance
 from demo_model.brain import respond
 from demo_model.cite import SearchResults
+from demo_model.wire import encode_reply
+from streaming.accumulator import MessageAccumulator
+from streaming.sse import iter_json_events
 from tests.conftest import make_user
 from tests.demo.conftest import AMOUNT, Demo, Seeded
 from tests.demo.test_corpus import BEYOND, FOREIGN, SUPPORTED
@@ -151,3 +156,23 @@ def test_search_results_are_numbered_in_request_order() -> None:
     assert [(c["source"], c["search_result_index"]) for c in cited] == [("b", 1), ("a", 2)]
     assert [c["cited_text"] for c in cited] == ["b", "a"]
     assert found.citations(["b", "missing"]) is None
+
+
+def test_the_wire_streams_citations_before_the_text_and_they_accumulate_back(
+    year: Seeded,
+) -> None:
+    demo = year.demo()
+    demo.ask("What did I spend on groceries last month?")
+    blocks = demo.messages[-1]["content"]
+    chunks = encode_reply("msg_x", "demo", blocks, "end_turn", 10, random.Random(1))
+    acc = MessageAccumulator()
+    kinds: dict[int, list[str]] = defaultdict(list)
+    for event in iter_json_events(list(chunks)):
+        acc.feed(event)
+        if event["type"] == "content_block_delta":
+            kinds[event["index"]].append(event["delta"]["type"])
+    assert acc.message()["content"] == blocks
+    for index, block in enumerate(blocks):
+        cited = ["citations_delta"] * len(block.get("citations") or [])
+        assert kinds[index][: len(cited)] == cited
+        assert set(kinds[index][len(cited) :]) == {"text_delta"}
