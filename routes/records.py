@@ -46,7 +46,7 @@ def transactions(query: dict[str, Any]) -> dict[str, Any]:
 @bp.doc(security=BEARER)
 def transaction(transaction_id: int) -> dict[str, Any]:
     """Show one of the caller's transactions."""
-    return records.transaction(get_db(), g.user_id, transaction_id)
+    return records.record(get_db(), g.user_id, "txn", transaction_id)
 
 
 @bp.get(f"/budgets/<{ID}:budget_id>")
@@ -56,7 +56,7 @@ def transaction(transaction_id: int) -> dict[str, Any]:
 @bp.doc(security=BEARER)
 def budget(budget_id: int) -> dict[str, Any]:
     """Show one of the caller's budgets: limit, spent and status over its month."""
-    return records.budget(get_db(), g.user_id, budget_id)
+    return records.record(get_db(), g.user_id, "budget", budget_id)
 
 
 @bp.get(f"/accounts/<{ID}:account_id>")
@@ -66,4 +66,4 @@ def budget(budget_id: int) -> dict[str, Any]:
 @bp.doc(security=BEARER)
 def account(account_id: int) -> dict[str, Any]:
     """Show one of the caller's accounts with its posted balance."""
-    return records.account(get_db(), g.user_id, account_id)
+    return records.record(get_db(), g.user_id, "account", account_id)

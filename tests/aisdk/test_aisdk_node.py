@@ -86,6 +86,10 @@ def test_a_multi_round_tool_turn(serve: Serve) -> None:
     assert any(p["type"].startswith("tool-") and p["state"] == "output-available"
                for p in out["final"]["parts"])  # fmt: skip
     assert out["final"]["metadata"] == {"status": "completed"}
+    # The demo cites the rows behind its figures: each source once, as the stored answer has it.
+    sources = [p for p in out["final"]["parts"] if p["type"] == "source-document"]
+    assert sources and len({p["sourceId"] for p in sources}) == len(sources)
+    assert all(p["sourceId"].split(":")[0] in ("txn", "txns") for p in sources)
 
 
 @pytest.mark.parametrize("cut", [3, 25])

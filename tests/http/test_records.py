@@ -11,6 +11,7 @@ from urllib.parse import urlencode
 import pytest
 from sqlalchemy import func, select
 
+from demo_data.finance import seed_finance
 from models import ChatSession, Message
 from models.db import Database
 from models.finance import Account, Budget, Transaction
@@ -27,6 +28,7 @@ from tests.finance.conftest import (
     Caller,
     insert_ledger,
 )
+from tests.http.conftest import LiveServer, decode
 from tests.http.test_sessions_api import add_messages
 from tools.finance.clock import pinned_today
 
@@ -34,7 +36,7 @@ TODAY = date(2025, 3, 15)
 
 
 @pytest.fixture
-def ledger(db: Database, user: tuple[int, str]) -> dict[str, Any]:
+def ledger(db: Database, user: tuple[int, str], frozen_today: date) -> dict[str, Any]:
     """Alice (the `user`) and Bob with the finance tests' ledgers; their ids and tokens."""
     bob, bob_token = make_user(db, "bob")
     insert_ledger(db, user[0], ALICE_ACCOUNTS, ALICE_CATEGORIES, ALICE_ROWS, ALICE_BUDGETS)
@@ -42,7 +44,7 @@ def ledger(db: Database, user: tuple[int, str]) -> dict[str, Any]:
     return {"alice": user[0], "bob": bob, "alice_auth": auth(user[1]), "bob_auth": auth(bob_token)}
 
 
-@pytest.fixture(autouse=True)
+@pytest.fixture
 def frozen_today() -> Iterator[date]:
     """The views run in the test's thread (Flask's client), so the pinned day reaches them."""
     with pinned_today(TODAY) as day:
@@ -301,3 +303,46 @@ def test_a_stored_answer_keeps_its_citations_in_every_view(
     assert exported["messages"][1]["content"] == answer
     # And the cited source resolves for its owner.
     assert get(client, "/api/transactions/3", headers)[1]["amount"] == "-82.45"
+
+
+# End to end: what the demo model cites resolves through these endpoints
+
+URLS = {"txn": "/api/transactions/", "budget": "/api/budgets/", "account": "/api/accounts/"}
+
+
+def source_url(source: str) -> str:
+    """The contract's URL of a source id."""
+    kind, _, rest = source.partition(":")
+    return f"/api/transactions?{rest}" if kind == "txns" else URLS[kind] + rest
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["What did I spend on groceries last month?", "How am I doing against my budgets?"],
+)
+def test_every_source_a_demo_answer_cites_resolves_for_its_owner_only(
+    live: LiveServer, db: Database, user: tuple[int, str], question: str
+) -> None:
+    seed_finance(db, user[0], months=3, seed=5)
+    stranger = auth(make_user(db, "mallory")[1])
+    started = live.start_turn(question)
+    events = decode(live.read_events(started["events_url"]))
+    cited = [
+        c
+        for _, kind, data in events
+        if kind == "block_end" and data.get("type") == "text"
+        for c in data.get("citations") or []
+    ]
+    assert cited, "the demo's answer cites its figures"
+    for source in {c["source"] for c in cited}:
+        mine = live.get(source_url(source))
+        assert mine.status_code == 200, (source, mine.text)
+        theirs = live.http.get(source_url(source), headers=stranger)
+        if source.startswith("txns:"):
+            page = mine.json()
+            assert page["count"] >= len(page["transactions"]) > 0
+            assert theirs.status_code in (200, 422)
+            if theirs.status_code == 200:
+                assert theirs.json()["count"] == 0, "a stranger's query finds none of them"
+        else:
+            assert theirs.status_code == 404, source

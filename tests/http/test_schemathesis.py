@@ -22,10 +22,11 @@ from schemathesis import Case, GenerationMode
 from schemathesis.specs.openapi.checks import positive_data_acceptance
 from sqlalchemy import func, select
 
+from demo_data.finance import seed_finance
 from models import ApiToken, ChatSession, Turn, UIChat
 from tests.http.conftest import LiveServer
 
-EXAMPLES = 40  # per operation and mode: 22 operations x 2 modes x 40 = 1,760 requests at most
+EXAMPLES = 40  # per operation and mode: 31 operations x 2 modes x 40 = 2,480 requests at most
 STATEFUL_SCENARIOS = 60
 STATEFUL_STEPS = 10
 CHAINS = 10  # explicit walks of the links, each ~15 requests
@@ -109,8 +110,10 @@ class Audit:
 
 
 @pytest.fixture
-def audit(live: LiveServer) -> Iterator[Audit]:
+def audit(live: LiveServer, user: tuple[int, str]) -> Iterator[Audit]:
     """The live server's document loaded into schemathesis, and the audit of its calls."""
+    # Finance records to find, so the records' 200s are checked against the document too.
+    seed_finance(live.app.extensions["db"], user[0], months=3, seed=5)
     yield Audit(live)
 
 
