@@ -50,11 +50,16 @@ export const HANDLERS = {
     this.dirty.delete(view);
     if (view.run) this.dirty.delete(view.run);
     view.end(data);
-    if (this.announce && view.run) this.announce(view.run.unsaid());
   },
   message_end(data) {
     const words = stopReasonText(data.stop_reason);
     const message = this.messages.get(data.message_id);
+    // Read the message's text once it is whole: cited blocks split it mid-sentence.
+    if (this.announce && message) {
+      const runs = new Set(message.blockIds.map((id) => this.blocks.get(id)?.run).filter(Boolean));
+      const text = [...runs].map((run) => run.unsaid()).filter(Boolean).join('\n');
+      if (text) this.announce(text);
+    }
     if (words && message) this.notice(data.stop_reason, el('p', { class: 'notice', text: words }), message.el);
   },
   message_discarded(data) {
