@@ -8,8 +8,9 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
-from demo_model.answers import compose_answer
+from demo_model.answers import compose_cited
 from demo_model.answers.honest import HELP
+from demo_model.cite import Answer, SearchResults, text_blocks
 from demo_model.history import question_indexes, results_since, rounds_since, text_of, today_of
 from demo_model.intent import Intent, resolve
 from demo_model.planner import next_calls
@@ -36,7 +37,7 @@ def respond(body: dict[str, Any], today: date | None = None) -> Reply:
     messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
     asked = question_indexes(messages)
     if not asked:
-        return _answer(HELP)
+        return _answer(HELP, messages)
     start = asked[-1]
     today = today or today_of(body) or clock_today()
     question = text_of(messages[start])
@@ -47,9 +48,9 @@ def respond(body: dict[str, Any], today: date | None = None) -> Reply:
     offered = {t.get("name") for t in body.get("tools") or [] if isinstance(t, dict)}
     calls = [(name, args) for name, args in wanted if name in offered]
     if wanted and not calls:
-        return _answer(NO_TOOLS)
+        return _answer(NO_TOOLS, messages)
     if not calls:
-        return _answer(compose_answer(intent, results))
+        return _answer(compose_cited(intent, results), messages)
     digest = hashlib.sha256(json.dumps(messages, sort_keys=True).encode()).hexdigest()[:16]
     blocks: list[dict[str, Any]] = []
     if rounds == 0:
@@ -95,5 +96,8 @@ def _thinking(question: str, intent: Intent, tools: list[str], digest: str) -> d
     return {"type": "thinking", "thinking": thought, "signature": f"demo-signature-{digest}"}
 
 
-def _answer(text: str) -> Reply:
-    return Reply([{"type": "text", "text": f"{text}\n\n_(Answered by the {LABEL}.)_"}], "end_turn")
+def _answer(answer: Answer, messages: list[dict[str, Any]]) -> Reply:
+    """The answer's text blocks, its figures citing the request's search results they rest on."""
+    signed = [answer] if isinstance(answer, str) else list(answer)
+    signed.append(f"\n\n_(Answered by the {LABEL}.)_")
+    return Reply(text_blocks(signed, SearchResults(messages)), "end_turn")

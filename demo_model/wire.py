@@ -83,7 +83,11 @@ def encode_reply(
             ]
         elif kind == "text":
             start = {"type": "text", "text": ""}
-            deltas = [{"type": "text_delta", "text": p} for p in split_text(block["text"], rng)]
+            # As the API streams a cited sentence: its citations first, then its text.
+            deltas = [
+                {"type": "citations_delta", "citation": c} for c in block.get("citations") or []
+            ]
+            deltas += [{"type": "text_delta", "text": p} for p in split_text(block["text"], rng)]
             out_chars += len(block["text"])
         else:
             start = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}

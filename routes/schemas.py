@@ -6,10 +6,19 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from flask import current_app
-from marshmallow import Schema, ValidationError, fields, post_load, validate, validates
+from marshmallow import (
+    Schema,
+    ValidationError,
+    fields,
+    post_load,
+    validate,
+    validates,
+    validates_schema,
+)
 
 from engine.store.starts import BUSY_POLICIES, Ask
 from routes.errors import APIError
+from tools.finance.schemas import TransactionsInput
 
 # An event id: digits only, at most 18 of them (any such number fits in 64 bits).
 EVENT_ID = r"\A[0-9]{1,18}\Z"
@@ -166,6 +175,31 @@ class ExportQuery(Schema):
         validate=validate.OneOf(["md", "json"]),
         metadata={"description": "`md` (Markdown, the default) or `json`."},
     )
+
+
+class TransactionsQuery(TransactionsInput):
+    """Query of GET /api/transactions: get_transactions' filters, sort and page, in a URL."""
+
+    pending = fields.Boolean(
+        truthy={"true"},
+        falsy={"false"},
+        metadata={"description": "`true`: only pending; `false`: only posted; omit for both."},
+    )
+    limit = fields.Integer(
+        load_default=50,
+        validate=validate.Range(min=1, max=100),
+        metadata={"description": "Rows per page, 1 to 100."},
+    )
+
+    @validates_schema
+    def _storable(self, data: dict[str, Any], **_: Any) -> None:
+        # A NUL reaches no database: PostgreSQL refuses it in any string it compares.
+        for name in ("category", "merchant", "account", "cursor"):
+            if isinstance(data.get(name), str):
+                try:
+                    storable(data[name])
+                except ValidationError as err:
+                    raise ValidationError(err.messages, name) from err
 
 
 MAX_TOKEN_LIFETIME = timedelta(days=3650)

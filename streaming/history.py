@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["INTERRUPTED_RESULT", "repair_history", "validate_history"]
+__all__ = ["INTERRUPTED_RESULT", "repair_history", "validate_history", "without_citations"]
 
 INTERRUPTED_RESULT = "interrupted: the tool did not run to completion"
 
@@ -270,3 +270,33 @@ def _message(role: str, blocks: list[Block], ident: Any, from_str: set[int]) -> 
     if ident is not None:
         message["id"] = ident
     return message
+
+
+def without_citations(history: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Return `history` with no `citations` on assistant text blocks; the input is not changed.
+
+    The API numbers a citation's `search_result_index` over the search results of the one
+    request it answered, and a later request may leave old tool results out (trimming, a
+    context strategy), so an old citation can point at another result or past the end: the
+    request is refused. Stored messages keep them; only what is sent goes without. The same
+    history always gives the same bytes, so cached prefixes hold.
+    """
+    out = []
+    for message in history:
+        content = message.get("content")
+        if (
+            message.get("role") == "assistant"
+            and isinstance(content, list)
+            and any(_cites(block) for block in content)
+        ):
+            content = [
+                {k: v for k, v in block.items() if k != "citations"} if _cites(block) else block
+                for block in content
+            ]
+            message = {**message, "content": content}
+        out.append(message)
+    return out
+
+
+def _cites(block: Any) -> bool:
+    return isinstance(block, dict) and block.get("type") == "text" and "citations" in block

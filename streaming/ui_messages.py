@@ -23,6 +23,8 @@ _ERROR_FINISH = {
     "model_context_window_exceeded": "length",
     "refusal": "content-filter",
 }
+# What a cited record is, to the SDK: the JSON the source's URL answers (docs/api.md).
+SOURCE_MEDIA_TYPE = "application/json"
 _STATUS_FINISH = {
     "completed": "stop",
     "max_rounds": "tool-calls",
@@ -71,6 +73,27 @@ def tool_output(content: Any) -> Any:
         except (ValueError, RecursionError):
             pass
     return text
+
+
+def source_parts(citations: Any) -> list[Part]:
+    """Return a `source-document` part per distinct source `citations` name, in cited order."""
+    parts: list[Part] = []
+    seen: set[str] = set()
+    for citation in citations if isinstance(citations, list) else []:
+        source = citation.get("source") if isinstance(citation, dict) else None
+        if not isinstance(source, str) or source in seen:
+            continue
+        seen.add(source)
+        title = citation.get("title")
+        parts.append(
+            {
+                "type": "source-document",
+                "sourceId": source,
+                "mediaType": SOURCE_MEDIA_TYPE,
+                "title": title if isinstance(title, str) else source,
+            }
+        )
+    return parts
 
 
 def stored_ui_messages(
@@ -180,12 +203,15 @@ def _assistant_parts(
     parts: list[Part] = []
     tools: set[str] = set()
     reasoning = 0
+    cited: list[Any] = []
     blocks = [(b, False) for b in content]
     blocks += [(b, True) for b in sorted(partial, key=lambda p: p.get("index", 0))]
     for block, cut in blocks:
         kind = block.get("type")
         if kind == "text":
             parts.append({"type": "text", "text": block.get("text", ""), "state": "done"})
+            if not cut and isinstance(block.get("citations"), list):
+                cited += block["citations"]
         elif kind in ("thinking", "redacted_thinking"):
             part: Part = {"type": "reasoning", "id": f"{message_id}.r{reasoning}", "state": "done"}
             reasoning += 1
@@ -205,7 +231,7 @@ def _assistant_parts(
             parts.append(_tool_part(block, call_id, cut, runs.get(call_id)))
         elif isinstance(kind, str) and kind.endswith("_tool_result") and not cut:
             _fill(parts, block.get("tool_use_id"), output=tool_output(block.get("content")))
-    return parts
+    return parts + source_parts(cited)
 
 
 def _tool_part(block: dict[str, Any], call_id: str, cut: bool, run: dict[str, Any] | None) -> Part:

@@ -7,7 +7,10 @@ step. A side-effect call's `approval_requested` becomes `tool-approval-request`,
 continuation `approval_resolved` becomes `tool-approval-response` (plus `tool-output-denied`
 for a denial, whose is_error result then stays out of the part). A discarded
 model message becomes `reset-step` (the SDK drops every part of the current step) and its retry
-continues that step. A resume names the client's step count: the stream swallows everything up
+continues that step. The sources its text blocks cite close a model message: one
+`source-document` part per distinct source, after the message's other parts (blocks may
+interleave, and the SDK appends parts as they start, so only there does the client's message
+match the stored one). A resume names the client's step count: the stream swallows everything up
 to that step's `start-step`, sends `reset-step` instead, and re-sends the step from its start,
 so a client at any point inside that step ends equal to the server. `turn_start` with
 `reset: true` (a rebuilt log) is handled the same way at the client's current step.
@@ -20,7 +23,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from streaming import protocol as P
-from streaming.ui_messages import CUT_OFF, finish_reason, result_text, tool_output, turn_metadata
+from streaming.ui_messages import (
+    CUT_OFF,
+    finish_reason,
+    result_text,
+    source_parts,
+    tool_output,
+    turn_metadata,
+)
 
 Chunk = dict[str, Any]
 
@@ -68,6 +78,8 @@ class UIStreamTranslator:
         self._step_message: str | None = None
         self._blocks: dict[str, _Block] = {}
         self._reasoning = 0
+        # Citations of the message's ended text blocks; their sources close the message.
+        self._cited: list[Any] = []
         self._tools: set[str] = set()
         self._message_tools: set[str] = set()
         self._denied: set[str] = set()
@@ -206,6 +218,8 @@ class UIStreamTranslator:
     def _end_block(self, block: _Block, data: dict[str, Any]) -> list[Chunk]:
         incomplete = bool(data.get("incomplete"))
         if block.kind == "text":
+            if not incomplete and isinstance(data.get("citations"), list):
+                self._cited += data["citations"]
             return [{"type": "text-end", "id": block.part_id}]
         if block.kind == "reasoning":
             meta = block.meta
@@ -241,6 +255,8 @@ class UIStreamTranslator:
         for block in list(self._blocks.values()):
             out += self._end_block(block, {"incomplete": True})
         self._blocks = {}
+        out += source_parts(self._cited)
+        self._cited = []
         return out
 
     def _message_end(self, data: dict[str, Any]) -> list[Chunk]:
@@ -254,7 +270,7 @@ class UIStreamTranslator:
             return []
         # The SDK cannot remove parts one by one: drop the whole step, keep its step-start,
         # and let the retry fill it again.
-        self._blocks = {}
+        self._blocks, self._cited = {}, []
         self._tools -= self._message_tools
         self._message, self._retrying = None, True
         return [{"type": "reset-step"}]

@@ -19,6 +19,10 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 MAX_RESULT_CHARS = 60_000
+# A result's search_result blocks: the summary block plus the top rows, within the room its
+# text leaves under MAX_RESULT_CHARS and at most MAX_SOURCE_CHARS of JSON.
+MAX_SOURCES = 21
+MAX_SOURCE_CHARS = 16_000
 
 
 @dataclass(frozen=True)
@@ -33,10 +37,23 @@ class ToolContext:
 
 @dataclass(frozen=True)
 class ToolOutcome:
-    """A tool result as the model will read it."""
+    """A tool result as the model will read it: its text, then the search results it rests on."""
 
     content: str
     is_error: bool = False
+    sources: tuple[dict[str, Any], ...] = ()
+
+    def blocks(self) -> list[dict[str, Any]]:
+        """Return the tool_result content: one text block, then the search_result blocks."""
+        return [{"type": "text", "text": self.content}, *self.sources]
+
+
+@dataclass(frozen=True)
+class Sourced:
+    """A handler's result with the search_result blocks its figures rest on (citable)."""
+
+    result: Any
+    sources: list[dict[str, Any]]
 
 
 class ToolInputError(Exception):
@@ -99,7 +116,12 @@ class ToolRegistry:
             return loaded
         tool, data = loaded
         result = _run(tool, tool.handler, ctx, data)
-        return result if isinstance(result, ToolOutcome) else ToolOutcome(_encode_result(result))
+        if isinstance(result, ToolOutcome):
+            return result
+        if isinstance(result, Sourced):
+            text = _encode_result(result.result)
+            return ToolOutcome(text, sources=_bounded(result.sources, MAX_RESULT_CHARS - len(text)))
+        return ToolOutcome(_encode_result(result))
 
     def preview(self, name: str, raw_input: Any, ctx: ToolContext) -> ToolOutcome | dict[str, Any]:
         """Validate input and describe what a side-effect tool would change, without changing it.
@@ -149,6 +171,17 @@ def _invalid_input_message(err: ValidationError) -> str:
     messages = err.messages if isinstance(err.messages, dict) else {"_schema": err.messages}
     parts = [f"'{field}': {' '.join(map(str, msgs))}" for field, msgs in messages.items()]
     return "Invalid tool input. Fix these fields and call the tool again: " + "; ".join(parts)
+
+
+def _bounded(sources: list[dict[str, Any]], room: int) -> tuple[dict[str, Any], ...]:
+    """Keep the leading search results that fit MAX_SOURCES and the room left."""
+    room, kept = min(room, MAX_SOURCE_CHARS), []
+    for block in sources[:MAX_SOURCES]:
+        room -= len(json.dumps(block, separators=(",", ":")))
+        if room < 0:
+            break
+        kept.append(block)
+    return tuple(kept)
 
 
 def _encode_result(result: Any) -> str:

@@ -12,9 +12,10 @@ from demo_model.answers.money_in import income, refunds
 from demo_model.answers.spending import largest, spending
 from demo_model.answers.status import balances, budget, overview, recurring
 from demo_model.calls import Results
+from demo_model.cite import Answer, plain
 from demo_model.intent import Intent
 
-WRITERS: dict[str, Callable[[Intent, Results], str]] = {
+WRITERS: dict[str, Callable[[Intent, Results], Answer]] = {
     "spending": spending,
     "compare": compare,
     "largest": largest,
@@ -31,12 +32,17 @@ HONEST = {"help": HELP, "unknown": NOT_UNDERSTOOD, "off_topic": OFF_TOPIC}
 
 
 def compose_answer(intent: Intent, results: Results) -> str:
-    """Return the answer, quoting only figures the tools returned, each with its currency."""
+    """Return the answer's text, quoting only figures the tools returned, with their currency."""
+    return plain(compose_cited(intent, results))
+
+
+def compose_cited(intent: Intent, results: Results) -> Answer:
+    """Return the answer, its sentences stating figures citing the results they come from."""
     errors = [
         f"- {name}: {r['error']}" for name, _, r in results if isinstance(r, dict) and "error" in r
     ]
     if errors:
-        return "I could not get all of the data I needed:\n" + lines_md(errors)
+        return ["I could not get all of the data I needed:\n", *lines_md(errors)]
     writer = WRITERS.get(intent.kind)
     if writer is None:
         if intent.kind == "foreign":

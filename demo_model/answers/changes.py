@@ -5,6 +5,7 @@ from __future__ import annotations
 from demo_model import calls as c
 from demo_model.answers.fmt import lines_md, money, row_line
 from demo_model.calls import Results
+from demo_model.cite import Answer, parts_of
 from demo_model.intent import Intent
 from demo_model.subjects import group_keys
 from demo_model.writes import (
@@ -16,7 +17,7 @@ from demo_model.writes import (
 )
 
 
-def change(intent: Intent, results: Results) -> str:
+def change(intent: Intent, results: Results) -> Answer:
     """Return what was changed, or why nothing was."""
     details, today = dict(intent.details), intent.period.end
     name = category_named(details["category"], today, results)
@@ -44,7 +45,7 @@ def change(intent: Intent, results: Results) -> str:
         )
     if len(ids) > 1:
         rows = (c.result_of(results, candidates(details)) or {}).get("transactions") or []
-        listed = [f"{row_line(r)} (id {r['id']})" for r in rows]
+        listed = [(*parts_of(row_line(r)), f" (id {r['id']})") for r in rows]
         return lines_md(["Several transactions match; tell me which one by its id:", *listed])
     args = {"transaction_id": ids[0], "category": name}
     if c.result_of(results, ("categorize_transaction", args)) is None:

@@ -5,16 +5,18 @@ from __future__ import annotations
 from typing import Any
 
 from demo_model import calls as c
-from demo_model.answers.fmt import MAX_ROWS, change, currency_note, dec, lines_md, money
+from demo_model.answers.fmt import MAX_ROWS, change, cite, currency_note, dec, lines_md, money
 from demo_model.answers.honest import data_note, latest_note
 from demo_model.calls import Results
+from demo_model.cite import Answer, Line, Part
 from demo_model.intent import Intent
 from demo_model.periods import Period
 from demo_model.planner import compare_subject
 from demo_model.subjects import Subject, compared_categories, currencies
+from tools.finance.cites import spend_source
 
 
-def compare(intent: Intent, results: Results) -> str:
+def compare(intent: Intent, results: Results) -> Answer:
     """Return the comparison of the asked period against its baseline."""
     period, baseline = intent.period, intent.baseline or intent.period
     found = c.result_of(results, c.compare(period, baseline))
@@ -30,13 +32,17 @@ def compare(intent: Intent, results: Results) -> str:
             f"I don't see any {subject.name} spending in {period.text()} or in "
             f"{baseline.text()}. Categories with spending then: {names}."
         )
+    lines: list[Line]
     if subject.kind == "all":
-        lines = [f"Your spending, {head}:", *_all(found)]
+        lines = [f"Your spending, {head}:", *_all(found, period, baseline)]
     else:
         before = c.result_of(results, c.totals(baseline, subject.where()))
         after = c.result_of(results, c.totals(period, subject.where()))
         if subject.kind == "category":
-            lines = [f"**{subject.name}**, {head}:", *_category(found, subject.name)]
+            lines = [
+                f"**{subject.name}**, {head}:",
+                *_category(found, subject.name, period, baseline),
+            ]
         else:
             lines = [f"**{subject.title()}**, {head}:"]
             lines += _merchant(before, after)
@@ -54,18 +60,30 @@ def _pct(row: dict[str, Any], baseline_label: str) -> str:
     return ""
 
 
-def _category(found: Any, name: str) -> list[str]:
-    lines = []
+def _category(found: Any, name: str, period: Period, baseline: Period) -> list[Line]:
+    lines: list[Line] = []
     for block in currencies(found):
         cur = block["currency"]
         for row in block.get("categories") or []:
             if row.get("category") == name:
                 lines.append(
-                    f"- {cur}: **{money(row['period_b'], cur)}** against "
-                    f"{money(row['period_a'], cur)}, {change(row['change'], cur)}"
-                    f"{_pct(row, 'the earlier period')}."
+                    (
+                        f"- {cur}: ",
+                        _spent(row["period_b"], cur, [name], period, bold=True),
+                        " against ",
+                        _spent(row["period_a"], cur, [name], baseline),
+                        f", {change(row['change'], cur)}{_pct(row, 'the earlier period')}.",
+                    )
                 )
     return lines or [f"- No {name} spending in either period."]
+
+
+def _spent(amount: str, cur: str, names: list[str], when: Period, bold: bool = False) -> Part:
+    """Return one period's amount citing the rows of the categories it sums (none if 0)."""
+    text = f"**{money(amount, cur)}**" if bold else money(amount, cur)
+    if dec(amount) == 0 or not names:
+        return text
+    return cite(text, [spend_source(n, when.start, when.end) for n in names])
 
 
 def _merchant(before: Any, after: Any) -> list[str]:
@@ -89,21 +107,39 @@ def _refunds(result: Any, period: Period) -> list[str]:
     ]
 
 
-def _all(found: Any) -> list[str]:
-    lines = []
+def _all(found: Any, period: Period, baseline: Period) -> list[Line]:
+    lines: list[Line] = []
     for block in currencies(found):
         cur = block["currency"]
+        moves = block.get("categories") or []
+        # A total cites every category's rows, or nothing when some are not listed.
+        names = [] if found.get("truncated") else [m["category"] for m in moves]
         lines.append(
-            f"- {cur} in total: **{money(block['period_b'], cur)}** against "
-            f"{money(block['period_a'], cur)}, {change(block['change'], cur)}"
-            f"{_pct(block, 'the earlier period')}. Biggest moves:"
+            (
+                f"- {cur} in total: ",
+                _spent(block["period_b"], cur, _nonzero(moves, "period_b", names), period, True),
+                " against ",
+                _spent(block["period_a"], cur, _nonzero(moves, "period_a", names), baseline),
+                f", {change(block['change'], cur)}{_pct(block, 'the earlier period')}. "
+                "Biggest moves:",
+            )
         )
         lines += [
-            f"  - {m['category']}: {money(m['period_b'], cur)} against "
-            f"{money(m['period_a'], cur)}, {change(m['change'], cur)}"
-            for m in (block.get("categories") or [])[:MAX_ROWS]
+            (
+                f"  - {m['category']}: ",
+                _spent(m["period_b"], cur, [m["category"]], period),
+                " against ",
+                _spent(m["period_a"], cur, [m["category"]], baseline),
+                f", {change(m['change'], cur)}",
+            )
+            for m in moves[:MAX_ROWS]
         ]
     return lines
+
+
+def _nonzero(moves: list[dict[str, Any]], key: str, names: list[str]) -> list[str]:
+    """Return the categories among `names` with spending in the period `key`."""
+    return [m["category"] for m in moves if m["category"] in names and dec(m[key]) != 0]
 
 
 def _partial(period: Period, baseline: Period) -> list[str]:

@@ -6,6 +6,9 @@ from collections.abc import Iterable
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from demo_model.cite import Cite, Line, Part, parts_of, text_of
+from tools.finance.cites import txn_source
+
 MAX_ROWS = 5
 CURRENCY_NOTE = (
     "Amounts stay in their own currency: I never convert between currencies or add them together."
@@ -47,15 +50,22 @@ def change(value: Any, currency: str) -> str:
     return f"{'up' if d > 0 else 'down'} {money(value, currency)}"
 
 
-def row_line(row: dict[str, Any], with_category: bool = False, refund: bool = True) -> str:
-    """Return one transaction as a bullet: date, merchant, amount and currency."""
+def row_line(row: dict[str, Any], with_category: bool = False, refund: bool = True) -> Line:
+    """Return one transaction as a bullet: date, merchant, amount and currency (cited)."""
     extra = f", {row['category']}" if with_category and row.get("category") else ""
     pending = " (pending)" if row.get("pending") else ""
     back = " back" if refund and dec(row.get("amount")) > 0 else ""
-    return (
-        f"- {row.get('date')}: {row.get('merchant')}, "
-        f"{money(row.get('amount'), str(row.get('currency')))}{back}{extra}{pending}"
+    said = (
+        f"{row.get('date')}: {row.get('merchant')}, "
+        f"{money(row.get('amount'), str(row.get('currency')))}{back}"
     )
+    return ("- ", cite(said, [txn_source(row["id"])] if "id" in row else []), extra + pending)
+
+
+def cite(text: str, refs: Iterable[str]) -> Part:
+    """Return `text` citing the search results `refs` (plain text when there are none)."""
+    refs = tuple(refs)
+    return Cite(text, refs) if refs else text
 
 
 def currency_note(codes: set[str]) -> list[str]:
@@ -63,14 +73,18 @@ def currency_note(codes: set[str]) -> list[str]:
     return ["", CURRENCY_NOTE] if len(codes) > 1 else []
 
 
-def lines_md(lines: Iterable[str]) -> str:
+def lines_md(lines: Iterable[Line]) -> list[Part]:
     """Join answer lines as Markdown: a sentence after a list starts its own paragraph.
 
     Without the blank line, CommonMark reads the sentence as part of the list's last item.
     """
-    out: list[str] = []
+    out: list[Part] = []
+    last = None
     for line in lines:
-        if out and out[-1].startswith("- ") and line and not line.startswith(("- ", "  ")):
-            out.append("")
-        out.append(line)
-    return "\n".join(out)
+        text = text_of(line)
+        if last is not None:
+            after_list = last.startswith("- ") and text and not text.startswith(("- ", "  "))
+            out.append("\n\n" if after_list else "\n")
+        out += parts_of(line)
+        last = text
+    return out

@@ -7,19 +7,30 @@ from decimal import Decimal
 from typing import Any
 
 from demo_model import calls as c
-from demo_model.answers.fmt import MAX_ROWS, currency_note, dec, lines_md, money, plural, row_line
+from demo_model.answers.fmt import (
+    MAX_ROWS,
+    cite,
+    currency_note,
+    dec,
+    lines_md,
+    money,
+    plural,
+    row_line,
+)
 from demo_model.answers.honest import data_note, latest_note
 from demo_model.answers.spending import unmatched
 from demo_model.calls import Results
+from demo_model.cite import Answer, Line
 from demo_model.intent import Intent
 from demo_model.planner import income_categories, spending_subject
 from demo_model.subjects import Subject, group_keys
 from demo_model.vocabulary import is_transfer
+from tools.finance.cites import txn_source, txns_source
 
 LISTED = MAX_ROWS * 2
 
 
-def income(intent: Intent, results: Results) -> str:
+def income(intent: Intent, results: Results) -> Answer:
     """Return the money that came in to income categories, per currency and category."""
     period = intent.period.text()
     names = income_categories(intent, results) or []
@@ -33,12 +44,19 @@ def income(intent: Intent, results: Results) -> str:
         totals = c.result_of(results, c.money_in(intent.period, {"category": name})) or {}
         for total in totals.get("totals") or []:
             per[total["currency"]].append((name, total))
-    lines = [f"Your income in {period}:"]
+    lines: list[Line] = [f"Your income in {period}:"]
+    # Each category's money in rests on its rows coming in (the call that totalled them).
+    came_in = {n: txns_source(c.money_in(intent.period, {"category": n})[1]) for n in names}
     for cur, rows in sorted(per.items()):
         whole = sum((dec(t["money_in"]) for _, t in rows), Decimal(0))
-        lines.append(f"- {cur}: **{money(f'{whole:.2f}', cur)}** in total")
+        total = cite(f"**{money(f'{whole:.2f}', cur)}**", [came_in[n] for n, _ in rows])
+        lines.append((f"- {cur}: ", total, " in total"))
         lines += [
-            f"  - {name}: {money(t['money_in'], cur)} ({plural(int(t['count']), 'payment')})"
+            (
+                f"  - {name}: ",
+                cite(money(t["money_in"], cur), [came_in[name]]),
+                f" ({plural(int(t['count']), 'payment')})",
+            )
             for name, t in rows
         ]
     paid = [r for r in found.get("transactions") or [] if r.get("category") in names]
@@ -69,7 +87,7 @@ def _other_money_in(found: dict[str, Any]) -> str:
     return f" Money did come in, but only as {', '.join(sorted(kinds))}, which is not income."
 
 
-def refunds(intent: Intent, results: Results) -> str:
+def refunds(intent: Intent, results: Results) -> Answer:
     """Return the refunds of spending in the period (of one category or merchant, or all)."""
     summary = c.result_of(results, c.by_category(intent.period))
     period = intent.period.text()
@@ -87,13 +105,19 @@ def refunds(intent: Intent, results: Results) -> str:
     about = f" ({subject.title()})" if subject.kind != "all" else ""
     if not rows:
         return f"I found no refunds{about} in {period}."
-    lines = [f"Your refunds{about} in {period}:"]
+    lines: list[Line] = [f"Your refunds{about} in {period}:"]
     totals: dict[str, Decimal] = defaultdict(Decimal)
     for row in rows:
         totals[str(row["currency"])] += dec(row["amount"])
     lines += [
-        f"- {cur}: **{money(f'{total:.2f}', cur)}** back, "
-        f"{plural(sum(r['currency'] == cur for r in rows), 'refund')}"
+        (
+            f"- {cur}: ",
+            cite(
+                f"**{money(f'{total:.2f}', cur)}** back",
+                [txn_source(r["id"]) for r in rows if r["currency"] == cur],
+            ),
+            f", {plural(sum(r['currency'] == cur for r in rows), 'refund')}",
+        )
         for cur, total in sorted(totals.items())
     ]
     lines += ["", *(row_line(r, with_category=subject.kind != "category") for r in rows)]

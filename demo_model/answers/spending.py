@@ -7,6 +7,7 @@ from typing import Any
 from demo_model import calls as c
 from demo_model.answers.fmt import (
     MAX_ROWS,
+    cite,
     currency_note,
     dec,
     lines_md,
@@ -16,12 +17,15 @@ from demo_model.answers.fmt import (
 )
 from demo_model.answers.honest import data_note, latest_note
 from demo_model.calls import Results
+from demo_model.cite import Answer, Line
 from demo_model.intent import Intent
+from demo_model.periods import Period
 from demo_model.planner import spending_subject
 from demo_model.subjects import Subject, currencies, group_keys
+from tools.finance.cites import spend_source, txns_source
 
 
-def spending(intent: Intent, results: Results) -> str:
+def spending(intent: Intent, results: Results) -> Answer:
     """Return the answer to "how much did I spend (on X) (in P)"."""
     summary = c.result_of(results, c.by_category(intent.period))
     if not currencies(summary):
@@ -53,7 +57,7 @@ def unmatched(intent: Intent, subject: Subject, names: list[str]) -> str:
     return " ".join(lines)
 
 
-def _subject(intent: Intent, subject: Subject, summary: Any, listed: Any, back: Any) -> str:
+def _subject(intent: Intent, subject: Subject, summary: Any, listed: Any, back: Any) -> Answer:
     is_category = subject.kind == "category"
     lines = [f"**{subject.title()}** in {intent.period.text()}:"]
     if subject.said:
@@ -63,7 +67,10 @@ def _subject(intent: Intent, subject: Subject, summary: Any, listed: Any, back: 
         cur = total["currency"]
         codes.add(cur)
         group, block = _group(summary, cur, subject.name) if is_category else (None, None)
-        lines.append(_subject_line(total, group, block))
+        # The figure stated rests on every transaction of the subject (less its refunds).
+        rows = txns_source({**intent.period.span(), **subject.where()})
+        group_rows = spend_source(subject.name, intent.period.start, intent.period.end)
+        lines.append(_subject_line(total, group, block, group_rows if group else rows))
     refunds = (back or {}).get("transactions") or []
     if refunds:
         lines += ["", "Refunds, already taken off the net amounts above:"]
@@ -76,19 +83,19 @@ def _subject(intent: Intent, subject: Subject, summary: Any, listed: Any, back: 
     return lines_md(lines + currency_note(codes))
 
 
-def _subject_line(total: dict[str, Any], group: Any, block: Any) -> str:
+def _subject_line(total: dict[str, Any], group: Any, block: Any, source: str) -> Line:
     cur, count = total["currency"], int(total.get("count") or 0)
     net = group["spent"] if group else total["net"]
     refunded = dec(total.get("money_in")) > 0
     # A summary counts spending positive; a transactions total counts money out negative.
     more_back = dec(net) < 0 if group else dec(net) > 0
     if more_back:
-        head = f"- {cur}: **{money(net, cur)} more came back than was spent**"
+        head = f"**{money(net, cur)} more came back than was spent**"
     elif refunded:
-        head = f"- {cur}: **{money(net, cur)} net**"
+        head = f"**{money(net, cur)} net**"
     else:
-        head = f"- {cur}: **{money(net, cur)}**"
-    parts = [head]
+        head = f"**{money(net, cur)}**"
+    parts = []
     if refunded:
         parts.append(
             f": {money(total['money_out'], cur)} charged, minus "
@@ -99,7 +106,7 @@ def _subject_line(total: dict[str, Any], group: Any, block: Any) -> str:
         parts.append(
             f" ({group['share_pct']}% of your {money(block['total_spent'], cur)} total spending)"
         )
-    return "".join(parts) + "."
+    return f"- {cur}: ", cite(head, [source]), "".join(parts) + "."
 
 
 def _group(summary: Any, currency: str, name: str) -> tuple[Any, Any]:
@@ -111,22 +118,21 @@ def _group(summary: Any, currency: str, name: str) -> tuple[Any, Any]:
     return None, None
 
 
-def _total(intent: Intent, summary: Any, inflows: Any) -> str:
-    lines = [f"Your spending in {intent.period.text()}:"]
+def _total(intent: Intent, summary: Any, inflows: Any) -> Answer:
+    lines: list[Line] = [f"Your spending in {intent.period.text()}:"]
     codes: set[str] = set()
     for block in currencies(summary):
         cur = block["currency"]
         codes.add(cur)
         count = int(block.get("count") or 0)
         lines.append(
-            f"- {cur}: **{money(block['total_spent'], cur)}** across "
-            f"{plural(count, 'transaction')}. Largest categories:"
+            (
+                f"- {cur}: ",
+                cite(f"**{money(block['total_spent'], cur)}**", whole(block, intent.period)),
+                f" across {plural(count, 'transaction')}. Largest categories:",
+            )
         )
-        lines += [
-            f"  - {g['key']}: {money(g['spent'], cur)}"
-            + (f" ({g['share_pct']}%)" if g.get("share_pct") is not None else "")
-            for g in (block.get("groups") or [])[: MAX_ROWS + 1]
-        ]
+        lines += group_lines(block, intent.period, MAX_ROWS + 1)
     spend_names = set(group_keys(summary))
     rows = (inflows or {}).get("transactions") or []
     refunds = [r for r in rows if r.get("category") in spend_names]
@@ -140,7 +146,28 @@ def _total(intent: Intent, summary: Any, inflows: Any) -> str:
     return lines_md(lines + currency_note(codes))
 
 
-def largest(intent: Intent, results: Results) -> str:
+def group_lines(block: dict[str, Any], period: Period, listed: int) -> list[Line]:
+    """Return a summary's largest category groups as sub-bullets, each citing its rows."""
+    cur = block["currency"]
+    return [
+        (
+            f"  - {g['key']}: ",
+            cite(money(g["spent"], cur), [spend_source(str(g["key"]), period.start, period.end)]),
+            f" ({g['share_pct']}%)" if g.get("share_pct") is not None else "",
+        )
+        for g in (block.get("groups") or [])[:listed]
+    ]
+
+
+def whole(block: dict[str, Any], period: Period) -> list[str]:
+    """Return the sources of every category of a summary's currency, or none if some are
+    not listed (summed under 'other'): a total cites all of its rows or nothing."""
+    if block.get("other") or block.get("truncated"):
+        return []
+    return [spend_source(str(g["key"]), period.start, period.end) for g in block["groups"]]
+
+
+def largest(intent: Intent, results: Results) -> Answer:
     """Return the biggest purchases of the period, each in its own currency."""
     summary = c.result_of(results, c.by_category(intent.period))
     if not currencies(summary):

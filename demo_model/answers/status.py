@@ -6,15 +6,19 @@ from datetime import date
 from typing import Any
 
 from demo_model import calls as c
-from demo_model.answers.fmt import MAX_ROWS, currency_note, dec, lines_md, money, plural
+from demo_model.answers.fmt import MAX_ROWS, cite, currency_note, dec, lines_md, money, plural
 from demo_model.answers.honest import NO_DATA, data_note
+from demo_model.answers.spending import group_lines, whole
 from demo_model.calls import Results
+from demo_model.cite import Answer, Line
 from demo_model.intent import Intent
 from demo_model.subjects import currencies
 from demo_model.vocabulary import names_term, names_topic
+from tools.finance.cites import account_title, budget_title, recurring_title, spend_source
+from tools.finance.clock import days_in_month
 
 
-def budget(intent: Intent, results: Results) -> str:
+def budget(intent: Intent, results: Results) -> Answer:
     """Return where each budget (or the asked one) stands for the month."""
     status = c.result_of(results, c.budget(intent.period)) or {}
     month = _month_label(status.get("month", ""))
@@ -32,12 +36,12 @@ def budget(intent: Intent, results: Results) -> str:
             return (
                 f"You have no {intent.subject()} budget for {month}. Budgeted categories: {names}."
             )
-        return lines_md([head, *(_budget_line(r) for r in asked)])
+        return lines_md([head, *(_budget_line(r, status) for r in asked)])
     over = [r for r in rows if r.get("status") == "over"]
-    lines = [head]
+    lines: list[Line] = [head]
     if over:
         lines.append(f"You are **over budget in {plural(len(over), 'category')}**:")
-        lines += [_budget_line(r) for r in over]
+        lines += [_budget_line(r, status) for r in over]
     else:
         lines.append("You are within every budget.")
     rest = sorted(
@@ -45,7 +49,7 @@ def budget(intent: Intent, results: Results) -> str:
     )
     if rest:
         lines.append("Closest to their limits:")
-        lines += [_budget_line(r) for r in rest[:3]]
+        lines += [_budget_line(r, status) for r in rest[:3]]
     return lines_md(lines)
 
 
@@ -55,19 +59,31 @@ def _is_asked(intent: Intent, name: str) -> bool:
     return bool(intent.term) and names_term(name, intent.term or "")
 
 
-def _budget_line(row: dict[str, Any]) -> str:
-    cur = row["currency"]
+def _budget_line(row: dict[str, Any], status: dict[str, Any]) -> Line:
+    cur, name, month = row["currency"], str(row["category"]), str(status.get("month"))
     left = row.get("remaining")
     state = f"{money(left, cur)} over" if dec(left) < 0 else f"{money(left, cur)} left"
-    line = (
-        f"- {row['category']}: spent {money(row['spent'], cur)} of {money(row['limit'], cur)}"
-        f" ({row.get('percent_used')}%), {state}"
-    )
+    rest = f" ({row.get('percent_used')}%), {state}"
     other = row.get("not_counted_other_currencies") or []
     if other:
         spent = ", ".join(money(o["spent"], o["currency"]) for o in other)
-        line += f"; {spent} also spent, not counted against this {cur} budget"
-    return line + "."
+        rest += f"; {spent} also spent, not counted against this {cur} budget"
+    return (
+        f"- {name}: ",
+        cite(f"spent {money(row['spent'], cur)}", _month_spend(name, month, row["spent"])),
+        " of ",
+        cite(money(row["limit"], cur), [budget_title(name, month, row["limit"], cur)]),
+        rest + ".",
+    )
+
+
+def _month_spend(category: str, month: str, spent: Any) -> list[str]:
+    """Return the source of a category's spending in a month (none when nothing was spent)."""
+    if dec(spent) == 0:
+        return []
+    first = date.fromisoformat(f"{month}-01")
+    last = first.replace(day=days_in_month(first.year, first.month))
+    return [spend_source(category, first, last)]
 
 
 def _month_label(text: str) -> str:
@@ -77,7 +93,7 @@ def _month_label(text: str) -> str:
         return text or "this month"
 
 
-def balances(intent: Intent, results: Results) -> str:
+def balances(intent: Intent, results: Results) -> Answer:
     """Return every account's balance and the totals per currency."""
     data = c.result_of(results, c.balances()) or {}
     accounts = data.get("accounts") or []
@@ -86,22 +102,27 @@ def balances(intent: Intent, results: Results) -> str:
     return lines_md(_balance_lines(data))
 
 
-def _balance_lines(data: dict[str, Any]) -> list[str]:
-    lines = ["Your accounts:"]
+def _balance_lines(data: dict[str, Any]) -> list[Line]:
+    lines: list[Line] = ["Your accounts:"]
+    titles: dict[str, list[str]] = {}
     for a in data.get("accounts") or []:
         owed = " owed" if a.get("kind") == "credit_card" and dec(a.get("balance")) < 0 else ""
         kind = str(a.get("kind", "")).replace("_", " ")
-        lines.append(f"- {a['name']} ({kind}): {money(a['balance'], a['currency'])}{owed}")
+        title = account_title(a["name"], a["kind"], a["balance"], a["currency"])
+        titles.setdefault(a["currency"], []).append(title)
+        shown = cite(money(a["balance"], a["currency"]), [title])
+        lines.append((f"- {a['name']} ({kind}): ", shown, owed))
     for t in data.get("totals") or []:
         sign = "minus " if dec(t.get("balance")) < 0 else ""
-        lines.append(
-            f"- **Total in {t['currency']}: {sign}{money(t['balance'], t['currency'])}** "
-            f"({plural(int(t.get('accounts') or 0), 'account')})"
-        )
+        total = f"**Total in {t['currency']}: {sign}{money(t['balance'], t['currency'])}**"
+        # The total cites every account it adds up, or none when the list was cut.
+        every = [] if data.get("truncated") else titles.get(t["currency"], [])
+        accounts = plural(int(t.get("accounts") or 0), "account")
+        lines.append(("- ", cite(total, every), f" ({accounts})"))
     return lines + currency_note({str(t.get("currency")) for t in data.get("totals") or []})
 
 
-def recurring(intent: Intent, results: Results) -> str:
+def recurring(intent: Intent, results: Results) -> Answer:
     """Return the recurring payments found and their estimated monthly cost per currency."""
     found = c.result_of(results, c.recurring()) or {}
     items = found.get("recurring") or []
@@ -109,10 +130,16 @@ def recurring(intent: Intent, results: Results) -> str:
         note = data_note(results)
         return note or "I found no recurring payments in the last 12 months."
     active = [p for p in items if p.get("active")]
-    lines = [f"I found {plural(len(active), 'active recurring payment')}:"]
+    lines: list[Line] = [f"I found {plural(len(active), 'active recurring payment')}:"]
     lines += [
-        f"- {p['merchant']}: {money(p['typical_amount'], p['currency'])} {p['cadence']}, "
-        f"next expected {p['next_expected_date']}"
+        (
+            f"- {p['merchant']}: ",
+            cite(
+                f"{money(p['typical_amount'], p['currency'])} {p['cadence']}",
+                [recurring_title(p["merchant"], p["cadence"], p["typical_amount"], p["currency"])],
+            ),
+            f", next expected {p['next_expected_date']}",
+        )
         for p in active
     ]
     for total in found.get("estimated_monthly_total") or []:
@@ -127,7 +154,7 @@ def recurring(intent: Intent, results: Results) -> str:
     return lines_md(lines)
 
 
-def overview(intent: Intent, results: Results) -> str:
+def overview(intent: Intent, results: Results) -> Answer:
     """Return balances and the largest spending categories of the period."""
     data = c.result_of(results, c.balances()) or {}
     summary = c.result_of(results, c.top_categories(intent.period))
@@ -137,12 +164,9 @@ def overview(intent: Intent, results: Results) -> str:
     lines += ["", f"Your spending in {intent.period.text()}:"]
     for block in currencies(summary):
         cur = block["currency"]
-        lines.append(f"- {cur}: **{money(block['total_spent'], cur)}** in total; largest:")
-        lines += [
-            f"  - {g['key']}: {money(g['spent'], cur)}"
-            + (f" ({g['share_pct']}%)" if g.get("share_pct") is not None else "")
-            for g in (block.get("groups") or [])[:MAX_ROWS]
-        ]
+        total = cite(f"**{money(block['total_spent'], cur)}**", whole(block, intent.period))
+        lines.append((f"- {cur}: ", total, " in total; largest:"))
+        lines += group_lines(block, intent.period, MAX_ROWS)
     if not currencies(summary):
         lines.append("- No spending yet.")
     return lines_md(lines)

@@ -230,7 +230,7 @@ class ToolRunner:
             self.messages.finish_tool,
             lease,
             call.tool_use_id,
-            [{"type": "text", "text": outcome.content}],
+            outcome.blocks(),
             outcome.is_error,
             int(seconds * 1000),
         )

@@ -31,7 +31,7 @@ from engine.turns.tools import BadInput, tool_calls
 from models import new_id, utcnow
 from models.chat import APPROVED, TOOL_AWAITING, TURN_AWAITING
 from streaming import protocol as P
-from streaming.history import repair_history, validate_history
+from streaming.history import repair_history, validate_history, without_citations
 from streaming.view import view_of
 from telemetry.metrics import EVENTS
 
@@ -201,8 +201,9 @@ class Turn:
                 raise LeaveQuietly()
             self.rounds += 1
             # Repair drops what the API refuses (e.g. whitespace-only text before a tool call)
-            # and merges a pause_turn continuation into the message it continues.
-            history = repair_history(history)
+            # and merges a pause_turn continuation into the message it continues; citations
+            # count the search results of the request they answered, so none are sent back.
+            history = without_citations(repair_history(history))
             problems = validate_history(history, expect_user_last=stop != "pause_turn")
             if problems:
                 raise TurnFailed("invalid_history", "; ".join(problems))

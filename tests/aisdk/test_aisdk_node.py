@@ -19,8 +19,9 @@ from sqlalchemy import select
 
 from models import ToolRun
 from models.db import Database
+from tests.aisdk.cited import citation, cited_reply
 from tests.aisdk.conftest import Serve, faulty_config
-from tests.faults.upstream import FaultyUpstream, Normal, ResetAfter, Status
+from tests.faults.upstream import FaultyUpstream, Normal, ResetAfter, Status, Transcript
 from tests.http.conftest import LiveServer
 
 HERE = Path(__file__).resolve().parent
@@ -85,6 +86,10 @@ def test_a_multi_round_tool_turn(serve: Serve) -> None:
     assert any(p["type"].startswith("tool-") and p["state"] == "output-available"
                for p in out["final"]["parts"])  # fmt: skip
     assert out["final"]["metadata"] == {"status": "completed"}
+    # The demo cites the rows behind its figures: each source once, as the stored answer has it.
+    sources = [p for p in out["final"]["parts"] if p["type"] == "source-document"]
+    assert sources and len({p["sourceId"] for p in sources}) == len(sources)
+    assert all(p["sourceId"].split(":")[0] in ("txn", "txns") for p in sources)
 
 
 @pytest.mark.parametrize("cut", [3, 25])
@@ -198,3 +203,36 @@ def test_use_chat_tool_approval_continues_the_same_message(
     assert runs[0].is_error is (not approved)
     if not approved:
         assert "declined" in runs[0].result[0]["text"] and "not now" in runs[0].result[0]["text"]
+
+
+def test_cited_sources_reach_the_message_as_source_documents(
+    serve: Serve, upstream: FaultyUpstream
+) -> None:
+    groceries = "txns:category=Groceries&start_date=2026-10-01&end_date=2026-10-31&direction=out"
+    first = citation("txn:12", "2026-10-03 · Whole Foods · -82.10 USD", "Whole Foods -82.10", 0)
+    again = citation("txn:12", "2026-10-03 · Whole Foods · -82.10 USD", "-82.10 USD", 0)
+    total = citation(groceries, "Groceries in October: 339.14 USD", "339.14 USD, 5 rows", 1)
+    blocks = [
+        ("You spent ", []),
+        ("339.14 USD on groceries", [total, first]),
+        (", the largest ", []),
+        ("82.10 USD at Whole Foods", [again]),
+        (".", []),
+    ]
+    upstream.script(Transcript(cited_reply("msg_cited", blocks)))
+    live = serve(**faulty_config(upstream))
+    out = run(live, "send", "cited")
+    assert_equal_to_stored(live, "cited", out)
+    sources = [p for p in out["final"]["parts"] if p["type"] == "source-document"]
+    assert sources == [
+        {"type": "source-document", "sourceId": s, "mediaType": "application/json", "title": t}
+        for s, t in [(groceries, total["title"]), ("txn:12", first["title"])]
+    ], "one per distinct source, titled by its citation"
+    texts = [p["text"] for p in out["final"]["parts"] if p["type"] == "text"]
+    assert (
+        "".join(texts) == "You spent 339.14 USD on groceries, the largest 82.10 USD at Whole Foods."
+    )
+    # The stored answer keeps each block's citations verbatim.
+    session = live.get("/api/ui/chat/cited/messages").json()["session_id"]
+    answer = live.get(f"/api/sessions/{session}").json()["messages"][1]["content"]
+    assert [b.get("citations") for b in answer] == [None, [total, first], None, [again], None]

@@ -137,6 +137,41 @@ def test_a_plain_answer_maps_to_the_sdk_chunks() -> None:
     ]
 
 
+def _cited(mid: str, text: str, index: int, *sources: str) -> list[tuple[str, dict[str, Any]]]:
+    *events, (_, end) = _text_block(mid, text, index)
+    cites = [{"type": "search_result_location", "source": s, "title": f"t {s}"} for s in sources]
+    return [*events, ("block_end", {**end, "citations": cites})]
+
+
+def test_cited_sources_close_the_message_once_each() -> None:
+    tool = {"message_id": "m1", "block_id": "m1.2", "index": 2, "type": "tool_use"}
+    events = _events(
+        ("message_start", {"message_id": "m1"}),
+        *_cited("m1", "339.14 USD", 0, "txns:category=Groceries", "txn:7"),
+        *_cited("m1", "82.10 USD", 1, "txn:7", "txn:7"),
+        ("block_start", {**tool, "tool_use_id": "toolu_1", "name": "get_transactions"}),
+        ("block_end", {**tool, "input": {}}),
+        ("message_end", {"message_id": "m1"}),
+        ("message_start", {"message_id": "m2"}),
+        *_cited("m2", "cut", 0, "txn:9"),
+        ("message_discarded", {"message_id": "m2", "reason": "x"}),
+        ("message_start", {"message_id": "m2"}),
+        *_text_block("m2", "Done", 0),
+        ("message_end", {"message_id": "m2"}),
+        ("turn_end", {"status": "completed"}),
+    )
+    chunks = translate(events)
+    check_well_formed(chunks)
+    sources = [c for c in chunks if c["type"] == "source-document"]
+    assert sources == [
+        {"type": "source-document", "sourceId": s, "mediaType": "application/json", "title": t}
+        for s, t in [("txns:category=Groceries", "t txns:category=Groceries"), ("txn:7", "t txn:7")]
+    ], "after the message's parts, one per source; none from the discarded attempt"
+    kinds = [c["type"] for c in chunks]
+    assert kinds.index("source-document") > kinds.index("tool-input-available")
+    assert kinds.index("source-document") < kinds.index("finish-step")
+
+
 def test_a_discard_resets_the_step_and_a_crash_resend_with_the_same_id_fills_it() -> None:
     events = _events(
         ("message_start", {"message_id": "m1"}),

@@ -55,14 +55,25 @@ def blocks(draw: st.DrawFn, tag: str) -> list[Block]:
     return out
 
 
+# Sources repeat (one part per distinct source), and some citations name none.
+_citations = st.fixed_dictionaries(
+    {"type": st.just("search_result_location"), "cited_text": _text},
+    optional={"source": st.sampled_from(["txn:1", "txn:2", "txns:category=Rent"]), "title": _text},
+)
 _KINDS = ["text", "text", "thinking", "redacted_thinking", "tool_use", "server", "mystery"]
 
 
 def _block(draw: st.DrawFn, kind: str, ident: str) -> list[Block]:
     if kind == "text":
         parts = draw(_fragments)
-        deltas = [{"type": "text_delta", "text": t} for t in parts]
-        return [Block("text", {"type": "text", "text": ""}, deltas, _final("text", parts))]
+        cited = draw(st.lists(_citations, max_size=3))
+        deltas = [{"type": "citations_delta", "citation": c} for c in cited]
+        deltas += [{"type": "text_delta", "text": t} for t in parts]
+        final = _final("text", parts)
+        if not cited:
+            return [Block("text", {"type": "text", "text": ""}, deltas, final)]
+        end = {"citations": cited}
+        return [Block("text", {"type": "text", "text": ""}, deltas, {**final, **end}, end)]
     if kind == "thinking":
         parts, sig = draw(_fragments), draw(st.sampled_from(["", "sig"]))
         deltas = [{"type": "thinking_delta", "thinking": t} for t in parts]

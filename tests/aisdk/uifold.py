@@ -117,6 +117,9 @@ class UIFold:
             self._merge_metadata(chunk.get("messageMetadata"))
         elif kind == "error":
             self.errors.append(chunk["errorText"])
+        elif kind == "source-document":
+            keys = ("type", "sourceId", "mediaType", "title", "filename", "providerMetadata")
+            parts.append({k: chunk[k] for k in keys if chunk.get(k) is not None})
         elif kind.startswith("data-"):
             if not chunk.get("transient"):
                 parts.append({k: v for k, v in chunk.items() if k != "transient"})

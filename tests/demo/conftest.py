@@ -44,6 +44,10 @@ class Turn:
     calls: list[tuple[str, dict[str, Any], Any]]
     replies: list[list[dict[str, Any]]] = field(default_factory=list)
 
+    def cited(self) -> list[dict[str, Any]]:
+        """Return the answer's text blocks that carry citations."""
+        return [b for b in self.replies[-1] if b["type"] == "text" and b.get("citations")]
+
     def amounts(self) -> list[tuple[Decimal, str]]:
         """Return every amount the answer quotes, with its currency."""
         return [(Decimal(a.replace(",", "")), cur) for a, cur in AMOUNT.findall(self.text)]
@@ -96,7 +100,7 @@ class Demo:
                 assert not out.is_error, out.content
                 turn.calls.append((block["name"], block["input"], json.loads(out.content)))
                 results.append(
-                    {"type": "tool_result", "tool_use_id": block["id"], "content": out.content}
+                    {"type": "tool_result", "tool_use_id": block["id"], "content": out.blocks()}
                 )
             self.messages.append({"role": "user", "content": results})
         raise AssertionError("the demo model never answered")

@@ -152,9 +152,13 @@ class Caller:
 
     def __call__(self, name: str, **tool_input: Any) -> dict[str, Any]:
         """Run a tool that must succeed and return its decoded JSON result."""
+        return json.loads(self.outcome(name, **tool_input).content)
+
+    def outcome(self, name: str, **tool_input: Any) -> ToolOutcome:
+        """Run a tool that must succeed and return its whole outcome, search results too."""
         outcome = self.registry.execute(name, tool_input, ToolContext(self.user_id, self.db))
         assert not outcome.is_error, outcome.content
-        return json.loads(outcome.content)
+        return outcome
 
     def preview(self, name: str, **tool_input: Any) -> dict[str, Any]:
         """Preview a tool that must accept its input and return the preview."""

@@ -22,10 +22,11 @@ from schemathesis import Case, GenerationMode
 from schemathesis.specs.openapi.checks import positive_data_acceptance
 from sqlalchemy import func, select
 
+from demo_data.finance import seed_finance
 from models import ApiToken, ChatSession, Turn, UIChat
 from tests.http.conftest import LiveServer
 
-EXAMPLES = 40  # per operation and mode: 18 operations x 2 modes x 40 = 1,440 requests at most
+EXAMPLES = 40  # per operation and mode: 31 operations x 2 modes x 40 = 2,480 requests at most
 STATEFUL_SCENARIOS = 60
 STATEFUL_STEPS = 10
 CHAINS = 10  # explicit walks of the links, each ~15 requests
@@ -35,6 +36,7 @@ REFUSABLE = {
     ("POST", "/api/sessions/{session_id}/turns"),
     ("POST", "/api/turns/{turn_id}/approvals"),
     ("PUT", "/api/sessions/{session_id}/active_leaf"),
+    ("GET", "/api/transactions"),
 }
 SETTINGS: dict[str, Any] = {
     "deadline": None,
@@ -87,7 +89,8 @@ class Audit:
         # (422): POST /api/ui/chat needs the *newest* message to be the user's text (an array's
         # last item); POST /api/tokens an `expires_at` in the next ten years, from now; a turn
         # either a message or a regenerate, naming messages of the session; an approval a
-        # call the turn asked about; a branch switch a message of the session.
+        # call the turn asked about; a branch switch a message of the session; a transactions
+        # query an account and category the user has, and a period that ends after it starts.
         refusable = (case.method, case.path) in REFUSABLE
         excluded = [positive_data_acceptance] if refusable else []
         response = case.call_and_validate(
@@ -107,8 +110,10 @@ class Audit:
 
 
 @pytest.fixture
-def audit(live: LiveServer) -> Iterator[Audit]:
+def audit(live: LiveServer, user: tuple[int, str]) -> Iterator[Audit]:
     """The live server's document loaded into schemathesis, and the audit of its calls."""
+    # Finance records to find, so the records' 200s are checked against the document too.
+    seed_finance(live.app.extensions["db"], user[0], months=3, seed=5)
     yield Audit(live)
 
 

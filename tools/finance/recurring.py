@@ -12,10 +12,12 @@ from typing import Any
 from sqlalchemy import select
 
 from models.finance import Category, Transaction
+from tools.finance.cites import recurring_result
 from tools.finance.clock import add_months, days_in_month, today
 from tools.finance.money import format_minor
 from tools.finance.queries import spend_clause, with_category
-from tools.registry import ToolContext
+from tools.finance.transactions import transactions_by_ids
+from tools.registry import MAX_SOURCES, Sourced, ToolContext
 
 MAX_LISTED = 50
 
@@ -39,6 +41,17 @@ CADENCES = (
     Cadence("quarterly", 85, 97, 0, 3, (1, 3)),
     Cadence("yearly", 355, 375, 0, 12, (1, 12)),
 )
+
+
+@dataclass(frozen=True)
+class Charge:
+    """One charge of a merchant: its day, positive amount in minor units, and transaction id."""
+
+    day: date
+    amount: int
+    merchant: str
+    category: str | None
+    id: int
 
 
 @dataclass(frozen=True)
@@ -93,8 +106,12 @@ def _next(days: list[date], cadence: Cadence) -> date:
     return target.replace(day=min(usual, days_in_month(target.year, target.month)))
 
 
-def find_recurring_payments(ctx: ToolContext, data: dict[str, Any]) -> dict[str, Any]:
-    """Return the user's recurring charges found in recent history."""
+def find_recurring_payments(ctx: ToolContext, data: dict[str, Any]) -> Sourced:
+    """Return the user's recurring charges found in recent history.
+
+    Its search results: for each of the first payments listed, its latest charge of exactly
+    the typical amount (the typical amount is the median of real charges, so one exists).
+    """
     now = today()
     since = add_months(now, -data["lookback_months"])
     stmt = with_category(
@@ -104,6 +121,7 @@ def find_recurring_payments(ctx: ToolContext, data: dict[str, Any]) -> dict[str,
             Transaction.posted_on,
             Transaction.amount_minor,
             Category.name,
+            Transaction.id,
         ),
         ctx.user_id,
     ).where(
@@ -113,25 +131,31 @@ def find_recurring_payments(ctx: ToolContext, data: dict[str, Any]) -> dict[str,
         Transaction.posted_on <= now,
         spend_clause(),
     )
-    groups: dict[tuple[str, str], list[tuple[date, int, str, str | None]]] = defaultdict(list)
+    groups: dict[tuple[str, str], list[Charge]] = defaultdict(list)
     with ctx.db.read() as s:
-        for merchant, cur, day, amount, category in s.execute(stmt.order_by(Transaction.posted_on)):
-            groups[(merchant.strip().lower(), cur)].append((day, -amount, merchant, category))
-    found: list[tuple[int, dict[str, Any]]] = []
+        order = (Transaction.posted_on, Transaction.id)
+        for merchant, cur, day, amount, category, ident in s.execute(stmt.order_by(*order)):
+            key = (merchant.strip().lower(), cur)
+            groups[key].append(Charge(day, -amount, merchant, category, ident))
+    # (monthly cost, item, its latest charge of exactly the typical amount)
+    found: list[tuple[int, dict[str, Any], int]] = []
     for (_, cur), rows in groups.items():
-        charges = [(d, a) for d, a, _, _ in rows]
-        pattern = detect(charges, data["min_occurrences"], data["amount_tolerance_pct"])
+        pattern = detect(
+            [(r.day, r.amount) for r in rows], data["min_occurrences"], data["amount_tolerance_pct"]
+        )
         if pattern is not None:
-            found.append(_item(pattern, cur, rows[-1][2], rows[-1][3], now))
-    found.sort(key=lambda mi: (-mi[0], mi[1]["merchant"]))
+            last = rows[-1]
+            typical = next(r.id for r in reversed(rows) if r.amount == pattern.typical_minor)
+            found.append((*_item(pattern, cur, last.merchant, last.category, now), typical))
+    found.sort(key=lambda found: (-found[0], found[1]["merchant"]))
     totals: dict[str, int] = defaultdict(int)
-    for monthly, item in found:
+    for monthly, item, _ in found:
         if item["active"]:
             totals[item["currency"]] += monthly
     out: dict[str, Any] = {
         "since": since.isoformat(),
         "count": len(found),
-        "recurring": [item for _, item in found[:MAX_LISTED]],
+        "recurring": [item for _, item, _ in found[:MAX_LISTED]],
         "estimated_monthly_total": [
             {"currency": cur, "amount": format_minor(v, cur)} for cur, v in sorted(totals.items())
         ],
@@ -139,7 +163,10 @@ def find_recurring_payments(ctx: ToolContext, data: dict[str, Any]) -> dict[str,
     if len(found) > MAX_LISTED:
         out["truncated"] = True
         out["note"] = f"Only the {MAX_LISTED} most expensive recurring payments are listed."
-    return out
+    cited = found[:MAX_SOURCES]
+    with ctx.db.read() as s:
+        charges = transactions_by_ids(s, ctx.user_id, [ident for _, _, ident in cited])
+    return Sourced(out, [recurring_result(item, charges[ident]) for _, item, ident in cited])
 
 
 def _item(

@@ -7,19 +7,24 @@ from datetime import date
 from typing import Any
 
 from sqlalchemy import or_, select
+from sqlalchemy.orm import Session
 
 from models.finance import Account, Budget, Category, Transaction
+from tools.finance.cites import account_result, budget_result, spend_result
 from tools.finance.clock import days_in_month, month_start, today
 from tools.finance.money import format_minor, percent
-from tools.finance.queries import spending_totals
-from tools.registry import ToolContext
+from tools.finance.queries import CategoryRef, spending_totals
+from tools.registry import MAX_SOURCES, Sourced, ToolContext
 
 MAX_ACCOUNTS = 100
 MAX_BUDGETS = 100
 
 
-def get_account_balances(ctx: ToolContext, data: dict[str, Any]) -> dict[str, Any]:
-    """Return every account of the user with its balance, and totals per currency."""
+def get_account_balances(ctx: ToolContext, data: dict[str, Any]) -> Sourced:
+    """Return every account of the user with its balance, and totals per currency.
+
+    Its search results: the first accounts listed, one each.
+    """
     with ctx.db.read() as s:
         accounts = s.scalars(
             select(Account)
@@ -31,16 +36,9 @@ def get_account_balances(ctx: ToolContext, data: dict[str, Any]) -> dict[str, An
     for account in accounts[:MAX_ACCOUNTS]:
         totals[account.currency][0] += account.balance_minor
         totals[account.currency][1] += 1
+    rows = [_account_row(a) for a in accounts[:MAX_ACCOUNTS]]
     out: dict[str, Any] = {
-        "accounts": [
-            {
-                "name": a.name,
-                "kind": a.kind,
-                "currency": a.currency,
-                "balance": format_minor(a.balance_minor, a.currency),
-            }
-            for a in accounts[:MAX_ACCOUNTS]
-        ],
+        "accounts": rows,
         "totals": [
             {"currency": cur, "balance": format_minor(total, cur), "accounts": n}
             for cur, (total, n) in sorted(totals.items())
@@ -50,11 +48,52 @@ def get_account_balances(ctx: ToolContext, data: dict[str, Any]) -> dict[str, An
     if len(accounts) > MAX_ACCOUNTS:
         out["truncated"] = True
         out["note"] += f" Only the first {MAX_ACCOUNTS} accounts are listed and totalled."
-    return out
+    listed = zip(accounts[:MAX_SOURCES], rows, strict=False)
+    return Sourced(out, [account_result(a.id, row) for a, row in listed])
 
 
-def get_budget_status(ctx: ToolContext, data: dict[str, Any]) -> dict[str, Any]:
-    """Return limit, spend and status of each budgeted category for one month."""
+def _account_row(a: Account) -> dict[str, Any]:
+    return {
+        "name": a.name,
+        "kind": a.kind,
+        "currency": a.currency,
+        "balance": format_minor(a.balance_minor, a.currency),
+    }
+
+
+def account_by_id(s: Session, user_id: int, account_id: int) -> dict[str, Any] | None:
+    """Return the user's account `account_id` as get_account_balances shows it, plus its id."""
+    account = s.scalar(select(Account).where(Account.user_id == user_id, Account.id == account_id))
+    return None if account is None else {"id": account.id, **_account_row(account)}
+
+
+def budget_by_id(s: Session, user_id: int, budget_id: int) -> dict[str, Any] | None:
+    """Return the user's budget `budget_id` as get_budget_status shows it, plus id and month.
+
+    A recurring budget is shown for the current month, a one-month budget for its month.
+    """
+    found = s.execute(
+        select(Budget, Category.name)
+        .join(Category, Category.id == Budget.category_id)
+        .where(Budget.user_id == user_id, Category.user_id == user_id, Budget.id == budget_id)
+    ).first()
+    if found is None:
+        return None
+    budget, name = found
+    first = budget.month or month_start(today())
+    end = first.replace(day=days_in_month(first.year, first.month))
+    ref = CategoryRef(budget.category_id, name)
+    rows = spending_totals(s, user_id, first, end, Transaction.category_id, ref)
+    spent = {currency: minor for _, currency, minor, _ in rows}
+    row = _budget_row(budget, name, spent)
+    return {"id": budget.id, "month": first.strftime("%Y-%m"), **row}
+
+
+def get_budget_status(ctx: ToolContext, data: dict[str, Any]) -> Sourced:
+    """Return limit, spend and status of each budgeted category for one month.
+
+    Its search results: each listed budget, then its category's spending that month.
+    """
     now = today()
     first = _parse_month(data["month"]) if data.get("month") else month_start(now)
     days = days_in_month(first.year, first.month)
@@ -76,8 +115,10 @@ def get_budget_status(ctx: ToolContext, data: dict[str, Any]) -> dict[str, Any]:
         if budget.category_id not in chosen or budget.month is not None:
             chosen[budget.category_id] = (budget, name)
     spent: dict[int, dict[str, int]] = defaultdict(dict)
-    for category_id, currency, minor, _count in spent_rows:
+    counts: dict[int, dict[str, int]] = defaultdict(dict)
+    for category_id, currency, minor, count in spent_rows:
         spent[category_id][currency] = minor
+        counts[category_id][currency] = count
     items = sorted(chosen.values(), key=lambda bn: bn[1].lower())
     rows = [_budget_row(b, name, spent.get(b.category_id, {})) for b, name in items]
     elapsed = 0 if now < first else min(days, (now - first).days + 1)
@@ -93,7 +134,17 @@ def get_budget_status(ctx: ToolContext, data: dict[str, Any]) -> dict[str, Any]:
     if len(rows) > MAX_BUDGETS:
         out["truncated"] = True
         out["note"] = f"Only the first {MAX_BUDGETS} budgets are listed; totals cover all."
-    return out
+    month = out["month"]
+    sources = []
+    for (budget, name), row in zip(items[:MAX_BUDGETS], rows, strict=False):
+        sources.append(budget_result(budget.id, month, row))
+        used = [
+            (cur, format_minor(minor, cur), counts[budget.category_id][cur])
+            for cur, minor in sorted(spent.get(budget.category_id, {}).items())
+        ]
+        if used:
+            sources.append(spend_result(name, first, end, used))
+    return Sourced(out, sources[:MAX_SOURCES])
 
 
 def _parse_month(text: str) -> date:

@@ -3,25 +3,34 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from datetime import date
+from datetime import date, timedelta
 from typing import Any
 
 from sqlalchemy import ColumnElement
 
 from models.finance import Category, Transaction
+from tools.finance.cites import spend_result, transaction_result
+from tools.finance.clock import days_in_month
 from tools.finance.money import format_minor, percent
 from tools.finance.queries import UNCATEGORIZED, check_range, resolve_category, spending_totals
-from tools.registry import ToolContext
+from tools.finance.transactions import rows_matching
+from tools.registry import MAX_SOURCES, Sourced, ToolContext
 
 MAX_PERIODS = 60
 MAX_COMPARED = 50
+# A group this small also lists its rows as search results.
+FEW_ROWS = 10
 
 # (key, spent_minor, count) per currency.
 Groups = dict[str, dict[str, list[int]]]
 
 
-def get_spending_summary(ctx: ToolContext, data: dict[str, Any]) -> dict[str, Any]:
-    """Return spend per group and currency over a period."""
+def get_spending_summary(ctx: ToolContext, data: dict[str, Any]) -> Sourced:
+    """Return spend per group and currency over a period.
+
+    Its search results: each listed group whose rows one get_transactions query selects
+    exactly (a category; a month or week of one category), then the rows of the small ones.
+    """
     start, end, group_by = data["start_date"], data["end_date"], data["group_by"]
     check_range(start, end, "start_date", "end_date")
     with ctx.db.read() as s:
@@ -47,11 +56,59 @@ def get_spending_summary(ctx: ToolContext, data: dict[str, Any]) -> dict[str, An
             if by_time
             else "Only the largest groups are listed; the rest are summed under 'other'."
         )
-    return out
+    return Sourced(out, _summary_sources(ctx, data, ref.name if ref else None, currencies))
 
 
-def compare_spending(ctx: ToolContext, data: dict[str, Any]) -> dict[str, Any]:
-    """Return spend per category and currency for two periods with the change from A to B."""
+def _summary_sources(
+    ctx: ToolContext, data: dict[str, Any], category: str | None, blocks: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """Return the search results of a summary's listed groups, then the rows of small ones."""
+    group_by, start, end = data["group_by"], data["start_date"], data["end_date"]
+    if group_by == "merchant" or (group_by != "category" and category is None):
+        return []  # a merchant filter is a substring, a period mixes in income: not exact
+    spans: dict[str, tuple[str, date, date]] = {}
+    spent: dict[str, list[tuple[str, str, int]]] = defaultdict(list)
+    for block in blocks:
+        for group in block["groups"]:
+            key = group["key"]
+            name = key if group_by == "category" else str(category)
+            spans.setdefault(key, (name, *_span(key, group_by, start, end)))
+            spent[key].append((block["currency"], group["spent"], group["count"]))
+    out = [spend_result(*spans[key], spent[key]) for key in spans]
+    small = [key for key in spans if sum(n for _, _, n in spent[key]) <= FEW_ROWS]
+    with ctx.db.read() as s:
+        for key in small:
+            if len(out) >= MAX_SOURCES:
+                break
+            name, first, last = spans[key]
+            where = {"category": name, "start_date": first, "end_date": last}
+            if name == UNCATEGORIZED:
+                where["direction"] = "out"
+            rows = rows_matching(s, ctx.user_id, where, FEW_ROWS)
+            out += [transaction_result(r) for r in rows]
+    return out[:MAX_SOURCES]
+
+
+def _span(key: str, group_by: str, start: date, end: date) -> tuple[date, date]:
+    """Return the days of one group within the summary's period."""
+    if group_by == "month":
+        year, month = map(int, key.split("-"))
+        first = date(year, month, 1)
+        last = first.replace(day=days_in_month(year, month))
+    elif group_by == "week":
+        year, week = key.split("-W")
+        first = date.fromisocalendar(int(year), int(week), 1)
+        last = first + timedelta(days=6)
+    else:
+        return start, end
+    return max(first, start), min(last, end)
+
+
+def compare_spending(ctx: ToolContext, data: dict[str, Any]) -> Sourced:
+    """Return spend per category and currency for two periods with the change from A to B.
+
+    Its search results: the categories that changed most, each in period B, then in A.
+    """
     a_start, a_end = data["period_a_start"], data["period_a_end"]
     b_start, b_end = data["period_b_start"], data["period_b_end"]
     check_range(a_start, a_end, "period_a_start", "period_a_end")
@@ -60,9 +117,11 @@ def compare_spending(ctx: ToolContext, data: dict[str, Any]) -> dict[str, Any]:
         rows_a = spending_totals(s, ctx.user_id, a_start, a_end, Category.name)
         rows_b = spending_totals(s, ctx.user_id, b_start, b_end, Category.name)
     table: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(lambda: [0, 0]))
+    counts: dict[tuple[str, str, int], int] = defaultdict(int)
     for index, rows in enumerate((rows_a, rows_b)):
-        for name, cur, spent, _count in rows:
+        for name, cur, spent, count in rows:
             table[cur][name or UNCATEGORIZED][index] += spent
+            counts[(name or UNCATEGORIZED, cur, index)] += count
     currencies = []
     truncated = False
     for cur, cats in sorted(table.items()):
@@ -82,7 +141,19 @@ def compare_spending(ctx: ToolContext, data: dict[str, Any]) -> dict[str, Any]:
     if truncated:
         out["truncated"] = True
         out["note"] = f"Only the {MAX_COMPARED} categories that changed most are listed."
-    return out
+    periods = ((b_start, b_end, "period_b", 1), (a_start, a_end, "period_a", 0))
+    sources = []
+    for name in dict.fromkeys(c["category"] for b in currencies for c in b["categories"]):
+        for first, last, field, index in periods:
+            spent = [
+                (b["currency"], c[field], counts[(name, b["currency"], index)])
+                for b in currencies
+                for c in b["categories"]
+                if c["category"] == name and counts[(name, b["currency"], index)]
+            ]
+            if spent:
+                sources.append(spend_result(name, first, last, spent))
+    return Sourced(out, sources[:MAX_SOURCES])
 
 
 def _group_key(group_by: str) -> ColumnElement[Any] | Any:

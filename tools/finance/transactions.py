@@ -10,6 +10,7 @@ from sqlalchemy.orm import Session
 
 from models.finance import Account, Category, Transaction
 from tools.finance import cursor as cursors
+from tools.finance.cites import FILTERS, transaction_result, txns_result
 from tools.finance.money import format_minor
 from tools.finance.queries import (
     amount_clause,
@@ -20,25 +21,17 @@ from tools.finance.queries import (
     resolve_category,
     with_category,
 )
-from tools.registry import ToolContext
+from tools.registry import Sourced, ToolContext
 
 # Well under the registry's MAX_RESULT_CHARS, leaving room for totals and the note.
 MAX_PAGE_CHARS = 40_000
-FILTERS = (
-    "start_date",
-    "end_date",
-    "category",
-    "merchant",
-    "account",
-    "direction",
-    "min_amount",
-    "max_amount",
-    "pending",
-)
 
 
-def get_transactions(ctx: ToolContext, data: dict[str, Any]) -> dict[str, Any]:
-    """Return one page of the user's matching transactions and totals over all matches."""
+def get_transactions(ctx: ToolContext, data: dict[str, Any]) -> Sourced:
+    """Return one page of the user's matching transactions and totals over all matches.
+
+    Its search results: the totals over every match (a txns: source), then the page's rows.
+    """
     check_range(data.get("start_date"), data.get("end_date"), "start_date", "end_date")
     sort, limit = data["sort"], data["limit"]
     filters = {k: data[k] for k in FILTERS if data.get(k) is not None}
@@ -49,6 +42,7 @@ def get_transactions(ctx: ToolContext, data: dict[str, Any]) -> dict[str, Any]:
         where = _where(s, ctx.user_id, data)
         totals = _totals(s, ctx.user_id, where)
         rows = _page(s, ctx.user_id, where, sort, after, limit + 1)
+        named = _canonical(s, ctx.user_id, filters)
     page = _fit([transaction_row(*r) for r in rows[:limit]])
     has_more = len(rows) > len(page)
     count = sum(t["count"] for t in totals)
@@ -70,7 +64,45 @@ def get_transactions(ctx: ToolContext, data: dict[str, Any]) -> dict[str, Any]:
             f"Showing {len(page)} of {count} matching transactions (totals cover all {count}). "
             "Call again with the same filters and cursor=next_cursor for the next page."
         )
+    return Sourced(out, [txns_result(named, totals), *map(transaction_result, page)])
+
+
+def _canonical(s: Session, user_id: int, filters: dict[str, Any]) -> dict[str, Any]:
+    """Return `filters` with the category and account named as the user's own names are."""
+    out = dict(filters)
+    if "category" in out:
+        out["category"] = resolve_category(s, user_id, out["category"]).name
+    if "account" in out:
+        account = s.get(Account, resolve_account(s, user_id, out["account"]))
+        out["account"] = account.name if account is not None else out["account"]
     return out
+
+
+def rows_matching(s: Session, user_id: int, data: dict[str, Any], limit: int) -> list[dict]:
+    """Return up to `limit` of the user's transactions matching get_transactions filters."""
+    check_range(data.get("start_date"), data.get("end_date"), "start_date", "end_date")
+    where = _where(s, user_id, data)
+    return [transaction_row(*r) for r in _page(s, user_id, where, "date_desc", None, limit)]
+
+
+def transaction_by_id(s: Session, user_id: int, transaction_id: int) -> dict[str, Any] | None:
+    """Return the user's transaction `transaction_id` as the tools show it, or None."""
+    return transactions_by_ids(s, user_id, [transaction_id]).get(transaction_id)
+
+
+def transactions_by_ids(s: Session, user_id: int, ids: list[int]) -> dict[int, dict[str, Any]]:
+    """Return the user's transactions among `ids` as the tools show them, by id."""
+    if not ids:
+        return {}
+    found = s.execute(
+        with_category(
+            select(Transaction, Category.name, Account.name).join(
+                Account, and_(Account.id == Transaction.account_id, Account.user_id == user_id)
+            ),
+            user_id,
+        ).where(Transaction.user_id == user_id, Transaction.id.in_(ids))
+    )
+    return {row[0].id: transaction_row(*row) for row in found}
 
 
 def _fit(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

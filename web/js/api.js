@@ -82,6 +82,21 @@ async function allSessions(query = '') {
 
 const path = (id) => encodeURIComponent(id);
 
+// Where a cited source's records are (docs/api.md): one record by id, or the filtered list.
+const SOURCE_PATHS = {
+  txn: (id) => `/api/transactions/${path(id)}`,
+  budget: (id) => `/api/budgets/${path(id)}`,
+  account: (id) => `/api/accounts/${path(id)}`,
+  txns: (query) => `/api/transactions?${new URLSearchParams(query)}`,
+};
+
+/** The API path of a cited source id (`txn:12`, `txns:category=Groceries&…`), or null. */
+export function sourcePath(source) {
+  const at = String(source).indexOf(':');
+  const kind = String(source).slice(0, at);
+  return at > 0 && Object.hasOwn(SOURCE_PATHS, kind) ? SOURCE_PATHS[kind](source.slice(at + 1)) : null;
+}
+
 export const api = {
   /** Every session, newest first: the API gives them a page of at most 100 at a time. */
   listSessions: () => allSessions(),
@@ -110,4 +125,6 @@ export const api = {
   /** The actions a turn asked to be approved, decided or not. */
   turnApprovals: async (id) => (await request('GET', `/api/turns/${path(id)}/approvals`)).approvals,
   decide: (turnId, body) => request('POST', `/api/turns/${path(turnId)}/approvals`, body),
+  /** The records behind a cited source (see sourcePath). */
+  source: (source) => request('GET', sourcePath(source)),
 };

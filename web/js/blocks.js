@@ -1,15 +1,18 @@
-// Views of one content block each: text (markdown), thinking, tool calls, anything else.
+// Views of one content block each: text (markdown, cited figures), thinking, tool calls, anything else.
 
 import { el, prettyJson } from './dom.js';
-import { renderMarkdown } from './markdown.js';
+import { renderRun } from './cited.js';
 import { resultView } from './tool-view.js';
 
 const TOOL_TYPES = new Set(['tool_use', 'server_tool_use', 'mcp_tool_use']);
 
-/** Return the view for a `block_start`; `schedule(view)` asks for a text repaint. */
-export function createBlock(data, schedule) {
+/**
+ * Return the view for a `block_start`; `schedule(view)` asks for a text repaint. `near`:
+ * `{ replaces, after }`, the block this one replaces (same id) or the message's block before it.
+ */
+export function createBlock(data, schedule, near = {}) {
   const block = data.block || { type: data.type };
-  if (data.type === 'text') return new TextBlock(block, schedule);
+  if (data.type === 'text') return new TextBlock(block, schedule, near);
   if (data.type === 'thinking') return new ThinkingBlock(block.thinking || '', false);
   if (data.type === 'redacted_thinking') return new ThinkingBlock('', true);
   if (TOOL_TYPES.has(data.type)) return new ToolBlock(block);
@@ -22,29 +25,93 @@ function cutOff(view, words = 'Cut off here.') {
   view.el.append(el('p', { class: 'cut-off', text: words }));
 }
 
-class TextBlock {
-  constructor(block, schedule) {
-    this.source = block.text || '';
-    this.schedule = schedule;
+/**
+ * Text blocks the API split a message's text into, rendered as one markdown source: a block
+ * joins the run of the text block before it when either is cited (citations split text mid-
+ * sentence); uncited blocks side by side stay apart, as the model's separate paragraphs.
+ */
+class TextRun {
+  constructor(schedule) {
+    this.blocks = [];
     this.body = el('div', { class: 'markdown' });
-    this.el = el('div', { class: 'block text' }, this.body);
+    this.said = 0; // how much of the run's text was read to screen readers
+    this.schedule = schedule;
+  }
+
+  render() {
+    this.body.replaceChildren(renderRun(this.blocks));
+  }
+
+  /** The text shown since the last call (for the live region). */
+  unsaid() {
+    const text = this.body.innerText;
+    const fresh = text.slice(this.said).trim();
+    this.said = text.length;
+    return fresh;
+  }
+}
+
+class TextBlock {
+  constructor(block, schedule, { replaces = null, after = null } = {}) {
+    this.source = block.text || '';
+    this.citations = [...(block.citations || [])];
+    this.after = after?.run ? after : null;
+    this.el = el('div', { class: 'block text' });
+    if (replaces?.run) {
+      this.run = replaces.run;
+      this.run.blocks[this.run.blocks.indexOf(replaces)] = this;
+      this.lead(this.run.blocks[0] === this);
+    } else if (this.after && (this.after.cited || this.cited)) {
+      this.join();
+    } else {
+      this.run = new TextRun(schedule);
+      this.run.blocks.push(this);
+      this.lead(true);
+    }
     this.render();
+  }
+
+  get cited() {
+    return this.citations.length > 0;
+  }
+
+  /** Show the run's text in this block's element, or nothing (another block shows it). */
+  lead(yes) {
+    this.el.classList.toggle('joined', !yes);
+    this.el.replaceChildren(...(yes ? [this.run.body] : []));
+  }
+
+  /** Move into the run of the text block before this one. */
+  join() {
+    this.run = this.after.run;
+    this.run.blocks.push(this);
+    this.lead(false);
   }
 
   delta(delta) {
-    if (delta.type !== 'text_delta') return;
-    this.source += delta.text;
-    this.schedule(this);
+    if (delta.type === 'citations_delta' && delta.citation) {
+      this.citations.push(delta.citation);
+      if (this.after && this.run !== this.after.run) this.join();
+    } else if (delta.type === 'text_delta') {
+      this.source += delta.text;
+    } else {
+      return;
+    }
+    this.run.schedule(this.run);
   }
 
-  // The whole block is re-rendered, batched to one paint per frame by the turn view.
+  // The whole run is re-rendered, batched to one paint per frame by the turn view.
   render() {
-    this.body.replaceChildren(renderMarkdown(this.source));
+    this.run.render();
   }
 
   end(data) {
+    if (Array.isArray(data.citations)) {
+      this.citations = [...data.citations];
+      if (this.cited && this.after && this.run !== this.after.run) this.join();
+    }
     this.render();
-    if (data.incomplete) cutOff(this);
+    if (data.incomplete) cutOff(this.run.blocks[0]);
   }
 }
 

@@ -70,7 +70,8 @@ function assistantEvents(message, toolNames) {
     const base = { message_id: id, block_id: blockId, index, type: block.type };
     if (block.id && block.name) toolNames.set(block.id, block.name);
     if (block.type === 'text') {
-      events.push(['block_start', { ...base, block: { type: 'text', text: '' } }]);
+      const citations = block.citations || undefined;
+      events.push(['block_start', { ...base, block: { type: 'text', text: '', citations } }]);
       events.push(['block_delta', { message_id: id, block_id: blockId, delta: { type: 'text_delta', text: block.text || '' } }]);
     } else if (block.type === 'thinking') {
       events.push(['block_start', { ...base, block: { type: 'thinking', thinking: '' } }]);
@@ -78,7 +79,8 @@ function assistantEvents(message, toolNames) {
     } else {
       events.push(['block_start', { ...base, block: { ...block, input: {} } }]);
     }
-    events.push(['block_end', { ...base, input: block.input, incomplete: incomplete || undefined }]);
+    const end = { ...base, input: block.input, citations: block.citations, incomplete: incomplete || undefined };
+    events.push(['block_end', end]);
   });
   events.push(['message_end', { message_id: id, stop_reason: message.stop_reason }]);
   return events;

@@ -8,6 +8,7 @@ import { copyFrom, listenForCodeCopies } from './copy.js';
 import { listenForLinks, toast } from './dialogs.js';
 import { el } from './dom.js';
 import { SessionList } from './sessions.js';
+import { SourcesPanel } from './sources.js';
 import { initTheme } from './theme.js';
 import { EXAMPLES, errorText } from './words.js';
 
@@ -272,6 +273,7 @@ function bind() {
       ui.form.requestSubmit();
     }
   });
+  new SourcesPanel(ui.turns); // before onEscape: with the panel open, Esc closes it
   document.addEventListener('keydown', onEscape);
   ui.tokenForm.addEventListener('submit', (event) => {
     event.preventDefault();

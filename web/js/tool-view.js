@@ -33,23 +33,41 @@ export function resultView(data) {
     'details',
     { class: data.is_error ? 'tool-result error' : 'tool-result' },
     el('summary', { text: data.is_error ? 'Error' : 'Result' }),
-    el('div', { class: 'result-view' }, view, pre, toggle),
+    el('div', { class: 'result-view' }, view, pre, toggle, searchResults(data.content)),
   );
 }
 
+const isSearchResult = (block) => block?.type === 'search_result';
+
 function resultText(content) {
   if (Array.isArray(content)) {
-    return content.map((b) => (b.type === 'text' ? prettyJson(b.text) : prettyJson(b))).join('\n');
+    return content
+      .filter((b) => !isSearchResult(b))
+      .map((b) => (b.type === 'text' ? prettyJson(b.text) : prettyJson(b)))
+      .join('\n');
   }
   return prettyJson(content ?? '');
+}
+
+/** The records a result offers the model to cite (its search_result blocks), by title. */
+function searchResults(content) {
+  const found = Array.isArray(content) ? content.filter(isSearchResult) : [];
+  if (!found.length) return null;
+  return el(
+    'div',
+    { class: 'result-sources' },
+    el('p', { class: 'result-caption', text: `Records the model can cite (${found.length})` }),
+    el('ul', {}, ...found.map((b) => el('li', { text: b.title || b.source || 'record' }))),
+  );
 }
 
 /** The result's data, or undefined when it is not JSON. */
 function parse(content) {
   let text = content;
   if (Array.isArray(content)) {
-    if (content.length !== 1 || content[0].type !== 'text') return undefined;
-    text = content[0].text;
+    const rest = content.filter((b) => !isSearchResult(b));
+    if (rest.length !== 1 || rest[0].type !== 'text') return undefined;
+    text = rest[0].text;
   }
   if (typeof text !== 'string') return text ?? undefined;
   try {

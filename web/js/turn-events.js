@@ -18,9 +18,10 @@ export const HANDLERS = {
   },
   block_start(data) {
     const message = this.messages.get(data.message_id) || this.message(data.message_id);
-    const view = createBlock(data, (v) => this.schedule(v));
-    view.messageId = data.message_id;
     const old = this.blocks.get(data.block_id);
+    const after = old ? null : this.blocks.get(message.blockIds.at(-1));
+    const view = createBlock(data, (v) => this.schedule(v), { replaces: old, after });
+    view.messageId = data.message_id;
     if (old) {
       this.dirty.delete(old);
       old.el.replaceWith(view.el);
@@ -47,12 +48,18 @@ export const HANDLERS = {
     const view = this.blocks.get(data.block_id);
     if (!view) return;
     this.dirty.delete(view);
+    if (view.run) this.dirty.delete(view.run);
     view.end(data);
-    if (this.announce && view.source) this.announce(view.body.innerText);
   },
   message_end(data) {
     const words = stopReasonText(data.stop_reason);
     const message = this.messages.get(data.message_id);
+    // Read the message's text once it is whole: cited blocks split it mid-sentence.
+    if (this.announce && message) {
+      const runs = new Set(message.blockIds.map((id) => this.blocks.get(id)?.run).filter(Boolean));
+      const text = [...runs].map((run) => run.unsaid()).filter(Boolean).join('\n');
+      if (text) this.announce(text);
+    }
     if (words && message) this.notice(data.stop_reason, el('p', { class: 'notice', text: words }), message.el);
   },
   message_discarded(data) {

@@ -56,10 +56,15 @@ export class TurnView {
   /** The answer's text as the model wrote it (markdown), every text block in order. */
   answerText() {
     const parts = [];
+    let run = null;
     for (const message of this.messages.values()) {
       for (const id of message.blockIds) {
-        const source = this.blocks.get(id)?.source;
-        if (source) parts.push(source);
+        const view = this.blocks.get(id);
+        if (!view?.source) continue;
+        // Blocks of one run are one text, split by the API where citations start and stop.
+        if (view.run && view.run === run) parts[parts.length - 1] += view.source;
+        else parts.push(view.source);
+        run = view.run;
       }
     }
     return parts.join('\n\n');
