@@ -44,8 +44,10 @@ def recovered_in_the_same_round(long: Long) -> None:
 
 
 def test_a_tokenizer_that_counts_more_than_the_estimate_costs_one_refusal(run: Runner) -> None:
-    # The upstream finds 1.5x the tokens the server estimates.
-    long = run(20, density=2.0, MODEL_CONTEXT_TOKENS=WINDOW)
+    # The upstream finds 1.5x the tokens the server estimates. The window still holds the
+    # widest turn (eleven results with their search results) at that count.
+    window = 15_000
+    long = run(20, window=window, density=2.0, MODEL_CONTEXT_TOKENS=window)
     assert long.statuses == ["completed"] * 20
     recovered_in_the_same_round(long)
     assert len(long.too_long) == 1, "the session's scale is learned from the refusal"
@@ -61,8 +63,9 @@ def test_a_window_smaller_than_configured_is_learned_from_the_refusal(run: Runne
 def test_a_turn_too_big_for_the_window_fails_alone_and_the_session_goes_on(
     run: Runner,
 ) -> None:
-    # Question 7 makes eleven tool calls at once: their results alone overflow this window.
-    window = 4500
+    # Question 7 makes eleven tool calls at once: their results alone overflow this window,
+    # which holds every other turn (search results included).
+    window = 6000
     long = run([7, 2, 4], window=window, MODEL_CONTEXT_TOKENS=window)
     assert long.statuses == ["failed", "completed", "completed"]
     errors = [d for _, kind, d in long.events[0] if kind == "turn_error"]

@@ -14,6 +14,7 @@ from models.db import Database
 from tests.finance.conftest import Caller
 from tools.finance.cites import spend_source, txns_source
 from tools.finance.sources import BadSource, parse, resolve
+from tools.finance.transactions import ROW_SOURCES
 from tools.registry import (
     MAX_RESULT_CHARS,
     MAX_SOURCE_CHARS,
@@ -175,7 +176,7 @@ def test_a_recurring_payment_cites_a_charge_of_its_typical_amount(
 
 def test_many_rows_are_cut_to_the_bound(call: Caller) -> None:
     sources = call.outcome("get_transactions", limit=200).sources
-    assert len(sources) == MAX_SOURCES  # the totals, then the first 20 of 21 rows
+    assert len(sources) == 1 + ROW_SOURCES  # the totals, then the page's first rows
 
 
 class _Empty(Schema):

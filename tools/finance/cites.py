@@ -103,8 +103,8 @@ def spend_result(
 ) -> dict[str, Any]:
     """Return the search_result block of a category's spending: (currency, spent, count) each."""
     parts = [f"{amount} {cur} across {_count(count)}" for cur, amount, count in spent]
-    where = "money out" if category.lower() == UNCATEGORIZED.lower() else "spending"
-    text = f"{category} {where} from {_text(start)} to {_text(end)}: {'; '.join(parts)}."
+    where = "money out" if category.lower() == UNCATEGORIZED.lower() else "spent"
+    text = f"{category} {where}: {'; '.join(parts)}."
     title = f"{category} · {_text(start)} to {_text(end)}"
     return search_result(spend_source(category, start, end), title, text)
 
@@ -118,9 +118,8 @@ def budget_result(budget_id: int, month: str, row: dict[str, Any]) -> dict[str, 
     """Return the search_result block of one get_budget_status row."""
     cur = row["currency"]
     text = (
-        f"{row['category']} budget for {month} ({row['budget_type']}): limit {row['limit']} "
-        f"{cur}; spent {row['spent']} {cur} ({row['percent_used']}%); {row['remaining']} {cur} "
-        f"remaining; {row['status']}."
+        f"{row['category']} budget, {month}: limit {row['limit']} {cur}, spent {row['spent']} "
+        f"{cur}, {row['status']}."
     )
     title = budget_title(row["category"], month, row["limit"], cur)
     return search_result(budget_source(budget_id), title, text)
@@ -148,9 +147,8 @@ def recurring_result(item: dict[str, Any], charge: dict[str, Any]) -> dict[str, 
     cur = item["currency"]
     title = recurring_title(item["merchant"], item["cadence"], item["typical_amount"], cur)
     text = (
-        f"{item['merchant']} charges {item['typical_amount']} {cur} {item['cadence']} "
-        f"({item['occurrences']} charges from {item['first_date']} to {item['last_date']}). "
-        + transaction_text(charge)
+        f"{item['merchant']}: {item['typical_amount']} {cur} {item['cadence']}, "
+        f"{item['occurrences']} charges; this one {charge['date']}: {charge['amount']} {cur}."
     )
     return search_result(txn_source(charge["id"]), title, text)
 
@@ -165,9 +163,8 @@ def transaction_text(row: dict[str, Any]) -> str:
     about = f" ({row['description']})" if row.get("description") else ""
     pending = "; pending" if row.get("pending") else ""
     return (
-        f"Transaction {row['id']} on {row['date']}: {row['amount']} {row['currency']} at "
-        f"{row['merchant']}{about}; category {row.get('category') or UNCATEGORIZED}; "
-        f"account {row['account']}{pending}."
+        f"{row['date']} {row['merchant']}{about}: {row['amount']} {row['currency']}; "
+        f"{row.get('category') or UNCATEGORIZED}; {row['account']}{pending}."
     )
 
 

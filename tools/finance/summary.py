@@ -18,8 +18,10 @@ from tools.registry import MAX_SOURCES, Sourced, ToolContext
 
 MAX_PERIODS = 60
 MAX_COMPARED = 50
-# A group this small also lists its rows as search results.
-FEW_ROWS = 10
+# A group this small also lists its rows as search results, up to ROW_SOURCES rows in all:
+# each search result costs tokens on every later call of the conversation.
+FEW_ROWS = 3
+ROW_SOURCES = 6
 
 # (key, spent_minor, count) per currency.
 Groups = dict[str, dict[str, list[int]]]
@@ -76,9 +78,10 @@ def _summary_sources(
             spent[key].append((block["currency"], group["spent"], group["count"]))
     out = [spend_result(*spans[key], spent[key]) for key in spans]
     small = [key for key in spans if sum(n for _, _, n in spent[key]) <= FEW_ROWS]
+    room = min(MAX_SOURCES, len(out) + ROW_SOURCES)
     with ctx.db.read() as s:
         for key in small:
-            if len(out) >= MAX_SOURCES:
+            if len(out) >= room:
                 break
             name, first, last = spans[key]
             where = {"category": name, "start_date": first, "end_date": last}
@@ -86,7 +89,7 @@ def _summary_sources(
                 where["direction"] = "out"
             rows = rows_matching(s, ctx.user_id, where, FEW_ROWS)
             out += [transaction_result(r) for r in rows]
-    return out[:MAX_SOURCES]
+    return out[:room]
 
 
 def _span(key: str, group_by: str, start: date, end: date) -> tuple[date, date]:

@@ -25,6 +25,8 @@ from tools.registry import Sourced, ToolContext
 
 # Well under the registry's MAX_RESULT_CHARS, leaving room for totals and the note.
 MAX_PAGE_CHARS = 40_000
+# The page's first rows are search results too (each costs tokens on every later call).
+ROW_SOURCES = 10
 
 
 def get_transactions(ctx: ToolContext, data: dict[str, Any]) -> Sourced:
@@ -64,7 +66,8 @@ def get_transactions(ctx: ToolContext, data: dict[str, Any]) -> Sourced:
             f"Showing {len(page)} of {count} matching transactions (totals cover all {count}). "
             "Call again with the same filters and cursor=next_cursor for the next page."
         )
-    return Sourced(out, [txns_result(named, totals), *map(transaction_result, page)])
+    rows_cited = map(transaction_result, page[:ROW_SOURCES])
+    return Sourced(out, [txns_result(named, totals), *rows_cited])
 
 
 def _canonical(s: Session, user_id: int, filters: dict[str, Any]) -> dict[str, Any]:
