@@ -7,7 +7,7 @@ from typing import Any
 
 from tests.engine.streams import answer
 from tests.helpers import assert_well_formed
-from tests.streaming.test_citations import citations_in, cited_events
+from tests.streaming.test_cited_stream import citations_in, cited_events
 
 
 def test_block_end_and_the_stored_message_keep_citations(run_turn: Any) -> None:
