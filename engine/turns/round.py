@@ -98,7 +98,7 @@ class MessageRound:
         if self.acc.stop_reason == "max_tokens":
             self._cut_tools()
         message = self.acc.message()
-        content = message["content"]
+        content = self._with_input_errors(message["content"])
         cut = self._end_open_blocks()
         usage = message.get("usage")
         end: dict[str, Any] = {
@@ -263,6 +263,17 @@ class MessageRound:
         bad = self.tool_errors.get(last.get("id", "")) if last.get("type") == "tool_use" else None
         if bad is not None and not bad.cut:
             self.tool_errors[last["id"]] = replace(bad, cut=True)
+
+    def _with_input_errors(self, content: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Record each unusable input on its stored block, so a takeover refuses it too."""
+        if not self.tool_errors:
+            return content
+        return [
+            {**block, "input_error": self.tool_errors[block["id"]].stored()}
+            if block.get("type") == "tool_use" and block.get("id") in self.tool_errors
+            else block
+            for block in content
+        ]
 
     def _end_open_blocks(self) -> list[dict[str, Any]]:
         """Send block_end for every open block (marked incomplete); return their snapshots."""

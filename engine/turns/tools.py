@@ -47,6 +47,24 @@ class BadInput:
     problem: str
     raw: str = ""
     cut: bool = False
+    # The bounded quote of `raw`, when rebuilt from a stored block (which keeps no raw text).
+    quoted: str = ""
+
+    def stored(self) -> dict[str, Any]:
+        """What the stored tool_use block keeps under `input_error`, for whoever answers it."""
+        return {
+            "problem": self.problem,
+            "quoted": self.quoted or excerpt(self.raw),
+            "cut": self.cut,
+        }
+
+    @classmethod
+    def from_block(cls, block: dict[str, Any]) -> BadInput | None:
+        """The unusable input a stored tool_use block records, if any."""
+        kept = block.get("input_error")
+        if not isinstance(kept, dict):
+            return None
+        return cls(str(kept.get("problem")), "", bool(kept.get("cut")), str(kept.get("quoted")))
 
     def refusal(self) -> str:
         """The is_error result the model reads: what went wrong, what arrived, what to do."""
@@ -61,7 +79,7 @@ class BadInput:
                 f"The tool was not run because its {self.problem}. "
                 "Call it again with a valid JSON object as input."
             )
-        return f"{why} What arrived: {excerpt(self.raw)}"
+        return f"{why} What arrived: {self.quoted or excerpt(self.raw)}"
 
 
 def excerpt(raw: str) -> str:
@@ -245,7 +263,8 @@ def tool_calls(
         ident = block.get("id")
         if block.get("type") != "tool_use" or ident in calls:
             continue
-        bad = input_errors.get(ident)
+        # After a takeover the round's errors are gone; the stored block still says.
+        bad = input_errors.get(ident) or BadInput.from_block(block)
         refusal = bad.refusal() if bad is not None else refuse_all
         calls[ident] = ToolCall(ident, block.get("name", ""), block.get("input") or {}, refusal)
     return list(calls.values())

@@ -31,7 +31,7 @@ from engine.turns.tools import BadInput, tool_calls
 from models import new_id, utcnow
 from models.chat import APPROVED, TOOL_AWAITING, TURN_AWAITING
 from streaming import protocol as P
-from streaming.history import repair_history, validate_history, without_citations
+from streaming.history import as_sent, repair_history, validate_history
 from streaming.view import view_of
 from telemetry.metrics import EVENTS
 
@@ -201,9 +201,9 @@ class Turn:
                 raise LeaveQuietly()
             self.rounds += 1
             # Repair drops what the API refuses (e.g. whitespace-only text before a tool call)
-            # and merges a pause_turn continuation into the message it continues; citations
-            # count the search results of the request they answered, so none are sent back.
-            history = without_citations(repair_history(history))
+            # and merges a pause_turn continuation into the message it continues; as_sent
+            # leaves out what we keep for ourselves (citations, input errors).
+            history = as_sent(repair_history(history))
             problems = validate_history(history, expect_user_last=stop != "pause_turn")
             if problems:
                 raise TurnFailed("invalid_history", "; ".join(problems))
@@ -224,7 +224,10 @@ class Turn:
         if stop in TRUNCATED:
             refusal = f"The tool was not run: the reply stopped ({stop})."
             answer = await self._answer_tools(content, tool_errors, refusal)
-            if any(bad.cut for bad in tool_errors.values()) and self.cuts == 0:
+            cut = any(bad.cut for bad in tool_errors.values()) or any(
+                (bad := BadInput.from_block(block)) is not None and bad.cut for block in content
+            )
+            if cut and self.cuts == 0:
                 self.cuts += 1  # the model reads why and may call again with less input
                 return answer
             raise TurnFailed(stop, TRUNCATED[stop])

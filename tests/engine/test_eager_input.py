@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from engine.turns.tools import EXCERPT
+from engine.turns.tools import EXCERPT, tool_calls
 from streaming.history import validate_history
 from tests.engine.streams import answer, tool_use
 from tests.engine.toys import CALLS
@@ -75,8 +75,19 @@ def test_invalid_json_is_not_run_and_the_error_quotes_the_problem(run_turn: Any)
     sent = run.model.requests[1]
     assert validate_history(sent) == []
     use, sent_result = sent_call_and_result(sent, tool_id)
-    assert use["input"] == {}
+    assert use["input"] == {} and "input_error" not in use
     assert sent_result["is_error"] is True and result_text(sent_result) == text
+    # The stored call keeps why, so a worker taking the turn over refuses it the same way.
+    stored = next(
+        b
+        for m in run.store.history(run.session_id)
+        if m["role"] == "assistant"
+        for b in m["content"]
+        if b.get("id") == tool_id
+    )
+    assert stored["input"] == {} and stored["input_error"]["cut"] is False
+    (again,) = tool_calls([stored], {})
+    assert again.refusal == text
 
 
 def test_a_long_invalid_input_is_quoted_by_its_two_ends_only(run_turn: Any) -> None:
@@ -93,6 +104,10 @@ def test_a_long_invalid_input_is_quoted_by_its_two_ends_only(run_turn: Any) -> N
         "input_chars": len(raw),
     }
     assert len(text) < 4 * EXCERPT + 600
+    # Rebuilt from the stored call (a takeover), the result is the same, still bounded.
+    stored = [b for m in run.store.history(run.session_id) for b in m["content"]]
+    (again,) = tool_calls([b for b in stored if b.get("id") == "toolu_long"], {})
+    assert again.refusal == text
 
 
 def test_input_cut_by_max_tokens_is_answered_and_the_turn_goes_on_once(run_turn: Any) -> None:
@@ -115,6 +130,15 @@ def test_input_cut_by_max_tokens_is_answered_and_the_turn_goes_on_once(run_turn:
     assert use["input"] == {} and result["is_error"] is True
     history = run.store.history(run.session_id)
     assert validate_history(history, expect_user_last=False) == []
+    stored = next(
+        b
+        for m in history
+        if m["role"] == "assistant"
+        for b in m["content"]
+        if b.get("id") == tool_id
+    )
+    assert stored["input_error"]["cut"] is True
+    assert tool_calls([stored], {})[0].refusal == text
 
 
 def test_a_tool_call_never_stopped_at_max_tokens_is_ended_cut_and_answered(

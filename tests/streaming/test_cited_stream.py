@@ -10,7 +10,7 @@ from typing import Any
 
 from streaming.accumulator import MessageAccumulator
 from streaming.changes import BlockStopped
-from streaming.history import without_citations
+from streaming.history import as_sent
 from streaming.sse import iter_json_events
 
 CITED = Path(__file__).parent / "transcripts" / "cited_answer.sse"
@@ -78,7 +78,7 @@ def history_after_a_cited_answer() -> list[dict[str, Any]]:
 def test_citations_are_not_sent_back_and_the_history_is_not_changed() -> None:
     history = history_after_a_cited_answer()
     before = copy.deepcopy(history)
-    sent = without_citations(history)
+    sent = as_sent(history)
     assert history == before, "stored messages keep their citations"
     assert not any("citations" in b for m in sent if m["role"] == "assistant" for b in m["content"])
     assert sent[3]["content"] == [
@@ -92,6 +92,6 @@ def test_citations_are_not_sent_back_and_the_history_is_not_changed() -> None:
 
 def test_stripping_is_deterministic_and_idempotent() -> None:
     history = history_after_a_cited_answer()
-    once = without_citations(history)
-    assert without_citations(once) == once
-    assert json.dumps(without_citations(history_after_a_cited_answer())) == json.dumps(once)
+    once = as_sent(history)
+    assert as_sent(once) == once
+    assert json.dumps(as_sent(history_after_a_cited_answer())) == json.dumps(once)
