@@ -89,7 +89,8 @@ class ContextWindow:
         fixed = self.overhead(tools)
         room = (limit - self.max_tokens) / learned.scale - fixed
         offset, view = model_view(history, self.strategy.kind)
-        chosen = plan(view, room)
+        # With edit the API clears old tool results: trim leaves them whole for it to clear.
+        chosen = plan(view, room, elide=self.strategy.kind != "edit")
         if view and view[0] is OPENER:
             # first_kept indexes the stored history, where view[1:] starts at offset + 1 (a
             # compacted view opens with a constant opener the API drops: its first stored

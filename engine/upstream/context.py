@@ -171,26 +171,28 @@ class _Sizes:
         return sum(self.notes[self.starts[cut.dropped] : self.starts[cut.elided]])
 
 
-def _step(sizes: _Sizes, cut: Cut, last: int, target: float) -> Cut:
+def _step(sizes: _Sizes, cut: Cut, last: int, target: float, elide: bool) -> Cut:
     """Trim the least that brings messages up to `last` within `target`: notes first."""
     current = sizes.turn_of[last]
-    for elided in range(cut.elided + 1, current + 1):
+    for elided in range(cut.elided + 1, current + 1) if elide else ():
         candidate = Cut(cut.dropped, elided)
         if sizes.size(candidate, last) <= target:
             return candidate
     for dropped in range(cut.dropped + 1, current + 1):
-        candidate = Cut(dropped, current)
+        candidate = Cut(dropped, current if elide else dropped)
         if sizes.size(candidate, last) <= target:
             return candidate
     return Cut(current, current)
 
 
-def plan(history: list[Message], room: float, low: float | None = None) -> Plan:
+def plan(history: list[Message], room: float, low: float | None = None, elide: bool = True) -> Plan:
     """Return what to send of `history` so its messages' estimate stays within `room`.
 
     `history` must be valid (repaired): it opens with a user message. Messages may carry an
     `id` (where they are stored); what is sent carries only `role` and `content`. After a
-    trim step the messages fill at most `low` (default LOW) of the room.
+    trim step the messages fill at most `low` (default LOW) of the room. Without `elide`
+    (the API clears old tool results itself) only whole turns are left out, unless the
+    current turn alone is too big.
     """
     low = LOW if low is None else low
     if not history:
@@ -202,7 +204,7 @@ def plan(history: list[Message], room: float, low: float | None = None) -> Plan:
     for index in checkpoints:
         previous = cut
         if sizes.size(cut, index) > room:
-            cut = _step(sizes, cut, index, low * room)
+            cut = _step(sizes, cut, index, low * room, elide)
     first = sizes.starts[cut.dropped]
     elide_to = sizes.starts[cut.elided]
     kept = [sizes.lean[i] if i < elide_to else history[i] for i in range(first, last + 1)]

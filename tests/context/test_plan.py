@@ -8,7 +8,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.upstream.context import BULKY_BYTES, Cut, elide, plan, turn_starts
+from engine.upstream.context import BULKY_BYTES, LOW, Cut, elide, plan, turn_starts
 from engine.upstream.tokens import message_tokens
 from streaming.history import repair_history, validate_history
 
@@ -221,6 +221,12 @@ def test_notes_come_before_leaving_out_whole_turns() -> None:
     assert tight.omitted_turns > 0
     assert history[tight.first_kept]["id"] == f"q{tight.omitted_turns}"
     assert plan(history, whole).cut == Cut()
+    # When the API clears old tool results itself (CONTEXT_STRATEGY=edit), trim leaves them
+    # whole for it and only leaves out whole turns.
+    whole_turns = plan(history, whole - 1, elide=False)
+    assert whole_turns.omitted_turns > 0 and whole_turns.elided_results == 0
+    assert whole_turns.tokens <= (whole - 1) * LOW
+    assert "omitted" not in json.dumps(whole_turns.messages)
 
 
 def test_an_oversized_current_turn_notes_its_older_results_but_not_the_newest() -> None:
