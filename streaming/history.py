@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["INTERRUPTED_RESULT", "as_sent", "repair_history", "validate_history"]
+__all__ = ["INTERRUPTED_RESULT", "repair_history", "validate_history"]
 
 INTERRUPTED_RESULT = "interrupted: the tool did not run to completion"
 
@@ -270,42 +270,3 @@ def _message(role: str, blocks: list[Block], ident: Any, from_str: set[int]) -> 
     if ident is not None:
         message["id"] = ident
     return message
-
-
-def as_sent(history: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Return `history` without the keys we store for ourselves; the input is not changed.
-
-    - `citations` on text blocks: the API numbers a citation's `search_result_index` over the
-      search results of the one request it answered, and a later request may leave old tool
-      results out (trimming, a context strategy), so an old citation can point at another
-      result or past the end, and the request is refused.
-    - `input_error` on tool_use blocks: why the input was unusable, kept for a takeover.
-
-    Stored messages keep both. The same history always gives the same bytes, so cached
-    prefixes hold.
-    """
-    out = []
-    for message in history:
-        content = message.get("content")
-        if (
-            message.get("role") == "assistant"
-            and isinstance(content, list)
-            and any(_private(block) for block in content)
-        ):
-            content = [_public(block) if _private(block) else block for block in content]
-            message = {**message, "content": content}
-        out.append(message)
-    return out
-
-
-# The keys a block of each type may carry that the API must not get back.
-PRIVATE = {"text": "citations", "tool_use": "input_error"}
-
-
-def _private(block: Any) -> bool:
-    return isinstance(block, dict) and PRIVATE.get(block.get("type"), "") in block
-
-
-def _public(block: dict[str, Any]) -> dict[str, Any]:
-    key = PRIVATE[block["type"]]
-    return {k: v for k, v in block.items() if k != key}

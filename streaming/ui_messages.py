@@ -228,7 +228,11 @@ def _assistant_parts(
             if not call_id or call_id in tools:
                 continue
             tools.add(call_id)
-            parts.append(_tool_part(block, call_id, cut, runs.get(call_id)))
+            # A call the output limit cut is stored whole, but was streamed as cut off.
+            limit_cut = isinstance(block.get("input_error"), dict) and block["input_error"].get(
+                "cut"
+            )
+            parts.append(_tool_part(block, call_id, cut or bool(limit_cut), runs.get(call_id)))
         elif isinstance(kind, str) and kind.endswith("_tool_result") and not cut:
             _fill(parts, block.get("tool_use_id"), output=tool_output(block.get("content")))
     return parts + source_parts(cited)

@@ -45,6 +45,11 @@ EVENTS = Counter("chat_events_published_total", "Client events appended to turn 
 UPSTREAM_RETRIES = Counter(
     "chat_upstream_retries_total", "Model calls retried, by kind of failure.", ["kind"]
 )
+TOKEN_COUNTS = Counter(
+    "chat_token_counts_total",
+    "count_tokens calls near the window, by outcome (fits, refit, failed).",
+    ["outcome"],
+)
 TOOL_RUNS = Counter("chat_tool_runs_total", "Tool calls answered, by tool.", ["tool"])
 TOOL_ERRORS = Counter("chat_tool_errors_total", "Tool calls answered is_error, by tool.", ["tool"])
 TOOL_SECONDS = Histogram(

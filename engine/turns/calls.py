@@ -27,7 +27,7 @@ from engine.upstream.retry import MODEL_ERRORS, Failure, classify
 from streaming import protocol as P
 from streaming.sse import JSONEvents
 from telemetry import tracing
-from telemetry.metrics import UPSTREAM_RETRIES
+from telemetry.metrics import TOKEN_COUNTS, UPSTREAM_RETRIES
 
 log = logging.getLogger(__name__)
 STALLED = "The model stream stalled."
@@ -84,7 +84,8 @@ class ModelCalls:
         used = tool_ids(history)
         window, tools, refitted = self.deps.window, self.deps.tool_definitions, False
         while True:
-            fit = await self._fit(history, lease)
+            # Counted once per round: a retry sends what was counted (or trimmed by a refusal).
+            fit = await self._fit(history, lease, count=attempt == 0 and not refitted)
             self._announce(fit.plan, history, outbox)
             self.current = current = MessageRound(self.deps.messages, outbox, lease, used)
             try:
@@ -120,22 +121,26 @@ class ModelCalls:
             window.observe(lease.session_id, fit, result.usage)
             return result
 
-    async def _fit(self, history: list[dict[str, Any]], lease: Lease) -> Fit:
+    async def _fit(self, history: list[dict[str, Any]], lease: Lease, count: bool) -> Fit:
         """Plan the request; near the window, let the API's count decide (else the estimate)."""
         window, tools = self.deps.window, self.deps.tool_definitions
         fit = window.fit(lease.session_id, history, tools)
-        if not fit.near:
+        if not fit.near or not count:
             return fit
         try:
             counted = await asyncio.wait_for(
                 self.deps.model.count(fit.plan.messages, tools), self.deps.timings.count_tokens
             )
         except (*MODEL_ERRORS, TimeoutError, ValueError) as err:
-            log.info("turn %s: token count failed (%s), using the estimate", self.turn_id, err)
+            # Loud: a count the API always refuses would otherwise leave the estimate alone.
+            log.warning("turn %s: token count failed (%s), using the estimate", self.turn_id, err)
+            TOKEN_COUNTS.labels("failed").inc()
             return fit
         window.counted(lease.session_id, fit, counted)
         if fit.fits(counted):
+            TOKEN_COUNTS.labels("fits").inc()
             return fit
+        TOKEN_COUNTS.labels("refit").inc()
         # The count says it does not fit: plan again with what it taught the window.
         return window.fit(lease.session_id, history, tools)
 

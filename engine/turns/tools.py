@@ -64,7 +64,8 @@ class BadInput:
         kept = block.get("input_error")
         if not isinstance(kept, dict):
             return None
-        return cls(str(kept.get("problem")), "", bool(kept.get("cut")), str(kept.get("quoted")))
+        problem, quoted = str(kept.get("problem") or "input was unusable"), kept.get("quoted")
+        return cls(problem, "", bool(kept.get("cut")), str(quoted or '""'))
 
     def refusal(self) -> str:
         """The is_error result the model reads: what went wrong, what arrived, what to do."""

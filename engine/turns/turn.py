@@ -31,7 +31,8 @@ from engine.turns.tools import BadInput, tool_calls
 from models import new_id, utcnow
 from models.chat import APPROVED, TOOL_AWAITING, TURN_AWAITING
 from streaming import protocol as P
-from streaming.history import as_sent, repair_history, validate_history
+from streaming.history import repair_history, validate_history
+from streaming.sent import as_sent
 from streaming.view import view_of
 from telemetry.metrics import EVENTS
 

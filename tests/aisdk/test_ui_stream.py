@@ -259,6 +259,41 @@ def test_a_cut_off_tool_call_becomes_an_input_error() -> None:
     }
 
 
+def test_a_call_the_output_limit_cut_is_stored_as_it_was_streamed() -> None:
+    cut = {"problem": "input was not valid JSON", "quoted": '{"input_text": "{\\"a"}', "cut": True}
+    use = {"type": "tool_use", "id": "t1", "name": "calc", "input": {}, "input_error": cut}
+    result = {"type": "tool_result", "tool_use_id": "t1", "is_error": True, "content": "cut"}
+    rows = [
+        _row("q1", [{"type": "text", "text": "Sum it"}], "user"),
+        _row("m1", [use], "assistant"),
+        _row("r1", [result], "user"),
+    ]
+    turn = {"id": TURN, "status": "completed", "error_code": None, "error_message": None}
+    turn |= {"continues": None, "question_id": "q1"}
+    (_, answer) = stored_ui_messages([turn], rows)
+    part = next(p for p in answer["parts"] if p.get("toolCallId") == "t1")
+    # As the live stream showed it (the test above), its later is_error result left out.
+    assert part == {
+        "type": "tool-calc",
+        "toolCallId": "t1",
+        "state": "output-error",
+        "input": None,
+        "errorText": CUT_OFF,
+    }
+
+
+def _row(ident: str, content: list[dict[str, Any]], role: str) -> dict[str, Any]:
+    return {
+        "id": ident,
+        "turn_id": TURN,
+        "role": role,
+        "content": content,
+        "partial_content": None,
+        "status": "complete",
+        "client_id": None,
+    }
+
+
 def test_awkward_text_is_one_data_line() -> None:
     raw = encode_chunks([{"type": "text-delta", "id": "x", "delta": "a\u2028b\u2029c\x85\n\ud83d"}])
     assert raw.count(b"\n") == 2 and raw.startswith(b"data: ")

@@ -26,7 +26,10 @@ QUESTION = [{"role": "user", "content": "What did I spend on groceries?"}]
 def client(kind: str, cache: str = "5m", transport: Any = None) -> ModelClient:
     def make() -> anthropic.AsyncAnthropic:
         http = httpx2.AsyncClient(transport=transport or DemoTransport())
-        return anthropic.AsyncAnthropic(api_key="k", base_url="http://x.invalid", http_client=http)
+        # No SDK retries, as in production: the engine owns them (and a failed count is final).
+        return anthropic.AsyncAnthropic(
+            api_key="k", base_url="http://x.invalid", http_client=http, max_retries=0
+        )
 
     return ModelClient(make, "m", 1000, "sys", cache, strategy=strategy_for(kind, 201_000, 1000))  # type: ignore[arg-type]
 
@@ -135,11 +138,21 @@ def test_near_the_window_the_apis_count_decides() -> None:
     window = ContextWindow(10_000, 1000, overhead=lambda tools: 0)
     fit = window.fit("s", long_history(26_000), [])
     assert fit.near
-    model = client("trim")
+    transport = Counting(tokens=int(fit.estimate * 0.75))
     chosen = asyncio.run(
-        calls(model, window)._fit(long_history(26_000), SimpleNamespace(session_id="s"))
-    )  # type: ignore[arg-type]
-    assert chosen.plan.messages == fit.plan.messages
+        calls(client("trim", transport=transport), window)._fit(
+            long_history(26_000), SimpleNamespace(session_id="s"), count=True
+        )  # type: ignore[arg-type]
+    )
+    assert transport.asked == 1
+    assert chosen.plan.messages == fit.plan.messages and chosen.scale == 1
+    # A retry of the same round sends what was counted, without asking again.
+    again = asyncio.run(
+        calls(client("trim", transport=transport), window)._fit(
+            long_history(26_000), SimpleNamespace(session_id="s"), count=False
+        )  # type: ignore[arg-type]
+    )
+    assert transport.asked == 1 and again.plan.messages == fit.plan.messages
 
 
 class Counting(httpx2.AsyncBaseTransport):
@@ -169,7 +182,7 @@ def test_a_count_over_the_window_teaches_the_window_and_trims_more() -> None:
     transport = Counting(tokens=12_000)
     chosen = asyncio.run(
         calls(client("trim", transport=transport), window)._fit(
-            history, SimpleNamespace(session_id="s")
+            history, SimpleNamespace(session_id="s"), count=True
         )  # type: ignore[arg-type]
     )
     assert transport.asked == 1
@@ -186,7 +199,7 @@ def test_when_counting_fails_the_estimate_decides(transport: Counting) -> None:
     fit = window.fit("s", long_history(26_000), [])
     chosen = asyncio.run(
         calls(client("trim", transport=transport), window, timeout=0.2)._fit(
-            long_history(26_000), SimpleNamespace(session_id="s")
+            long_history(26_000), SimpleNamespace(session_id="s"), count=True
         )  # type: ignore[arg-type]
     )
     assert transport.asked == 1
@@ -198,7 +211,7 @@ def test_far_from_the_window_nothing_is_counted() -> None:
     window = ContextWindow(200_000, 1000, overhead=lambda tools: 0)
     asyncio.run(
         calls(client("trim", transport=transport), window)._fit(
-            QUESTION, SimpleNamespace(session_id="s")
+            QUESTION, SimpleNamespace(session_id="s"), count=True
         )
     )  # type: ignore[arg-type]
     assert transport.asked == 0

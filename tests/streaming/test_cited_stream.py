@@ -10,7 +10,7 @@ from typing import Any
 
 from streaming.accumulator import MessageAccumulator
 from streaming.changes import BlockStopped
-from streaming.history import as_sent
+from streaming.sent import as_sent
 from streaming.sse import iter_json_events
 
 CITED = Path(__file__).parent / "transcripts" / "cited_answer.sse"

@@ -126,5 +126,10 @@ export const api = {
   turnApprovals: async (id) => (await request('GET', `/api/turns/${path(id)}/approvals`)).approvals,
   decide: (turnId, body) => request('POST', `/api/turns/${path(turnId)}/approvals`, body),
   /** The records behind a cited source (see sourcePath). */
-  source: (source) => request('GET', sourcePath(source)),
+  source: async (source) => {
+    const url = sourcePath(source);
+    // A kind of source this page does not know has no record to show: say it is gone.
+    if (url === null) throw new ApiError(404, 'not_found', 'Unknown source.');
+    return request('GET', url);
+  },
 };
