@@ -11,6 +11,7 @@ Results = list[tuple[str, dict[str, Any], Any]]  # (tool name, input, parsed res
 
 ALL_GROUPS = 50  # the tool's top_n maximum: every category or merchant, nothing summed as other
 REFUNDS_LISTED = 20
+INCOME_LISTED = 10  # payments in an income answer lists: each category's first ones are cited
 INFLOWS = 200  # get_transactions' page maximum
 LARGEST_POOL = 50  # payments out, largest first: transfers among them are left out
 
@@ -71,8 +72,9 @@ def inflows(period: Period) -> Call:
 
 
 def money_in(period: Period, where: dict[str, str]) -> Call:
-    """Only the per-currency totals of a category's money coming in, exact over every row."""
-    return "get_transactions", {**period.span(), **where, "direction": "in", "limit": 1}
+    """A category's money coming in, oldest first, with per-currency totals over every row."""
+    args = {**period.span(), **where, "direction": "in", "sort": "date_asc"}
+    return "get_transactions", {**args, "limit": INCOME_LISTED}
 
 
 def largest(period: Period, where: dict[str, str]) -> Call:

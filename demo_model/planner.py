@@ -113,13 +113,28 @@ def _income(intent: Intent, results: Results) -> list[Call]:
     return c.missing(results, [c.money_in(intent.period, {"category": n}) for n in names])
 
 
+def refund_categories(intent: Intent, results: Results) -> list[str] | None:
+    """Return the spending categories money came back to (refunds), in order of the first."""
+    summary = c.result_of(results, c.by_category(intent.period))
+    found = c.result_of(results, c.inflows(intent.period))
+    if summary is None or found is None:
+        return None
+    spend = set(group_keys(summary))
+    rows = found.get("transactions") or []
+    return list(dict.fromkeys(str(r["category"]) for r in rows if r.get("category") in spend))
+
+
 def _refunds(intent: Intent, results: Results) -> list[Call]:
     todo, subject = _subject(intent, results)
     if subject is None:
         return todo
-    if subject.kind == "all":
-        return c.missing(results, [c.inflows(intent.period)])
-    return c.missing(results, [c.refunds(intent.period, subject.where())])
+    if subject.kind != "all":
+        return c.missing(results, [c.refunds(intent.period, subject.where())])
+    if todo := c.missing(results, [c.inflows(intent.period)]):
+        return todo
+    # Each category's refunds, totalled by the tool: its totals are a figure the answer can cite.
+    names = refund_categories(intent, results) or []
+    return c.missing(results, [c.refunds(intent.period, {"category": n}) for n in names])
 
 
 def _change(intent: Intent, results: Results) -> list[Call]:

@@ -19,10 +19,10 @@ from demo_model.answers.fmt import (
 )
 from demo_model.answers.honest import data_note, latest_note
 from demo_model.answers.spending import unmatched
-from demo_model.calls import Results
+from demo_model.calls import Call, Results
 from demo_model.cite import Answer, Line
 from demo_model.intent import Intent
-from demo_model.planner import income_categories, spending_subject
+from demo_model.planner import income_categories, refund_categories, spending_subject
 from demo_model.subjects import Subject, group_keys
 from demo_model.vocabulary import is_transfer
 from tools.finance.cites import txn_source, txns_source
@@ -99,29 +99,64 @@ def refunds(intent: Intent, results: Results) -> Answer:
     spend = set(group_keys(summary))
     if subject.kind == "all":
         found = c.result_of(results, c.inflows(intent.period)) or {}
+        names = refund_categories(intent, results) or []
+        calls = [c.refunds(intent.period, {"category": n}) for n in names]
     else:
-        found = c.result_of(results, c.refunds(intent.period, subject.where())) or {}
+        calls = [c.refunds(intent.period, subject.where())]
+        found = c.result_of(results, calls[0]) or {}
     rows = [r for r in found.get("transactions") or [] if r.get("category") in spend]
     about = f" ({subject.title()})" if subject.kind != "all" else ""
     if not rows:
         return f"I found no refunds{about} in {period}."
+    back = _money_back(results, calls, spend) or _rows_back(rows)
     lines: list[Line] = [f"Your refunds{about} in {period}:"]
-    totals: dict[str, Decimal] = defaultdict(Decimal)
-    for row in rows:
-        totals[str(row["currency"])] += dec(row["amount"])
     lines += [
         (
             f"- {cur}: ",
-            cite(
-                f"**{money(f'{total:.2f}', cur)}** back",
-                [txn_source(r["id"]) for r in rows if r["currency"] == cur],
-            ),
-            f", {plural(sum(r['currency'] == cur for r in rows), 'refund')}",
+            cite(f"**{money(f'{total:.2f}', cur)}** back", refs),
+            f", {plural(count, 'refund')}",
         )
-        for cur, total in sorted(totals.items())
+        for cur, (total, count, refs) in sorted(back.items())
     ]
     lines += ["", *(row_line(r, with_category=subject.kind != "category") for r in rows)]
     if found.get("has_more"):
         lines.append(f"(I read the first {found.get('returned')} incoming transactions.)")
     lines += ["", "Refunds are already taken off your spending totals."]
-    return lines_md(lines + currency_note(set(totals)))
+    return lines_md(lines + currency_note(set(back)))
+
+
+# Per currency: money back, how many refunds, and the search results that add up to it.
+Back = dict[str, tuple[Decimal, int, list[str]]]
+
+
+def _money_back(results: Results, calls: list[Call], spend: set[str]) -> Back | None:
+    """Return the refunds as the calls' totals count them, or None when those are not refunds.
+
+    A call's totals are only refunds when every match is: its category is a spending one, or
+    it read all its matches and each is in a spending category (a merchant also pays in).
+    """
+    out: Back = {}
+    for call in calls:
+        result = c.result_of(results, call)
+        if not isinstance(result, dict):
+            return None
+        rows = result.get("transactions") or []
+        every = not result.get("has_more") and all(r.get("category") in spend for r in rows)
+        if call[1].get("category") not in spend and not every:
+            return None
+        for t in result.get("totals") or []:
+            if dec(t.get("money_in")) > 0:
+                total, count, refs = out.get(t["currency"], (Decimal(0), 0, []))
+                refs = [*refs, txns_source(call[1])]
+                out[t["currency"]] = (total + dec(t["money_in"]), count + int(t["count"]), refs)
+    return out or None
+
+
+def _rows_back(rows: list[dict[str, Any]]) -> Back:
+    """Return the refunds as the rows read add up, each row citing itself."""
+    out: Back = {}
+    for row in rows:
+        total, count, refs = out.get(str(row["currency"]), (Decimal(0), 0, []))
+        refs = [*refs, txn_source(row["id"])]
+        out[str(row["currency"])] = (total + dec(row["amount"]), count + 1, refs)
+    return out

@@ -16,21 +16,21 @@ from typing import Any
 import pytest
 
 from demo_data import seed_finance
+from demo_model import calls
+from demo_model.answers.money_in import refunds
 from demo_model.brain import respond
-from demo_model.cite import SearchResults
+from demo_model.cite import Cite, SearchResults
+from demo_model.intent import resolve as read_intent
+from demo_model.planner import next_calls
 from demo_model.wire import encode_reply
 from streaming.accumulator import MessageAccumulator
 from streaming.sse import iter_json_events
 from tests.conftest import make_user
-from tests.demo.conftest import AMOUNT, Demo, Seeded
+from tests.demo.conftest import AMOUNT, DEMO_DAY, Demo, Seeded
 from tests.demo.test_corpus import BEYOND, FOREIGN, SUPPORTED
 from tools.finance.sources import resolve
 
-NO_FIGURES = {
-    "What did I spend on flights last year?",  # an honest "I don't see any"
-    # Its refunds are found among 200 incoming rows, past the 10 a page cites: uncited.
-    "What refunds did I get this year?",
-}
+NO_FIGURES = {"What did I spend on flights last year?"}  # an honest "I don't see any"
 
 
 @pytest.fixture(scope="module")
@@ -104,6 +104,49 @@ def test_each_cited_figure_rests_on_rows_that_add_up_to_it(
     cited = check_cited_answer(year, demo, stranger)
     if case.question not in NO_FIGURES:
         assert cited, "an answer stating figures cites them"
+
+
+MONEY_IN = [
+    case
+    for case in SUPPORTED
+    if read_intent([case.question], DEMO_DAY).kind in ("income", "refunds")
+]
+
+
+@pytest.mark.parametrize("case", MONEY_IN, ids=[c.question for c in MONEY_IN])
+def test_a_money_in_answer_cites_every_figure_it_states(year: Seeded, case: Any) -> None:
+    turn = year.demo().ask(case.question)
+    uncited = [
+        AMOUNT.findall(b["text"])
+        for b in turn.replies[-1]
+        if b["type"] == "text" and not b.get("citations")
+    ]
+    assert not any(uncited), uncited
+
+
+def test_refunds_of_a_merchant_that_also_pays_in_cite_only_the_refund_rows() -> None:
+    intent = read_intent(["Show my Acme refunds"], DEMO_DAY)
+
+    def summary(key: str) -> dict[str, Any]:
+        group = {"key": key, "spent": "10.00", "count": 1}
+        return {"currencies": [{"currency": "USD", "groups": [group]}]}
+
+    results: list[Any] = [
+        (*calls.by_category(intent.period), summary("Shopping")),
+        (*calls.by_merchant(intent.period), summary("Acme Store")),
+    ]
+    (call,) = next_calls(intent, results)
+
+    def row(row_id: int, amount: str, category: str) -> dict[str, Any]:
+        return {"id": row_id, "amount": amount, "currency": "USD", "category": category}
+
+    rows = [row(7, "30.00", "Shopping"), row(8, "500.00", "Salary")]
+    totals = [{"currency": "USD", "money_in": "530.00", "count": 2}]
+    results.append((*call, {"transactions": rows, "totals": totals, "has_more": False}))
+    answer = refunds(intent, results)
+    total = next(p for p in answer if isinstance(p, Cite) and "back" in p.text)
+    # The merchant's totals count its salary too: the refund's own row is cited instead.
+    assert (total.text, total.refs) == ("**30.00 USD** back", ("txn:7",))
 
 
 def test_a_follow_up_numbers_search_results_across_the_whole_request(
