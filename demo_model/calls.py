@@ -40,11 +40,6 @@ def by_merchant(period: Period) -> Call:
     return "get_spending_summary", {**period.span(), "group_by": "merchant", "top_n": ALL_GROUPS}
 
 
-def top_categories(period: Period) -> Call:
-    """The few largest categories, for an overview."""
-    return "get_spending_summary", {**period.span(), "group_by": "category", "top_n": 5}
-
-
 def rows(period: Period, where: dict[str, str]) -> Call:
     """A subject's transactions, largest first, with money out and in totalled per currency."""
     return "get_transactions", {**period.span(), **where, "sort": "amount_desc", "limit": 5}
@@ -59,6 +54,11 @@ def refunds(period: Period, where: dict[str, str]) -> Call:
 def totals(period: Period, where: dict[str, str]) -> Call:
     """Only the per-currency totals of a subject's transactions (one row is the minimum page)."""
     return "get_transactions", {**period.span(), **where, "limit": 1}
+
+
+def charges(period: Period, where: dict[str, str]) -> Call:
+    """Only the per-currency totals of a subject's money out: what was charged before refunds."""
+    return "get_transactions", {**period.span(), **where, "direction": "out", "limit": 1}
 
 
 def inflows(period: Period) -> Call:

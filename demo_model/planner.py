@@ -28,7 +28,7 @@ def next_calls(intent: Intent, results: Results) -> list[Call]:
         "set_budget": _change,
         "categorize": _change,
         "balances": lambda i, r: c.missing(r, [c.balances()]),
-        "overview": lambda i, r: c.missing(r, [c.balances(), c.top_categories(i.period)]),
+        "overview": lambda i, r: c.missing(r, [c.balances(), c.by_category(i.period)]),
     }
     plan = planners.get(intent.kind)
     return plan(intent, results) if plan else []
@@ -84,7 +84,9 @@ def _spending(intent: Intent, results: Results) -> list[Call]:
     if todo := c.missing(results, [listed]):
         return todo
     if has_refunds(c.result_of(results, listed)):
-        return c.missing(results, [c.refunds(intent.period, subject.where())])
+        # Its refunds listed, and its money out totalled: the charged figure the answer cites.
+        where, period = subject.where(), intent.period
+        return c.missing(results, [c.refunds(period, where), c.charges(period, where)])
     return []
 
 

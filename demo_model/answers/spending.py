@@ -17,7 +17,7 @@ from demo_model.answers.fmt import (
 )
 from demo_model.answers.honest import data_note, latest_note
 from demo_model.calls import Results
-from demo_model.cite import Answer, Line
+from demo_model.cite import Answer, Line, Part
 from demo_model.intent import Intent
 from demo_model.periods import Period
 from demo_model.planner import spending_subject
@@ -67,10 +67,8 @@ def _subject(intent: Intent, subject: Subject, summary: Any, listed: Any, back: 
         cur = total["currency"]
         codes.add(cur)
         group, block = _group(summary, cur, subject.name) if is_category else (None, None)
-        # The figure stated rests on every transaction of the subject (less its refunds).
-        rows = txns_source({**intent.period.span(), **subject.where()})
-        group_rows = spend_source(subject.name, intent.period.start, intent.period.end)
-        lines.append(_subject_line(total, group, block, group_rows if group else rows))
+        sources = _sources(intent.period, subject, group, block)
+        lines.append(_subject_line(total, group, block, sources))
     refunds = (back or {}).get("transactions") or []
     if refunds:
         lines += ["", "Refunds, already taken off the net amounts above:"]
@@ -83,7 +81,22 @@ def _subject(intent: Intent, subject: Subject, summary: Any, listed: Any, back: 
     return lines_md(lines + currency_note(codes))
 
 
-def _subject_line(total: dict[str, Any], group: Any, block: Any, source: str) -> Line:
+def _sources(period: Period, subject: Subject, group: Any, block: Any) -> dict[str, list[str]]:
+    """Return the sources of a subject line's figures: net, charged, refunded, all spending."""
+    where = {**period.span(), **subject.where()}
+    # The net rests on every transaction of the subject (less its refunds).
+    net = spend_source(subject.name, period.start, period.end) if group else txns_source(where)
+    return {
+        "net": [net],
+        "out": [txns_source({**where, "direction": "out"})],
+        "in": [txns_source({**where, "direction": "in"})],
+        "all": whole(block, period) if block else [],
+    }
+
+
+def _subject_line(
+    total: dict[str, Any], group: Any, block: Any, sources: dict[str, list[str]]
+) -> Line:
     cur, count = total["currency"], int(total.get("count") or 0)
     net = group["spent"] if group else total["net"]
     refunded = dec(total.get("money_in")) > 0
@@ -95,18 +108,20 @@ def _subject_line(total: dict[str, Any], group: Any, block: Any, source: str) ->
         head = f"**{money(net, cur)} net**"
     else:
         head = f"**{money(net, cur)}**"
-    parts = []
+    parts: list[Part] = [f"- {cur}: ", cite(head, sources["net"])]
     if refunded:
-        parts.append(
-            f": {money(total['money_out'], cur)} charged, minus "
-            f"{money(total['money_in'], cur)} refunded"
-        )
+        parts += [
+            ": ",
+            cite(f"{money(total['money_out'], cur)} charged", sources["out"]),
+            ", minus ",
+            cite(f"{money(total['money_in'], cur)} refunded", sources["in"]),
+        ]
     parts.append(f", across {plural(count, 'transaction')}")
     if group and group.get("share_pct") is not None and block:
-        parts.append(
-            f" ({group['share_pct']}% of your {money(block['total_spent'], cur)} total spending)"
-        )
-    return f"- {cur}: ", cite(head, [source]), "".join(parts) + "."
+        spent = cite(f"{money(block['total_spent'], cur)} total spending", sources["all"])
+        parts += [f" ({group['share_pct']}% of your ", spent, ")"]
+    parts.append(".")
+    return tuple(parts)
 
 
 def _group(summary: Any, currency: str, name: str) -> tuple[Any, Any]:

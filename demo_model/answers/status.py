@@ -10,7 +10,7 @@ from demo_model.answers.fmt import MAX_ROWS, cite, currency_note, dec, lines_md,
 from demo_model.answers.honest import NO_DATA, data_note
 from demo_model.answers.spending import group_lines, whole
 from demo_model.calls import Results
-from demo_model.cite import Answer, Line
+from demo_model.cite import Answer, Line, Part
 from demo_model.intent import Intent
 from demo_model.subjects import currencies
 from demo_model.vocabulary import names_term, names_topic
@@ -63,18 +63,19 @@ def _budget_line(row: dict[str, Any], status: dict[str, Any]) -> Line:
     cur, name, month = row["currency"], str(row["category"]), str(status.get("month"))
     left = row.get("remaining")
     state = f"{money(left, cur)} over" if dec(left) < 0 else f"{money(left, cur)} left"
-    rest = f" ({row.get('percent_used')}%), {state}"
-    other = row.get("not_counted_other_currencies") or []
-    if other:
-        spent = ", ".join(money(o["spent"], o["currency"]) for o in other)
-        rest += f"; {spent} also spent, not counted against this {cur} budget"
-    return (
+    parts: list[Part] = [
         f"- {name}: ",
         cite(f"spent {money(row['spent'], cur)}", _month_spend(name, month, row["spent"])),
         " of ",
         cite(money(row["limit"], cur), [budget_title(name, month, row["limit"], cur)]),
-        rest + ".",
-    )
+        f" ({row.get('percent_used')}%), {state}",
+    ]
+    for k, o in enumerate(row.get("not_counted_other_currencies") or []):
+        spent = money(o["spent"], o["currency"])
+        parts += ["; " if k == 0 else ", ", cite(spent, _month_spend(name, month, o["spent"]))]
+    if row.get("not_counted_other_currencies"):
+        parts.append(f" also spent, not counted against this {cur} budget")
+    return (*parts, ".")
 
 
 def _month_spend(category: str, month: str, spent: Any) -> list[str]:
@@ -157,7 +158,8 @@ def recurring(intent: Intent, results: Results) -> Answer:
 def overview(intent: Intent, results: Results) -> Answer:
     """Return balances and the largest spending categories of the period."""
     data = c.result_of(results, c.balances()) or {}
-    summary = c.result_of(results, c.top_categories(intent.period))
+    # Every category, not the top few: the total cites all of their rows.
+    summary = c.result_of(results, c.by_category(intent.period))
     if not data.get("accounts") and not currencies(summary):
         return NO_DATA
     lines = _balance_lines(data) if data.get("accounts") else []
