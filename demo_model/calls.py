@@ -61,6 +61,11 @@ def charges(period: Period, where: dict[str, str]) -> Call:
     return "get_transactions", {**period.span(), **where, "direction": "out", "limit": 1}
 
 
+def refunded(period: Period, where: dict[str, str]) -> Call:
+    """Only the per-currency totals of a subject's money coming back (refunds)."""
+    return "get_transactions", {**period.span(), **where, "direction": "in", "limit": 1}
+
+
 def inflows(period: Period) -> Call:
     """Every incoming transaction of a period: refunds are those in spending categories."""
     return "get_transactions", {

@@ -153,8 +153,17 @@ def _compare(intent: Intent, results: Results) -> list[Call]:
     subject = compare_subject(intent, results)
     if subject is None or subject.kind not in ("category", "merchant"):
         return []
-    where = subject.where()
-    return c.missing(results, [c.totals(baseline, where), c.totals(intent.period, where)])
+    where, periods = subject.where(), (baseline, intent.period)
+    if todo := c.missing(results, [c.totals(p, where) for p in periods]):
+        return todo
+    # Where money came back: its total in and, at a merchant, out (the figures the answer cites).
+    more: list[Call] = []
+    for p in periods:
+        if has_refunds(c.result_of(results, c.totals(p, where))):
+            more.append(c.refunded(p, where))
+            if subject.kind == "merchant":
+                more.append(c.charges(p, where))
+    return c.missing(results, more)
 
 
 def _largest(intent: Intent, results: Results) -> list[Call]:

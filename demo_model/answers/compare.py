@@ -13,7 +13,7 @@ from demo_model.intent import Intent
 from demo_model.periods import Period
 from demo_model.planner import compare_subject
 from demo_model.subjects import Subject, compared_categories, currencies
-from tools.finance.cites import spend_source
+from tools.finance.cites import spend_source, txns_source
 
 
 def compare(intent: Intent, results: Results) -> Answer:
@@ -45,8 +45,9 @@ def compare(intent: Intent, results: Results) -> Answer:
             ]
         else:
             lines = [f"**{subject.title()}**, {head}:"]
-            lines += _merchant(before, after)
-        lines += _refunds(before, baseline) + _refunds(after, period)
+            lines += _merchant(before, after, subject.where(), period, baseline)
+        lines += _refunds(before, baseline, subject.where())
+        lines += _refunds(after, period, subject.where())
     lines += _partial(period, baseline)
     codes = {str(b.get("currency")) for b in currencies(found)}
     return lines_md(lines + currency_note(codes))
@@ -86,22 +87,44 @@ def _spent(amount: str, cur: str, names: list[str], when: Period, bold: bool = F
     return cite(text, [spend_source(n, when.start, when.end) for n in names])
 
 
-def _merchant(before: Any, after: Any) -> list[str]:
-    spent: dict[str, dict[str, str]] = {}
-    for key, result in (("a", before), ("b", after)):
+def _merchant(
+    before: Any, after: Any, where: dict[str, str], period: Period, baseline: Period
+) -> list[Line]:
+    spent: dict[str, dict[str, Part]] = {}
+    for key, result, when in (("a", before, baseline), ("b", after, period)):
         for total in (result or {}).get("totals") or []:
-            spent.setdefault(total["currency"], {})[key] = total["money_out"]
+            spent.setdefault(total["currency"], {})[key] = _money_out(
+                total, where, when, key == "b"
+            )
     if not spent:
         return ["- No transactions at such a merchant in either period."]
-    return [
-        f"- {cur}: **{money(v.get('b', '0'), cur)}** spent against {money(v.get('a', '0'), cur)}."
-        for cur, v in sorted(spent.items())
-    ]
+    lines: list[Line] = []
+    for cur, v in sorted(spent.items()):
+        after_, before_ = v.get("b", f"**{money('0', cur)}**"), v.get("a", money("0", cur))
+        lines.append((f"- {cur}: ", after_, " spent against ", before_, "."))
+    return lines
 
 
-def _refunds(result: Any, period: Period) -> list[str]:
+def _money_out(total: dict[str, Any], where: dict[str, str], when: Period, bold: bool) -> Part:
+    """Return a merchant's money out in a period, citing the rows charged (none if 0)."""
+    text = money(total["money_out"], total["currency"])
+    shown = f"**{text}**" if bold else text
+    if dec(total["money_out"]) == 0:
+        return shown
+    # Without refunds every row is money out; with them, only the payments out add up to it.
+    refunded = dec(total.get("money_in")) > 0
+    rows = {**when.span(), **where, **({"direction": "out"} if refunded else {})}
+    return cite(shown, [txns_source(rows)])
+
+
+def _refunds(result: Any, period: Period, where: dict[str, str]) -> list[Line]:
+    rows = txns_source({**period.span(), **where, "direction": "in"})
     return [
-        f"- Refunds already taken off in {period.label}: {money(t['money_in'], t['currency'])}."
+        (
+            f"- Refunds already taken off in {period.label}: ",
+            cite(money(t["money_in"], t["currency"]), [rows]),
+            ".",
+        )
         for t in (result or {}).get("totals") or []
         if dec(t.get("money_in")) > 0
     ]
