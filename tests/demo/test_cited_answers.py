@@ -9,6 +9,7 @@ states. Honest answers cite nothing.
 from __future__ import annotations
 
 import random
+import re
 from collections import defaultdict
 from decimal import Decimal
 from typing import Any
@@ -31,6 +32,16 @@ from tests.demo.test_corpus import BEYOND, FOREIGN, SUPPORTED
 from tools.finance.sources import resolve
 
 NO_FIGURES = {"What did I spend on flights last year?"}  # an honest "I don't see any"
+# Beyond the corpus: comparisons of a subject with refunds taken off (at a merchant, of a category).
+MORE = ["Did I spend more at Amazon in August than in July?", "Travel in March vs February"]
+_A = r"\d[\d,]*\.\d+ [A-Z]{3}"
+# The only amounts an answer states uncited, found by their words: no rows add up to them.
+UNCITED = {
+    re.compile(rf"\b(?:up|down) ({_A})"): "a change: the difference of two cited figures",
+    re.compile(rf"({_A}) (?:left|over)\b"): "a budget's rest: its cited limit less its spending",
+    re.compile(rf"about \*\*({_A}) a month"): "an estimate: typical charges scaled to a month",
+    re.compile(r"(?<![\d,.])(0\.00 [A-Z]{3})"): "nothing: no rows to cite",
+}
 
 
 @pytest.fixture(scope="module")
@@ -95,33 +106,39 @@ def check_cited_answer(seeded: Seeded, demo: Demo, stranger: int) -> int:
     return len(cited)
 
 
-@pytest.mark.parametrize("case", SUPPORTED, ids=[c.question for c in SUPPORTED])
+def uncited(demo: Demo) -> dict[str, list[str]]:
+    """Return the amounts the last answer states outside cited blocks, by the exception they
+    are ("" for none)."""
+    found: dict[str, list[str]] = defaultdict(list)
+    for block in demo.messages[-1]["content"]:
+        if block["type"] != "text" or block.get("citations"):
+            continue
+        text = block["text"]
+        excused = {m.span(1): why for rx, why in UNCITED.items() for m in rx.finditer(text)}
+        for m in AMOUNT.finditer(text):
+            found[excused.get(m.span(), "")].append(m.group())
+    return found
+
+
+@pytest.mark.parametrize("question", [c.question for c in SUPPORTED] + MORE)
 def test_each_cited_figure_rests_on_rows_that_add_up_to_it(
-    year: Seeded, stranger: int, case: Any
+    year: Seeded, stranger: int, question: str
 ) -> None:
     demo = year.demo()
-    demo.ask(case.question)
+    demo.ask(question)
     cited = check_cited_answer(year, demo, stranger)
-    if case.question not in NO_FIGURES:
+    if question not in NO_FIGURES:
         assert cited, "an answer stating figures cites them"
+    assert not uncited(demo)[""], "every other amount is a documented exception"
 
 
-MONEY_IN = [
-    case
-    for case in SUPPORTED
-    if read_intent([case.question], DEMO_DAY).kind in ("income", "refunds")
-]
-
-
-@pytest.mark.parametrize("case", MONEY_IN, ids=[c.question for c in MONEY_IN])
-def test_a_money_in_answer_cites_every_figure_it_states(year: Seeded, case: Any) -> None:
-    turn = year.demo().ask(case.question)
-    uncited = [
-        AMOUNT.findall(b["text"])
-        for b in turn.replies[-1]
-        if b["type"] == "text" and not b.get("citations")
-    ]
-    assert not any(uncited), uncited
+def test_every_documented_exception_is_needed(year: Seeded) -> None:
+    used: set[str] = set()
+    for question in [c.question for c in SUPPORTED] + MORE:
+        demo = year.demo()
+        demo.ask(question)
+        used |= set(uncited(demo))
+    assert used - {""} == set(UNCITED.values())
 
 
 def test_refunds_of_a_merchant_that_also_pays_in_cite_only_the_refund_rows() -> None:
