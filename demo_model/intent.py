@@ -17,6 +17,7 @@ from demo_model.periods import (
     month_back,
     rolling,
     shift,
+    without_periods,
 )
 
 FINANCE_KINDS = (
@@ -98,6 +99,8 @@ def parse(question: str, today: date) -> Parsed:
     words = len(q.split())
     finance = bool(v.FINANCE_WORDS.search(q)) or category is not None
     kind = _kind(q, category, bool(after) or len(before) > 1)
+    if kind == "compare" and not (category or term):
+        term = _compared_term(q)  # "Amazon this month vs last month": no "at" before it
     bare = _bare(q) if words <= SHORT and not (category or term or kind) else None
     return Parsed(
         kind=kind,
@@ -163,6 +166,14 @@ def _bare(q: str) -> str | None:
         for w in (w.strip(".-") for w in words)
         if w not in v.NOT_A_SUBJECT and w not in MONTHS and not w.isdigit()
     ]
+    term = " ".join(kept)
+    return term if len(term) >= 3 else None
+
+
+def _compared_term(q: str) -> str | None:
+    """Return what a comparison names besides its periods and comparing words, if anything."""
+    words = (w.strip(".-") for w in re.findall(r"[a-z0-9&.-]+", without_periods(q)))
+    kept = [w for w in words if w and w not in v.COMPARING and w not in MONTHS and not w.isdigit()]
     term = " ".join(kept)
     return term if len(term) >= 3 else None
 

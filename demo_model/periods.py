@@ -210,6 +210,14 @@ def find_periods(text: str, today: date) -> list[Period]:
     return [p for _, _, p in sorted(found, key=lambda f: f[0])]
 
 
+def without_periods(text: str) -> str:
+    """Return `text` lowercased with every period it names blanked out."""
+    q = text.lower()
+    for pattern in [p for p, _ in PATTERNS] + [RELATIVE.pattern]:
+        q = re.sub(pattern, " ", q)
+    return q
+
+
 def asks_relative(text: str) -> bool:
     """Return whether the question steps back from an earlier period ("the month before")."""
     return RELATIVE.search(text.lower()) is not None

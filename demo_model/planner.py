@@ -49,11 +49,22 @@ def spending_subject(intent: Intent, results: Results) -> Subject | None:
 
 
 def compare_subject(intent: Intent, results: Results) -> Subject | None:
-    """Return the subject of a comparison once compare_spending answered, else None."""
+    """Return a comparison's subject once the names it may match are in, else None."""
     found = c.result_of(results, c.compare(intent.period, intent.baseline or intent.period))
     if found is None:
         return None
-    return resolve(intent, compared_categories(found), None)
+    merchants = None
+    if intent.term and not intent.category:
+        summaries = [c.result_of(results, call) for call in _merchant_calls(intent)]
+        if any(s is None for s in summaries):
+            return None
+        merchants = list(dict.fromkeys(k for s in summaries for k in group_keys(s)))
+    return resolve(intent, compared_categories(found), merchants)
+
+
+def _merchant_calls(intent: Intent) -> list[Call]:
+    """Spend per merchant in both compared periods: the names a comparison's term can match."""
+    return [c.by_merchant(p) for p in (intent.baseline or intent.period, intent.period)]
 
 
 def has_refunds(result: Any) -> bool:
@@ -150,6 +161,9 @@ def _compare(intent: Intent, results: Results) -> list[Call]:
         return todo
     if not currencies(c.result_of(results, first)):
         return c.missing(results, c.any_data())
+    names = _merchant_calls(intent) if intent.term and not intent.category else []
+    if todo := c.missing(results, names):
+        return todo
     subject = compare_subject(intent, results)
     if subject is None or subject.kind not in ("category", "merchant"):
         return []

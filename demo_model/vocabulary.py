@@ -154,6 +154,14 @@ _FILLER = (
     "received receive track transaction transactions purchase purchases payment payments charges"
 )
 NOT_A_SUBJECT = frozenset(_FILLER.split())
+# The words a comparison asks with, never what it compares: "did my spending go up vs...".
+_COMPARING = (
+    "compare comparing comparison than against between more less go goes went up down higher "
+    "lower increase increased decrease decreased rise rose fall fell drop dropped grow grew "
+    "change changed changes difference different differ like look looks looking been where "
+    "versus one period periods time"
+)
+COMPARING = NOT_A_SUBJECT | frozenset(_COMPARING.split())
 
 
 def tokens(text: str) -> list[str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
 from demo_model import calls as c
@@ -24,13 +25,22 @@ def compare(intent: Intent, results: Results) -> Answer:
         return data_note(results) or (
             f"I found no spending in {period.text()} or in {baseline.text()}.{latest_note(results)}"
         )
-    subject = compare_subject(intent, results) or Subject("all")
+    said = intent.subject()
+    # Never all spending in place of what the question named.
+    subject = compare_subject(intent, results) or Subject(
+        "unmatched" if said else "all", said or ""
+    )
     head = f"{period.text()} against {baseline.text()}"
     if subject.kind == "unmatched":
+        what = (
+            f"any {subject.name} spending"
+            if intent.category
+            else f"any spending on a category or merchant called “{subject.name}”"
+        )
         names = ", ".join(compared_categories(found))
         return (
-            f"I don't see any {subject.name} spending in {period.text()} or in "
-            f"{baseline.text()}. Categories with spending then: {names}."
+            f"I don't see {what} in {period.text()} or in {baseline.text()}. "
+            f"Categories with spending then: {names}."
         )
     lines: list[Line]
     if subject.kind == "all":
@@ -43,11 +53,11 @@ def compare(intent: Intent, results: Results) -> Answer:
                 f"**{subject.name}**, {head}:",
                 *_category(found, subject.name, period, baseline),
             ]
+            lines += _refunds(before, baseline, subject.where())
+            lines += _refunds(after, period, subject.where())
         else:
             lines = [f"**{subject.title()}**, {head}:"]
             lines += _merchant(before, after, subject.where(), period, baseline)
-        lines += _refunds(before, baseline, subject.where())
-        lines += _refunds(after, period, subject.where())
     lines += _partial(period, baseline)
     codes = {str(b.get("currency")) for b in currencies(found)}
     return lines_md(lines + currency_note(codes))
@@ -90,31 +100,68 @@ def _spent(amount: str, cur: str, names: list[str], when: Period, bold: bool = F
 def _merchant(
     before: Any, after: Any, where: dict[str, str], period: Period, baseline: Period
 ) -> list[Line]:
-    spent: dict[str, dict[str, Part]] = {}
-    for key, result, when in (("a", before, baseline), ("b", after, period)):
+    """Return a merchant's net spending per currency in both periods, and the change."""
+    totals: dict[str, dict[str, dict[str, Any]]] = {}
+    for key, result in (("a", before), ("b", after)):
         for total in (result or {}).get("totals") or []:
-            spent.setdefault(total["currency"], {})[key] = _money_out(
-                total, where, when, key == "b"
-            )
-    if not spent:
+            totals.setdefault(total["currency"], {})[key] = total
+    if not totals:
         return ["- No transactions at such a merchant in either period."]
     lines: list[Line] = []
-    for cur, v in sorted(spent.items()):
-        after_, before_ = v.get("b", f"**{money('0', cur)}**"), v.get("a", money("0", cur))
-        lines.append((f"- {cur}: ", after_, " spent against ", before_, "."))
+    for cur, both in sorted(totals.items()):
+        a, b = both.get("a"), both.get("b")
+        spent_a, spent_b = -dec((a or {}).get("net")), -dec((b or {}).get("net"))
+        lines.append(
+            (
+                f"- {cur}: ",
+                *_net(b, cur, where, period, bold=True),
+                " against ",
+                *_net(a, cur, where, baseline),
+                f", {_moved(spent_a, spent_b)}.",
+            )
+        )
     return lines
 
 
-def _money_out(total: dict[str, Any], where: dict[str, str], when: Period, bold: bool) -> Part:
-    """Return a merchant's money out in a period, citing the rows charged (none if 0)."""
-    text = money(total["money_out"], total["currency"])
-    shown = f"**{text}**" if bold else text
-    if dec(total["money_out"]) == 0:
-        return shown
-    # Without refunds every row is money out; with them, only the payments out add up to it.
-    refunded = dec(total.get("money_in")) > 0
-    rows = {**when.span(), **where, **({"direction": "out"} if refunded else {})}
-    return cite(shown, [txns_source(rows)])
+def _moved(before: Decimal, after: Decimal) -> str:
+    """Return how spending moved, in percent: no tool states the difference as an amount."""
+    if after == before:
+        return "no change"
+    word = "up" if after > before else "down"
+    if before <= 0:
+        return f"{word} (no percentage: nothing was spent in the earlier period)"
+    return f"{word} {abs(after - before) / before * 100:.1f}%"
+
+
+def _net(
+    total: dict[str, Any] | None, cur: str, where: dict[str, str], when: Period, bold: bool = False
+) -> list[Part]:
+    """Return a merchant's net spending in a period, with what was charged and refunded."""
+    if total is None or int(total.get("count") or 0) == 0:
+        text = money("0.00", cur)
+        return [f"**{text}**" if bold else text]
+    rows = {**when.span(), **where}
+    net = dec(total["net"])
+    if net > 0:
+        said = f"{money(total['net'], cur)} more came back than was spent"
+    else:
+        said = money(total["net"], cur) + (" net" if dec(total.get("money_in")) > 0 else "")
+    parts: list[Part] = [cite(f"**{said}**" if bold else said, [txns_source(rows)])]
+    if dec(total.get("money_in")) > 0:
+        parts += [
+            " (",
+            cite(
+                f"{money(total['money_out'], cur)} charged",
+                [txns_source({**rows, "direction": "out"})],
+            ),
+            ", minus ",
+            cite(
+                f"{money(total['money_in'], cur)} refunded",
+                [txns_source({**rows, "direction": "in"})],
+            ),
+            ")",
+        ]
+    return parts
 
 
 def _refunds(result: Any, period: Period, where: dict[str, str]) -> list[Line]:
