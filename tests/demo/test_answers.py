@@ -274,3 +274,51 @@ def test_an_unknown_subject_is_said_plainly_not_replaced_by_totals(year: Seeded)
     )
     assert "Travel" in turn.text  # it names the categories that do exist then
     assert turn.amounts() == []
+
+
+SEPTEMBER = {"start_date": "2025-09-01", "end_date": "2025-09-20"}
+
+
+@pytest.mark.parametrize(
+    "question", ["Amazon this month vs last month", "How does Amazon this month compare to last?"]
+)
+def test_a_merchant_comparison_compares_only_that_merchant(year: Seeded, question: str) -> None:
+    turn = year.demo().ask(question)
+    tools = year.tools()
+    before = totals_of(tools("get_transactions", **AUGUST, merchant="Amazon"))["USD"]
+    after = totals_of(tools("get_transactions", **SEPTEMBER, merchant="Amazon"))["USD"]
+    assert Decimal(before["money_in"]) > 0  # August has an Amazon order returned
+    line = line_of(turn, "- USD:")
+    assert line.startswith(f"- USD: **{money(after['net'], 'USD')}")
+    assert f" against {money(before['net'], 'USD')} net (" in line
+    assert (
+        f"{money(before['money_out'], 'USD')} charged, minus "
+        f"{money(before['money_in'], 'USD')} refunded" in line
+    )
+    spent_more = -Decimal(after["net"]) > -Decimal(before["net"])
+    assert (", up " if spent_more else ", down ") in line
+    # Only the merchant's rows are read, and no category of all spending is shown.
+    rows = [args for name, args, _ in turn.calls if name == "get_transactions"]
+    assert rows and all(args.get("merchant") == "Amazon" for args in rows)
+    compared = turn.results("compare_spending")[0]
+    names = {r["category"] for b in compared["currencies"] for r in b["categories"]}
+    assert not [name for name in names if name in turn.text]
+    assert "in total" not in turn.text
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Unicorns this month vs last month",
+        "Did I spend more at Starbucks this month than last month?",
+    ],
+)
+def test_a_comparison_of_nothing_the_user_has_says_so(year: Seeded, question: str) -> None:
+    turn = year.demo().ask(question)
+    said = question.split()[0].lower() if question.startswith("U") else "starbucks"
+    assert turn.text.startswith(
+        f"I don't see any spending on a category or merchant called “{said}” in September 2025"
+    ), turn.text
+    assert " or in August 2025" in turn.text  # read as the comparison it is
+    assert turn.amounts() == []
+    assert not turn.results("get_transactions")

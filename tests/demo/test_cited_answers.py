@@ -31,7 +31,11 @@ from tests.demo.conftest import AMOUNT, DEMO_DAY, Demo, Seeded
 from tests.demo.test_corpus import BEYOND, FOREIGN, SUPPORTED
 from tools.finance.sources import resolve
 
-NO_FIGURES = {"What did I spend on flights last year?"}  # an honest "I don't see any"
+NO_FIGURES = {  # an honest "I don't see any"
+    "What did I spend on flights last year?",
+    "Did I spend more at Starbucks in August than in July?",
+    "Unicorns this month vs last month",
+}
 # Beyond the corpus: comparisons of a subject with refunds taken off (at a merchant, of a category).
 MORE = ["Did I spend more at Amazon in August than in July?", "Travel in March vs February"]
 _A = r"\d[\d,]*\.\d+ [A-Z]{3}"

@@ -99,6 +99,32 @@ SUPPORTED = [
         "Did I spend more on groceries in August than in July?",
         lambda o: o.compare(JULY, LAST_MONTH, "Groceries"),
     ),
+    # comparisons of a merchant, named with or without "at", and of nothing the user has
+    Case(
+        "Amazon this month vs last month",
+        lambda o: o.merchant("Amazon", THIS_MONTH) | o.merchant("Amazon", LAST_MONTH),
+        says="**Amazon**, September 2025 so far",
+    ),
+    Case(
+        "How did Uber in August compare to July?",
+        lambda o: o.merchant("Uber", LAST_MONTH) | o.merchant("Uber", JULY),
+        says="**Uber**, August 2025",
+    ),
+    Case(
+        "Did I spend more at Whole Foods in August than in July?",
+        lambda o: o.merchant("Whole Foods", LAST_MONTH) | o.merchant("Whole Foods", JULY),
+        says="**Whole Foods Market**, August 2025",
+    ),
+    Case(
+        "Did I spend more at Starbucks in August than in July?",
+        lambda o: set(),
+        says="I don't see any spending on a category or merchant called “starbucks”",
+    ),
+    Case(
+        "Unicorns this month vs last month",
+        lambda o: set(),
+        says="I don't see any spending on a category or merchant called “unicorns”",
+    ),
     # recurring and overview
     Case("Which subscriptions am I paying for?", lambda o: o.recurring()),
     Case("How am I doing?", lambda o: o.balances() | o.total(THIS_MONTH)),

@@ -92,6 +92,32 @@ CASES = [
         None,
     ),
     (["Compare March and April"], "compare", "2025-04-01", "2025-04-30", None, None),
+    # A comparison names its merchant without "at": what is left besides periods and verbs.
+    (["Amazon this month vs last month"], "compare", "2025-09-01", "2025-09-20", None, "amazon"),
+    (
+        ["How does Uber in August compare to July?"],
+        "compare",
+        "2025-08-01",
+        "2025-08-31",
+        None,
+        "uber",
+    ),
+    (
+        ["Did my spending go up this month compared to last month?"],
+        "compare",
+        "2025-09-01",
+        "2025-09-20",
+        None,
+        None,
+    ),
+    (
+        ["Uber in the last 3 months vs the 3 months before"],
+        "compare",
+        "2025-06-21",
+        "2025-09-20",
+        None,
+        "uber",
+    ),
     (
         ["Am I over budget on restaurants?"],
         "budget",
