@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
@@ -12,7 +13,7 @@ from services.sessions import create_session
 from streaming.protocol import decode_stream
 from tests.conftest import make_user
 from tests.faults.upstream import FaultyUpstream
-from tools.registry import ToolRegistry
+from tools.registry import ToolContext, ToolRegistry
 
 # Stall 3 s, first token 6 s, retry budget 3 s, heartbeat 50 ms, stale after 300 ms...
 RIG_SCALE = 0.05
@@ -26,15 +27,21 @@ class Rig:
         self.turns = app.extensions["turns"]
         self.timings = app.config["TIMINGS"]
         self.db = app.extensions["db"]
-        self.executions = 0
+        # How many times each tool_use id's tool really ran (not refused, not replayed).
+        self.executed: Counter[str] = Counter()
         registry: ToolRegistry = self.turns.deps.tools.registry
         original = registry.execute
 
-        def counting(*args: Any, **kwargs: Any) -> Any:
-            self.executions += 1
-            return original(*args, **kwargs)
+        def counting(name: str, raw_input: Any, ctx: ToolContext) -> Any:
+            self.executed[ctx.tool_use_id] += 1
+            return original(name, raw_input, ctx)
 
         registry.execute = counting  # type: ignore[method-assign]
+
+    @property
+    def executions(self) -> int:
+        """Real tool executions, all ids together."""
+        return sum(self.executed.values())
 
     def run(self, question: str, session_id: str | None = None) -> tuple[str, list[Any]]:
         """Run one turn to its end; return (session_id, decoded events)."""

@@ -137,15 +137,35 @@ def test_retries_run_out_the_turn_fails_and_completed_rounds_stay(rig: Rig) -> N
     assert history[2]["content"][0]["type"] == "tool_result"
 
 
-def test_tool_cut_at_max_tokens_is_not_run_and_the_next_turn_works(rig: Rig) -> None:
+def cut_calls(events: list[Any]) -> list[str]:
+    """The tool_use ids whose block the output limit cut."""
+    ids = {d["block_id"]: d.get("tool_use_id") for _, t, d in events if t == "block_start"}
+    return [ids[d["block_id"]] for _, t, d in events if t == "block_end" and d.get("incomplete")]
+
+
+def test_a_tool_cut_at_max_tokens_is_answered_not_run_and_the_turn_goes_on(rig: Rig) -> None:
     rig.upstream.script(CutToolAtMaxTokens())
+    sid, events = rig.run(QUESTION)
+    check_clean(rig, sid, events)
+    (cut,) = cut_calls(events)
+    assert cut is not None and rig.executed[cut] == 0
+    (result,) = [d for _, t, d in events if t == "tool_result" and d["tool_use_id"] == cut]
+    assert result["is_error"] and "cut off at the output token limit" in str(result["content"])
+    assert not [d for _, t, d in events if t == "turn_error"]
+
+
+def test_a_second_cut_ends_the_turn_and_the_next_turn_works(rig: Rig) -> None:
+    rig.upstream.script(CutToolAtMaxTokens(), CutToolAtMaxTokens())
     sid, events = rig.run(QUESTION)
     check_clean(rig, sid, events, status="failed")
     assert rig.executions == 0
     assert [d["code"] for _, t, d in events if t == "turn_error"] == ["max_tokens"]
-    assert any(d.get("incomplete") for _, t, d in events if t == "block_end")
+    assert len(cut_calls(events)) == 2
     sid, events = rig.run("Am I over budget anywhere?", session_id=sid)
-    check_clean(rig, sid, events)
+    assert_well_formed(events)
+    assert events[-1][2]["status"] == "completed"
+    # The failed turn's last results and the next question go to the model as one message.
+    assert validate_history(rig.upstream.requests[-1]["messages"]) == []
 
 
 def test_a_tool_runs_once_per_id_even_when_later_calls_fail(rig: Rig) -> None:
