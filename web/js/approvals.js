@@ -4,7 +4,7 @@
 // did not decide learns the decision by polling while a card waits (every PAGE_POLL_MS, the
 // server's config.Timings.page_poll).
 
-import { api } from './api.js';
+import { api } from './rest.js';
 import { el } from './dom.js';
 import { PAGE_POLL_MS } from './protocol.js';
 

@@ -2,7 +2,7 @@
 // answer, and "‹ 2 / 3 ›" to show another version. They change the server's active branch,
 // so they are disabled (class `needs-idle`) while a turn runs or waits in the queue.
 
-import { api } from './api.js';
+import { api } from './rest.js';
 import { el } from './dom.js';
 import { storedTurns } from './history.js';
 

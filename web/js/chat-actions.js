@@ -1,7 +1,7 @@
 // What can be done to the open chat from the top bar: rename, export (Markdown or JSON) and
 // delete (after a confirmation that says when an answer is still being written).
 
-import { api } from './api.js';
+import { api } from './rest.js';
 import { confirmDialog, toast } from './dialogs.js';
 
 const $ = (id) => document.getElementById(id);

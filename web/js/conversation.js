@@ -3,7 +3,7 @@
 // running turn is in live.js, sending in sending.js, the queue in queue.js, edit, regenerate and
 // versions in branches.js. The server owns every message.
 
-import { api } from './api.js';
+import { api } from './rest.js';
 import { Approvals } from './approvals.js';
 import { decorate, showBranch } from './branches.js';
 import { storedTurns } from './history.js';

@@ -2,7 +2,7 @@
 // dropped connection the browser reconnects with Last-Event-ID by itself, and when it gives
 // up (an expired token, a server error) we reopen from the last event seen with a fresh URL.
 
-import { api } from './api.js';
+import { api } from './rest.js';
 // The server's own list of event types (streaming/protocol.py), served as a module.
 import { EVENT_TYPES } from './protocol.js';
 const MAX_BACKOFF_MS = 8000;

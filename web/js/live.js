@@ -2,7 +2,7 @@
 // when it ends or another chat opens, move on to the next queued turn, follow a turn an
 // approval started, and ask the server to stop the running one.
 
-import { api } from './api.js';
+import { api } from './rest.js';
 import { refreshControls } from './branches.js';
 import { Follower } from './follow.js';
 

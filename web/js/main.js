@@ -1,7 +1,7 @@
 // Wires the page together: signing in and out, the list of chats (grouped, searchable), the
 // open conversation and its actions, the phone layout, the theme and the keyboard.
 
-import { adoptTokenFromAddress, api, getToken, setToken } from './api.js';
+import { adoptTokenFromAddress, api, getToken, setToken } from './rest.js';
 import { Renamer, confirmDelete, exportChat } from './chat-actions.js';
 import { Conversation } from './conversation.js';
 import { copyFrom, listenForCodeCopies } from './copy.js';

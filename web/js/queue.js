@@ -2,7 +2,7 @@
 // in order; the page shows each greyed with "Queued" and a × that cancels it, until its turn
 // starts and the conversation follows it (see live.js advance).
 
-import { api } from './api.js';
+import { api } from './rest.js';
 import { advance, detach } from './live.js';
 
 /** Show a queued message of `chat` (sent here or in another tab) until its turn starts. */

@@ -2,7 +2,7 @@
 // turn starts, or waits in the queue behind a running one. Edits and regenerations send too,
 // replacing the turns shown from the one they redo.
 
-import { api } from './api.js';
+import { api } from './rest.js';
 import { attach } from './live.js';
 import { cancelQueued, enqueue } from './queue.js';
 

@@ -3,7 +3,7 @@
 // per currency of the transactions shown, so a figure can be checked at a glance. A right-hand
 // panel on a laptop, a bottom sheet on a phone; Esc or ✕ closes it and the focus goes back.
 
-import { api } from './api.js';
+import { api } from './rest.js';
 import { citedBy } from './cited.js';
 import { el } from './dom.js';
 import { errorText } from './words.js';
