@@ -14,6 +14,8 @@ from models.db import OUTAGE_ERRORS
 from tools.jsonschema import schema_to_json
 
 if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
     from models.db import Database
 
 log = logging.getLogger(__name__)
@@ -25,6 +27,15 @@ MAX_SOURCES = 21
 MAX_SOURCE_CHARS = 16_000
 
 
+class ClaimLost(Exception):
+    """A side-effect tool's call is no longer this worker's to run: its write is rolled back."""
+
+
+# Stores a side-effect tool's result blocks in the tool's own write session; False when the
+# call's claim was lost (engine/store/messages.py's MessageStore.applied, bound to the call).
+Receipt = Callable[["Session", list[dict[str, Any]]], bool]
+
+
 @dataclass(frozen=True)
 class ToolContext:
     """What a handler may use: the authenticated user's id, the database, the call's ids."""
@@ -33,6 +44,16 @@ class ToolContext:
     db: Database
     tool_use_id: str = ""
     turn_id: str = ""
+    receipt: Receipt | None = None
+
+    def applied(self, s: Session, result: Any) -> None:
+        """In a side-effect tool's write transaction: record its result there, or roll back.
+
+        The change and the record that it was made then commit together, so a run found
+        unfinished after a crash made no change and can run again (never twice).
+        """
+        if self.receipt is not None and not self.receipt(s, outcome_of(result).blocks()):
+            raise ClaimLost(self.tool_use_id)
 
 
 @dataclass(frozen=True)
@@ -115,13 +136,7 @@ class ToolRegistry:
         if isinstance(loaded, ToolOutcome):
             return loaded
         tool, data = loaded
-        result = _run(tool, tool.handler, ctx, data)
-        if isinstance(result, ToolOutcome):
-            return result
-        if isinstance(result, Sourced):
-            text = _encode_result(result.result)
-            return ToolOutcome(text, sources=_bounded(result.sources, MAX_RESULT_CHARS - len(text)))
-        return ToolOutcome(_encode_result(result))
+        return outcome_of(_run(tool, tool.handler, ctx, data))
 
     def preview(self, name: str, raw_input: Any, ctx: ToolContext) -> ToolOutcome | dict[str, Any]:
         """Validate input and describe what a side-effect tool would change, without changing it.
@@ -162,9 +177,21 @@ def _run(
         return ToolOutcome(f"Invalid input for field '{err.field}': {err.message}", True)
     except OUTAGE_ERRORS:
         raise  # the database is out: the caller waits it out and runs the tool again
+    except ClaimLost:
+        raise  # fenced out: the change was rolled back, and the call is another's to answer
     except Exception as err:
         log.exception("tool %s failed", tool.name)
         return ToolOutcome(f"The tool '{tool.name}' failed: {type(err).__name__}. Try again.", True)
+
+
+def outcome_of(result: Any) -> ToolOutcome:
+    """What the model reads of a handler's result (an outcome already is one)."""
+    if isinstance(result, ToolOutcome):
+        return result
+    if isinstance(result, Sourced):
+        text = _encode_result(result.result)
+        return ToolOutcome(text, sources=_bounded(result.sources, MAX_RESULT_CHARS - len(text)))
+    return ToolOutcome(_encode_result(result))
 
 
 def _invalid_input_message(err: ValidationError) -> str:

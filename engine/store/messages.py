@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Insert, bindparam, func, insert, not_, select, update
+from sqlalchemy.orm import Session
 
 from engine.store import tree
 from engine.store.fence import HELD, Lease, held_params, hold
@@ -55,12 +56,37 @@ _RUN_COLUMNS = (
     R.reason,
 )
 _RUN = select(*_RUN_COLUMNS, R.turn_id, R.lease).where(*_RUN_KEY)
-_FINISH = update(ToolRun.__table__).where(*_RUN_KEY, HELD).returning(*_RUN_COLUMNS)
+# Only a run still `running`: a side-effect tool that stored its result with its change
+# (`applied`) keeps it, even if its caller gave up on it (timed out, cancelled) meanwhile.
+_FINISH = (
+    update(ToolRun.__table__)
+    .where(*_RUN_KEY, R.status == TOOL_RUNNING, HELD)
+    .returning(*_RUN_COLUMNS)
+)
 # An approved run is claimed by the turn that continues its paused one.
 _CLAIM_APPROVED = (
     update(ToolRun.__table__)
     .where(*_RUN_KEY, R.status == TOOL_APPROVED, HELD)
     .values(status=TOOL_RUNNING, turn_id=bindparam("_turn"), lease=bindparam("_lease"))
+)
+# A side-effect tool's run found `running` after a takeover never made its change: the change
+# and the run's result commit together (`applied`), so the new holder claims it and runs it.
+_RECLAIM = (
+    update(ToolRun.__table__)
+    .where(*_RUN_KEY, R.status == TOOL_RUNNING, HELD)
+    .values(turn_id=bindparam("_turn"), lease=bindparam("_lease"))
+)
+# Stored in the tool's own write transaction, by the holder of the run's claim only.
+_APPLIED = (
+    update(ToolRun.__table__)
+    .where(
+        *_RUN_KEY,
+        R.status == TOOL_RUNNING,
+        R.turn_id == bindparam("_turn"),
+        R.lease == bindparam("_lease"),
+        HELD,
+    )
+    .values(status=TOOL_DONE, is_error=False)
 )
 _CLAIM_COLUMNS = (
     "session_id",
@@ -216,14 +242,17 @@ class MessageStore:
         name: str,
         tool_input: dict[str, Any],
         preview: dict[str, Any] | None = None,
+        transactional: bool = False,
     ) -> StoredRun | None:
         """Claim a tool_use id before running it; return its existing run if one was claimed.
 
         None means "claimed now: run it". With a `preview` the call needs the user's approval
         first: it is stored `awaiting_approval` and returned. An `approved` run is claimed.
-        A run found `running` was started by a worker that died or was fenced out: it may
-        or may not have happened, so it is never run again. One found `running` under this
-        very lease is this call's own claim, retried.
+        A run found `running` was started by a worker that died or was fenced out. A
+        `transactional` tool's change commits with its result (`applied`), so it never made
+        it and is claimed again; any other tool may or may not have run, so it is returned
+        and never run again. One found `running` under this very lease is this call's own
+        claim, retried.
         """
         key = {"_session": lease.session_id, "_tool_use": tool_use_id}
         status = TOOL_RUNNING if preview is None else TOOL_AWAITING
@@ -253,7 +282,21 @@ class MessageStore:
             *run, turn_id, claimed_by = conn.execute(_RUN, key).one()
             if run[2] == TOOL_RUNNING and (turn_id, claimed_by) == (lease.turn_id, lease.number):
                 return None
+            params = {**key, **held_params(lease)}
+            if run[2] == TOOL_RUNNING and transactional and conn.execute(_RECLAIM, params).rowcount:
+                return None
             return StoredRun(*run)
+
+    def applied(
+        self, lease: Lease, tool_use_id: str, s: Session, result: list[dict[str, Any]]
+    ) -> bool:
+        """In a tool's write transaction `s`: store its result with its change.
+
+        False if the claim is no longer this lease's: the caller must roll the change back.
+        """
+        params = {"_session": lease.session_id, "_tool_use": tool_use_id, **held_params(lease)}
+        done = s.execute(_APPLIED, {**params, "result": result, "finished_at": utcnow()})
+        return bool(done.rowcount)
 
     def finish_tool(
         self,

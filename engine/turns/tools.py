@@ -1,10 +1,12 @@
 """Run a round's tool calls once each, in the tool pool, storing every result first.
 
 Each tool_use id is claimed in the database before its tool runs, so it never runs twice,
-whichever worker or retry gets there. A read-only tool whose database became unreachable
-did nothing, so it is run again once the database is back, for as long as
-STORE_OUTAGE_SECONDS allows; a tool with side effects is never run again (its write may
-have committed as its connection failed). Any other failure is an `is_error` result.
+whichever worker or retry gets there. A tool with side effects stores its result in its own
+write transaction (`ToolContext.applied`): a run found unfinished, after a crash or a
+database outage, made no change and is run again; one found done is answered from the
+store. A read-only tool whose database became unreachable did nothing, so it is run again
+once the database is back, for as long as STORE_OUTAGE_SECONDS allows. Any other failure is
+an `is_error` result.
 """
 
 from __future__ import annotations
@@ -24,11 +26,11 @@ from config import Timings
 from engine.store.durable import Store
 from engine.store.fence import Lease
 from engine.store.messages import MessageStore, StoredRun
-from models.chat import TOOL_RUNNING
+from models.chat import TOOL_DONE, TOOL_RUNNING
 from models.db import Database, is_outage
 from telemetry import tracing
 from telemetry.metrics import TOOL_ERRORS, TOOL_RUNS, TOOL_SECONDS
-from tools.registry import ToolContext, ToolOutcome, ToolRegistry
+from tools.registry import ClaimLost, ToolContext, ToolOutcome, ToolRegistry
 
 INTERRUPTED = (
     "The tool run was interrupted: the server running it stopped, so it may or may not have "
@@ -136,8 +138,8 @@ class ToolRunner:
                 if run is not None:
                     runs[call.tool_use_id] = run
                     continue
-                ctx = ToolContext(user_id, self.db, call.tool_use_id, lease.turn_id)
-                task = loop.create_task(self._execute(call, ctx))
+                ctx = self._context(lease, call, user_id)
+                task = loop.create_task(self._execute(lease, call, ctx))
                 pending[call.tool_use_id] = (call, task, time.monotonic())
             for call, task, started in pending.values():
                 outcome = await task
@@ -184,7 +186,13 @@ class ToolRunner:
                 else:
                     preview = shown
         claimed = await self.store.durable(
-            self.messages.claim_tool, lease, call.tool_use_id, call.name, call.input, preview
+            self.messages.claim_tool,
+            lease,
+            call.tool_use_id,
+            call.name,
+            call.input,
+            preview,
+            tool is not None and tool.side_effects,
         )
         if claimed is not None and claimed.status == TOOL_RUNNING:
             return await self._save(lease, call, ToolOutcome(INTERRUPTED, True), 0.0)
@@ -203,14 +211,22 @@ class ToolRunner:
         except TimeoutError:
             return ToolOutcome(f"The tool '{args[0]}' timed out preparing its preview.", True)
 
-    async def _execute(self, call: ToolCall, ctx: ToolContext) -> ToolOutcome:
+    def _context(self, lease: Lease, call: ToolCall, user_id: int) -> ToolContext:
+        """The handler's context; a side-effect tool's records its result with its change."""
+        tool = self.registry.get(call.name)
+        receipt = None
+        if tool is not None and tool.side_effects:
+            receipt = partial(self.messages.applied, lease, call.tool_use_id)
+        return ToolContext(user_id, self.db, call.tool_use_id, lease.turn_id, receipt)
+
+    async def _execute(self, lease: Lease, call: ToolCall, ctx: ToolContext) -> ToolOutcome:
         """Run one tool in an `execute_tool <name>` span."""
         with tracing.tool_span(call.name, call.tool_use_id, call.input) as span:
-            outcome = await self._run(call, ctx)
+            outcome = await self._run(lease, call, ctx)
             tracing.tool_answered(span, outcome.content, outcome.is_error)
             return outcome
 
-    async def _run(self, call: ToolCall, ctx: ToolContext) -> ToolOutcome:
+    async def _run(self, lease: Lease, call: ToolCall, ctx: ToolContext) -> ToolOutcome:
         """Run one tool in the pool within TOOL_TIMEOUT, waiting out database outages."""
         t, loop = self.timings, asyncio.get_running_loop()
         started, delay = time.monotonic(), t.store_backoff_base
@@ -228,13 +244,32 @@ class ToolRunner:
                     "Try a narrower query.",
                     True,
                 )
+            except ClaimLost:
+                return ToolOutcome(INTERRUPTED, True)  # fenced out: storing it fails too
             except Exception as err:
-                tool = self.registry.get(call.name)
-                again = tool is not None and not tool.side_effects and is_outage(err)
-                if not again or time.monotonic() - started >= t.store_outage:
+                if not is_outage(err) or time.monotonic() - started >= t.store_outage:
                     return ToolOutcome(UNREACHABLE.format(name=call.name), True)
             await asyncio.sleep(delay * self._rng.uniform(0.5, 1.0))
             delay = min(t.store_backoff_cap, delay * 2)
+            # The try the outage cut short may have committed: then it is not made again.
+            done = await self._applied(lease, call, ctx)
+            if done is not None:
+                return done
+
+    async def _applied(self, lease: Lease, call: ToolCall, ctx: ToolContext) -> ToolOutcome | None:
+        """The result a side-effect tool stored with its change, if a try that failed made it."""
+        if ctx.receipt is None:
+            return None
+        try:
+            run = await self.store.durable(
+                self.messages.stored_run, lease.session_id, call.tool_use_id
+            )
+        except Exception:
+            return None  # still out: the next try finds out, or gives up
+        if run is None or run.status != TOOL_DONE:
+            return None
+        text, *sources = run.result
+        return ToolOutcome(text["text"], run.is_error, tuple(sources))
 
     async def _save(
         self, lease: Lease, call: ToolCall, outcome: ToolOutcome, seconds: float

@@ -109,6 +109,30 @@ def test_a_claimed_tool_use_id_is_never_claimed_again(
     assert [(r.tool_use_id, r.status) for r in rows(db, ToolRun)] == [("toolu_1", "done")]
 
 
+def test_a_write_tool_left_running_is_claimed_again_and_its_change_is_stored_once(
+    db: Any, user: tuple[int, str], stores: tuple[TurnStore, MessageStore]
+) -> None:
+    """A side-effect run stores its result with its change, so one found `running` after a
+    takeover made no change: the new holder runs it, and the old holder can no longer."""
+    turns, messages = stores
+    new, first, _ = turns.start_turn(user[0], create_session(db, user[0])["id"], "hi")
+    assert messages.claim_tool(first, "toolu_w", "set_budget", {}, None, True) is None
+    with db.transaction() as s:  # the holder dies before its write commits; a takeover
+        s.execute(update(Turn).where(Turn.id == new.turn_id).values(lease=2))
+    second = Lease(new.turn_id, new.session_id, 2)
+    assert messages.claim_tool(second, "toolu_w", "set_budget", {}, None, True) is None
+    late = [{"type": "text", "text": "late"}]
+    with db.transaction() as s:  # the old holder, fenced out, must roll its change back
+        assert not messages.applied(first, "toolu_w", s, late)
+    result = [{"type": "text", "text": "set"}]
+    with db.transaction() as s:
+        assert messages.applied(second, "toolu_w", s, result)
+    # Whoever finishes it afterwards (a timed-out or cancelled caller) keeps what was done.
+    done = messages.finish_tool(second, "toolu_w", [{"type": "text", "text": "timed out"}], True, 9)
+    assert (done.status, done.result, done.is_error) == ("done", result, False)
+    assert messages.claim_tool(second, "toolu_w", "set_budget", {}, None, True) == done
+
+
 def test_a_turn_taken_by_one_reaper_is_skipped_by_the_next(
     db: Any, user: tuple[int, str], stores: tuple[TurnStore, MessageStore]
 ) -> None:

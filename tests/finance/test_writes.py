@@ -24,6 +24,7 @@ from tests.finance.conftest import (
 )
 from tools.finance import FINANCE_TOOLS
 from tools.finance.clock import pinned_today
+from tools.registry import ClaimLost, ToolContext
 
 WRITES = [t for t in FINANCE_TOOLS if t.side_effects]
 
@@ -284,6 +285,41 @@ def test_another_users_transaction_is_not_there(
 
 
 # --- PostgreSQL: concurrent calls ---------------------------------------------------------
+
+
+WRITE_CALLS = [
+    ("set_budget", {"category": "Groceries", "amount": "400"}),
+    ("categorize_transaction", {"transaction_id": 13, "category": "Groceries"}),
+]
+
+
+@pytest.mark.parametrize(("name", "tool_input"), WRITE_CALLS, ids=[n for n, _ in WRITE_CALLS])
+def test_a_write_records_its_result_in_its_own_transaction(
+    call: Caller, db: Database, name: str, tool_input: dict[str, Any]
+) -> None:
+    """The receipt sees the very blocks the model reads, once, inside the write's session."""
+    receipts: list[tuple[Any, list[dict[str, Any]]]] = []
+
+    def receipt(s: Any, blocks: list[dict[str, Any]]) -> bool:
+        receipts.append((s.in_transaction(), blocks))
+        return True
+
+    ctx = ToolContext(call.user_id, db, "toolu_w", "turn_w", receipt)
+    outcome = call.registry.execute(name, tool_input, ctx)
+    assert not outcome.is_error, outcome.content
+    assert receipts == [(True, outcome.blocks())]
+
+
+@pytest.mark.parametrize(("name", "tool_input"), WRITE_CALLS, ids=[n for n, _ in WRITE_CALLS])
+def test_a_write_whose_claim_was_lost_is_rolled_back(
+    call: Caller, db: Database, name: str, tool_input: dict[str, Any]
+) -> None:
+    """Fenced out as it commits: the change never happens and no result is made up for it."""
+    before = (budgets(db), categories(db))
+    ctx = ToolContext(call.user_id, db, "toolu_w", "turn_w", lambda s, blocks: False)
+    with pytest.raises(ClaimLost):
+        call.registry.execute(name, tool_input, ctx)
+    assert (budgets(db), categories(db)) == before
 
 
 def test_concurrent_writes_of_one_budget_leave_one_row_in_order_on_postgres() -> None:

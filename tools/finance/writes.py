@@ -2,7 +2,9 @@
 
 A preview reads what the handler would change, in a read-only transaction, and changes
 nothing. The handler plans the same way inside its one write transaction and writes one row,
-so what it writes is decided by the rows it reads there, not by an earlier preview.
+so what it writes is decided by the rows it reads there, not by an earlier preview; its
+result is recorded in that same transaction (`ToolContext.applied`), so the change happens
+once even if the worker dies as it commits.
 """
 
 from __future__ import annotations
@@ -85,11 +87,13 @@ def categorize_transaction(ctx: ToolContext, data: dict[str, Any]) -> dict[str, 
         plan = _plan_categorize(s, ctx.user_id, data, lock=True)
         plan.transaction.category_id = plan.after.id
         s.flush()
-    return {
-        "transaction": _transaction_row(plan, plan.after.name),
-        "before": plan.before,
-        "changed": plan.before != plan.after.name,
-    }
+        out = {
+            "transaction": _transaction_row(plan, plan.after.name),
+            "before": plan.before,
+            "changed": plan.before != plan.after.name,
+        }
+        ctx.applied(s, out)
+    return out
 
 
 def preview_categorize_transaction(ctx: ToolContext, data: dict[str, Any]) -> dict[str, Any]:
@@ -127,6 +131,13 @@ def _set_budget(ctx: ToolContext, data: dict[str, Any]) -> dict[str, Any]:
         else:
             budget.limit_minor, budget.currency = plan.limit_minor, plan.currency
         s.flush()
+        out = _budget_result(plan, before)
+        ctx.applied(s, out)
+    return out
+
+
+def _budget_result(plan: BudgetPlan, before: tuple[int, str] | None) -> dict[str, Any]:
+    """What set_budget tells the model it changed."""
     out: dict[str, Any] = {
         "budget": {
             "category": plan.category.name,
