@@ -1,0 +1,86 @@
+"""A write tool's change commits with its result: an outage or a lost commit never makes it
+twice, and never leaves the model a "may or may not have run"."""
+
+from __future__ import annotations
+
+import asyncio
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import pytest
+from marshmallow import Schema, fields
+from sqlalchemy import update
+from sqlalchemy.exc import OperationalError
+
+from config import Timings
+from engine.store.durable import Store
+from engine.store.messages import MessageStore
+from engine.store.turns import TurnStore
+from engine.turns.tools import ToolCall, ToolRunner
+from models import ToolRun
+from models.db import Database
+from services.sessions import create_session
+from tools.registry import Tool, ToolContext, ToolRegistry
+
+SCALE = 0.02
+
+
+class NoteInput(Schema):
+    text = fields.String(required=True)
+
+
+class Notebook:
+    """A write tool that commits `text` with its result; the first tries can fail."""
+
+    def __init__(self, failures: list[str]) -> None:
+        self.failures = failures  # per try: "before" the commit, "after" it (reply lost), ""
+        self.tries = 0
+        self.committed: list[str] = []
+
+    def write(self, ctx: ToolContext, data: dict[str, Any]) -> dict[str, Any]:
+        failure = self.failures[self.tries] if self.tries < len(self.failures) else ""
+        self.tries += 1
+        if failure == "before":
+            raise OperationalError("UPDATE", {}, Exception("server closed the connection"))
+        out = {"noted": data["text"], "try": self.tries}
+        with ctx.db.transaction() as s:
+            ctx.applied(s, out)
+        self.committed.append(data["text"])
+        if failure == "after":
+            raise OperationalError("COMMIT", {}, Exception("connection lost after commit"))
+        return out
+
+
+def approved_call(db: Database, user: tuple[int, str]) -> Any:
+    """A turn whose `note` call the user approved, and its lease."""
+    turns, messages = TurnStore(db), MessageStore(db)
+    sid = create_session(db, user[0])["id"]
+    _, lease, _ = turns.start_turn(user[0], sid, "note it")
+    preview = {"summary": "Write a note", "changes": [], "target": {}}
+    messages.claim_tool(lease, "toolu_n", "note", {"text": "hi"}, preview)
+    with db.transaction() as s:
+        s.execute(update(ToolRun).values(status="approved", approval="approved"))
+    return lease
+
+
+@pytest.mark.parametrize(
+    ("failures", "tries"),
+    [([], 1), (["before"], 2), (["after"], 1), (["before", "after"], 2)],
+    ids=["clean", "failed-before-commit", "reply-lost-after-commit", "both"],
+)
+def test_a_write_tool_is_made_once_through_an_outage_and_answered_with_its_result(
+    db: Database, user: tuple[int, str], failures: list[str], tries: int
+) -> None:
+    book = Notebook(failures)
+    tool = Tool("note", "Write a note.", NoteInput, book.write, True, lambda ctx, data: {})
+    timings = Timings().scaled(SCALE)
+    pool = ThreadPoolExecutor(2)
+    messages = MessageStore(db)
+    runner = ToolRunner(ToolRegistry([tool]), messages, db, pool, Store(pool, timings), timings)
+    lease = approved_call(db, user)
+    call = ToolCall("toolu_n", "note", {"text": "hi"})
+    [run] = asyncio.run(runner.run_all(lease, user[0], [call], lambda: False))
+    pool.shutdown()
+    assert book.committed == ["hi"] and book.tries == tries
+    result = [{"type": "text", "text": f'{{"noted":"hi","try":{tries}}}'}]
+    assert (run.status, run.is_error, run.result) == ("done", False, result)
