@@ -104,12 +104,20 @@ def ask(http: Any, sid: str, question: str) -> dict[str, Any]:
 def _asked(http: Any, sid: str, question: str) -> dict[str, Any] | None:
     shown = retrying(lambda: http.get(f"/api/sessions/{sid}")).json()
     asked = [q["turn_id"] for q in shown["queued"] if q["text"] == question]
-    asked += [m["turn_id"] for m in shown["messages"] if m["content"][0].get("text") == question]
+    asked += [m["turn_id"] for m in shown["messages"] if m["role"] == "user" and _says(m, question)]
     if not asked:
         return None
     path = f"/api/turns/{asked[0]}"
     turn = retrying(lambda: http.get(path)).json()
     return {**turn, "turn_id": asked[0], "session_id": sid}
+
+
+def _says(message: dict[str, Any], question: str) -> bool:
+    """Whether a stored message holds `question` (an answer being written may hold nothing)."""
+    content = message["content"]
+    if isinstance(content, str):
+        return content == question
+    return any(isinstance(b, dict) and b.get("text") == question for b in content)
 
 
 def follow(url: str, turn: dict[str, Any], role: str, seed: int, queued: bool = False) -> Tracked:
