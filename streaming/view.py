@@ -32,6 +32,7 @@ class TurnView:
     messages: dict[str, MessageView] = field(default_factory=dict)
     order: list[str] = field(default_factory=list)
     tool_results: set[str] = field(default_factory=set)
+    approvals_requested: set[str] = field(default_factory=set)
     errors: list[tuple[str, str]] = field(default_factory=list)
 
     def apply(self, seq: int, kind: str, data: dict[str, Any]) -> None:
@@ -42,6 +43,7 @@ class TurnView:
             if data.get("reset"):
                 self.messages, self.order = {}, []
                 self.tool_results, self.errors = set(), []
+                self.approvals_requested = set()
         elif kind == P.MESSAGE_START:
             message_id = data["message_id"]
             # A message sent again in full (after a discard) replaces what was shown.
@@ -72,6 +74,8 @@ class TurnView:
                 message.discarded, message.open_blocks = True, {}
         elif kind == P.TOOL_RESULT:
             self.tool_results.add(data["tool_use_id"])
+        elif kind == P.APPROVAL_REQUESTED:
+            self.approvals_requested.add(data["tool_use_id"])
         elif kind == P.ERROR:
             self.errors.append((str(data.get("code")), str(data.get("message"))))
         elif kind == P.TURN_END:

@@ -76,6 +76,8 @@ class Turn:
         self.rounds = 0
         self.task: asyncio.Task[str] | None = None
         self.shown_errors: set[str] = set()
+        # Requests for approval clients saw before a takeover: a resumed round does not repeat them.
+        self.shown_requests: set[str] = set()
         # Replies the output limit cut mid-tool-call: the first is answered and the turn goes on.
         self.cuts = 0
         self._counted = 0
@@ -165,6 +167,7 @@ class Turn:
         if view.status is not None:
             raise EndedElsewhere(view.status, view.errors[-1] if view.errors else None)
         self.shown_errors = {code for code, _ in view.errors}
+        self.shown_requests = view.approvals_requested
         rows = await deps.store.durable(deps.messages.turn_messages, turn_id)
         for event_type, data in resume.catch_up(view, rows, start):
             self.outbox.emit(event_type, data)
@@ -254,7 +257,7 @@ class Turn:
         if waiting:
             expires = (utcnow() + timedelta(seconds=deps.timings.approval_ttl)).isoformat()
             for run, call in zip(runs, calls, strict=True):
-                if run.status == TOOL_AWAITING:
+                if run.status == TOOL_AWAITING and run.tool_use_id not in self.shown_requests:
                     self.outbox.emit(
                         P.APPROVAL_REQUESTED,
                         {

@@ -1,10 +1,12 @@
 """A write tool's change commits with its result: an outage or a lost commit never makes it
-twice, and never leaves the model a "may or may not have run"."""
+twice, and never leaves the model a "may or may not have run"; a takeover never asks the
+user twice."""
 
 from __future__ import annotations
 
 import asyncio
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -13,13 +15,19 @@ from sqlalchemy import update
 from sqlalchemy.exc import OperationalError
 
 from config import Timings
+from engine.events.replay import message_events
 from engine.store.durable import Store
 from engine.store.messages import MessageStore
 from engine.store.turns import TurnStore
+from engine.store.workers import WorkerRegistry
 from engine.turns.tools import ToolCall, ToolRunner
-from models import ToolRun
+from engine.turns.turn import Turn
+from models import Message, ToolRun
 from models.db import Database
 from services.sessions import create_session
+from streaming import protocol as P
+from tests.engine.conftest import make_deps, run_to_end
+from tests.helpers import ScriptedModel, assert_well_formed
 from tools.registry import Tool, ToolContext, ToolRegistry
 
 SCALE = 0.02
@@ -84,3 +92,44 @@ def test_a_write_tool_is_made_once_through_an_outage_and_answered_with_its_resul
     assert book.committed == ["hi"] and book.tries == tries
     result = [{"type": "text", "text": f'{{"noted":"hi","try":{tries}}}'}]
     assert (run.status, run.is_error, run.result) == ("done", False, result)
+
+
+def test_a_turn_taken_over_after_it_asked_for_approval_asks_once(
+    db: Database, user: tuple[int, str]
+) -> None:
+    """The dead worker sent approval_requested and died before the turn paused: the new
+    holder pauses it without asking again (a client deciding twice could decide both ways)."""
+    turns, messages = TurnStore(db), MessageStore(db)
+    dead = WorkerRegistry(db)
+    dead.register()
+    sid = create_session(db, user[0])["id"]
+    new, lease, _ = turns.start_turn(user[0], sid, "note it", dead.worker_id)
+    call = {"type": "tool_use", "id": "toolu_n", "name": "note", "input": {"text": "hi"}}
+    messages.add_message(lease, "msg_call", "assistant", [call], "complete", stop_reason="tool_use")
+    preview = {"summary": "Write a note", "changes": [], "target": {}}
+    messages.claim_tool(lease, "toolu_n", "note", {"text": "hi"}, preview)
+    book = Notebook([])
+    tool = Tool("note", "Write a note.", NoteInput, book.write, True, lambda ctx, data: {})
+    registry = ToolRegistry([tool])
+    pool = ThreadPoolExecutor(2)
+    deps = make_deps(db, pool, ScriptedModel([]))
+    runner = ToolRunner(registry, messages, db, pool, deps.store, deps.timings)
+    deps = replace(deps, tools=runner, tool_definitions=registry.definitions())
+    deps.events.open(new.turn_id)
+    start = {"turn_id": new.turn_id, "session_id": sid, "user_message_id": new.user_message_id}
+    deps.events.append(new.turn_id, P.TURN_START, start)
+    with db.read() as s:
+        for kind, data in message_events(s.get(Message, "msg_call")):
+            deps.events.append(new.turn_id, kind, data)
+    asked = {"turn_id": new.turn_id, "tool_use_id": "toolu_n", "name": "note", "input": {}}
+    deps.events.append(new.turn_id, P.APPROVAL_REQUESTED, {**asked, "preview": preview})
+    dead.retire()
+    alive = WorkerRegistry(db)
+    alive.register()
+    [orphan] = turns.take_orphans(alive.worker_id, stale_after=30, limit=5)
+    turn = Turn(deps, orphan.turn, user[0], orphan.lease, orphan.takeovers)
+    status, events = asyncio.run(run_to_end(turn, deps, new))
+    pool.shutdown()
+    assert status == "awaiting_approval" and book.tries == 0
+    assert [d["tool_use_id"] for _, t, d in events if t == P.APPROVAL_REQUESTED] == ["toolu_n"]
+    assert_well_formed(events)
