@@ -177,6 +177,15 @@ async function branchesScenario(out) {
   out.status = chat.status;
 }
 
+// Wait until the answer is completed and the chat has read its stream to the end:
+// the metadata arrives with the finish chunk, a moment before the status is ready.
+async function settled(chat) {
+  for (let i = 0; i < 400; i++) {
+    if (chat.status === 'ready' && chat.messages.at(-1).metadata?.status === 'completed') return;
+    await new Promise(resolve => setTimeout(resolve, 25));
+  }
+}
+
 async function approveScenario(out) {
   const init = {
     id: CHAT_ID,
@@ -194,9 +203,7 @@ async function approveScenario(out) {
     reason: process.env.REASON,
   });
   // The automatic follow-up runs in the background: wait for it to end.
-  for (let i = 0; i < 400 && chat.messages.at(-1).metadata?.status !== 'completed'; i++) {
-    await new Promise(resolve => setTimeout(resolve, 25));
-  }
+  await settled(chat);
   out.messages = chat.messages;
   out.status = chat.status;
   // Another tab holding the same answer sends the same decision: nothing runs twice.
@@ -206,9 +213,7 @@ async function approveScenario(out) {
     approved: process.env.APPROVED === '1',
     reason: process.env.REASON,
   });
-  for (let i = 0; i < 400 && other.messages.at(-1).metadata?.status !== 'completed'; i++) {
-    await new Promise(resolve => setTimeout(resolve, 25));
-  }
+  await settled(other);
   out.otherTab = other.messages;
   out.stored = await storedMessages();
 }
