@@ -13,13 +13,13 @@ from flask import g
 from routes.api import BEARER, Blueprint
 from routes.auth import login_required
 from routes.deps import get_db
-from routes.responses import (
+from routes.record_responses import (
     AccountRecord,
     BudgetRecord,
-    ErrorResponse,
     TransactionPage,
     TransactionRecord,
 )
+from routes.responses import ErrorResponse
 from routes.schemas import TransactionsQuery
 from services import records
 
