@@ -7,6 +7,7 @@ its own lease, updates set the same values again.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -288,14 +289,24 @@ class MessageStore:
             return StoredRun(*run)
 
     def applied(
-        self, lease: Lease, tool_use_id: str, s: Session, result: list[dict[str, Any]]
+        self,
+        lease: Lease,
+        tool_use_id: str,
+        s: Session,
+        result: list[dict[str, Any]],
+        started: float | None = None,
     ) -> bool:
         """In a tool's write transaction `s`: store its result with its change.
 
-        False if the claim is no longer this lease's: the caller must roll the change back.
+        `started` is the run's `time.monotonic()` start, for its duration. False if the claim
+        is no longer this lease's: the caller must roll the change back.
         """
         params = {"_session": lease.session_id, "_tool_use": tool_use_id, **held_params(lease)}
-        done = s.execute(_APPLIED, {**params, "result": result, "finished_at": utcnow()})
+        took = 0 if started is None else int((time.monotonic() - started) * 1000)
+        done = s.execute(
+            _APPLIED,
+            {**params, "result": result, "finished_at": utcnow(), "duration_ms": took},
+        )
         return bool(done.rowcount)
 
     def finish_tool(

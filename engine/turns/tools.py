@@ -216,7 +216,9 @@ class ToolRunner:
         tool = self.registry.get(call.name)
         receipt = None
         if tool is not None and tool.side_effects:
-            receipt = partial(self.messages.applied, lease, call.tool_use_id)
+            receipt = partial(
+                self.messages.applied, lease, call.tool_use_id, started=time.monotonic()
+            )
         return ToolContext(user_id, self.db, call.tool_use_id, lease.turn_id, receipt)
 
     async def _execute(self, lease: Lease, call: ToolCall, ctx: ToolContext) -> ToolOutcome:

@@ -5,13 +5,14 @@ user twice."""
 from __future__ import annotations
 
 import asyncio
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any
 
 import pytest
 from marshmallow import Schema, fields
-from sqlalchemy import update
+from sqlalchemy import select, update
 from sqlalchemy.exc import OperationalError
 
 from config import Timings
@@ -31,6 +32,7 @@ from tests.helpers import ScriptedModel, assert_well_formed
 from tools.registry import Tool, ToolContext, ToolRegistry
 
 SCALE = 0.02
+WRITING = 0.03  # seconds a note takes to write: its run's duration is at least that
 
 
 class NoteInput(Schema):
@@ -51,6 +53,7 @@ class Notebook:
         if failure == "before":
             raise OperationalError("UPDATE", {}, Exception("server closed the connection"))
         out = {"noted": data["text"], "try": self.tries}
+        time.sleep(WRITING)
         with ctx.db.transaction() as s:
             ctx.applied(s, out)
         self.committed.append(data["text"])
@@ -92,6 +95,9 @@ def test_a_write_tool_is_made_once_through_an_outage_and_answered_with_its_resul
     assert book.committed == ["hi"] and book.tries == tries
     result = [{"type": "text", "text": f'{{"noted":"hi","try":{tries}}}'}]
     assert (run.status, run.is_error, run.result) == ("done", False, result)
+    with db.read() as s:
+        took = s.scalar(select(ToolRun.duration_ms).where(ToolRun.tool_use_id == "toolu_n"))
+    assert took >= WRITING * 1000, "stored with its change, timed from the run's start"
 
 
 def test_a_turn_taken_over_after_it_asked_for_approval_asks_once(
