@@ -308,3 +308,69 @@ def test_the_demo_models_cited_figure_opens_rows_that_add_up_to_it(
         page.driver.refresh()
         page.wait(lambda: (s := page.shown()) and s["state"] == "ended" and s)
     assert page.console_errors() == []
+
+
+MORE = """
+const box = document.getElementById('sources');
+const more = box.querySelector('.sources-more');
+return {
+  ids: [...box.querySelectorAll('tbody tr')].map((tr) => Number(tr.dataset.id)),
+  totals: [...box.querySelectorAll('.sources-total')].map((t) => t.cells[1].textContent),
+  labels: [...box.querySelectorAll('.sources-total')].map((t) => t.cells[0].textContent),
+  notes: [...box.querySelectorAll('.source-note')].map((n) => n.textContent),
+  more: more && !more.disabled, focused: document.activeElement === more,
+};
+"""
+
+
+def test_a_figure_over_more_rows_than_a_page_shows_them_all_page_by_page(
+    serve: Any, page: ChatPage
+) -> None:
+    upstream = FaultyUpstream()
+    server = serve(ANTHROPIC_API_KEY="sk-test", ANTHROPIC_BASE_URL=upstream.url)
+    query = "direction=out"
+    ids, cursor, first = [], "", None
+    while cursor is not None:  # every row the source stands for, as the API pages them
+        found = server.get(f"/api/transactions?{query}&limit=100{cursor}").json()
+        first = first or found
+        ids += [row["id"] for row in found["transactions"]]
+        cursor = found["next_cursor"] and f"&cursor={found['next_cursor']}"
+    assert first["count"] == len(ids) > 50, "more rows than the panel's first page"
+    every = {t["currency"]: t["net"] for t in first["totals"]}  # money out only: all negative
+    figure = every["USD"].lstrip("-")
+    blocks = [
+        ("You spent ", []),
+        (f"{figure} USD", [_citation(f"txns:{query}", "Everything you spent", figure)]),
+        (" in all.", []),
+    ]
+    upstream.set_chooser(lambda index, body: Transcript(_stream(blocks)))
+    try:
+        page.open(f"{server.url}/#token={server.headers['Authorization'][7:]}")
+        page.ask("How much have I spent in all?")
+        assert page.wait_for_turn_end()["status"] == "completed"
+        _open_panel(page, 0)
+        shown = page.js(MORE)
+        assert shown["ids"] == ids[:50] and shown["more"]
+        assert all(label.endswith(" of the 50 shown") for label in shown["labels"])
+        page.js("document.querySelector('#sources .sources-more').scrollIntoView()")
+        page.screenshot("cited-more")
+        assert shown["notes"] == [
+            f"Everything you spent (first 50 of {len(ids)} transactions); all of them: "
+            + ", ".join(f"{net} {currency}" for currency, net in every.items())
+        ]
+        while shown["more"]:
+            before = len(shown["ids"])
+            page.click("#sources .sources-more")
+            shown = page.wait(
+                lambda n=before: (s := page.js(MORE)) and len(s["ids"]) > n and s,
+                what="the next page of records",
+            )
+            assert shown["focused"] or not shown["more"]
+        assert shown["ids"] == ids, "every row once, in the API's order"
+        totals = sorted(f"{net} {currency}" for currency, net in every.items())
+        assert sorted(shown["totals"]) == totals, "the rows add up to the API's totals"
+        assert sorted(shown["labels"]) == sorted(f"Total {c}" for c in every)
+        assert shown["notes"] == [f"Everything you spent ({len(ids)} transactions)"]
+        assert page.console_errors() == []
+    finally:
+        upstream.close()

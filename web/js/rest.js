@@ -125,11 +125,11 @@ export const api = {
   /** The actions a turn asked to be approved, decided or not. */
   turnApprovals: async (id) => (await request('GET', `/api/turns/${path(id)}/approvals`)).approvals,
   decide: (turnId, body) => request('POST', `/api/turns/${path(turnId)}/approvals`, body),
-  /** The records behind a cited source (see sourcePath). */
-  source: async (source) => {
+  /** The records behind a cited source (see sourcePath); a `txns:` list from `cursor` on. */
+  source: async (source, cursor = null) => {
     const url = sourcePath(source);
     // A kind of source this page does not know has no record to show: say it is gone.
     if (url === null) throw new ApiError(404, 'not_found', 'Unknown source.');
-    return request('GET', url);
+    return request('GET', cursor ? `${url}&cursor=${encodeURIComponent(cursor)}` : url);
   },
 };

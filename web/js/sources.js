@@ -65,7 +65,38 @@ export class SourcesPanel {
     const sources = distinct(citations);
     const found = await Promise.allSettled(sources.map((c) => api.source(c.source)));
     if (load !== this.loads || this.box.hidden) return;
-    this.body.replaceChildren(...view(sources, found).filter(Boolean));
+    this.draw(sources, found);
+  }
+
+  /** Draw the records; a list cut to a page offers its next page below the table. */
+  draw(sources, found) {
+    const cut = found.filter((f) => f.status === 'fulfilled' && f.value?.next_cursor);
+    const more = cut.length
+      ? el('button', { type: 'button', class: 'tool-button sources-more', text: 'Show more transactions' })
+      : null;
+    more?.addEventListener('click', () => this.more(sources, found, more));
+    this.body.replaceChildren(...view(sources, found, more).filter(Boolean));
+  }
+
+  /** Fetch the next page of every cut list and draw them all; the focus stays on "more". */
+  async more(sources, found, button) {
+    const load = this.loads;
+    button.disabled = true;
+    button.textContent = 'Loading…';
+    const pages = await Promise.allSettled(
+      found.map((f, i) => (f.value?.next_cursor ? api.source(sources[i].source, f.value.next_cursor) : null)),
+    );
+    if (load !== this.loads || this.box.hidden) return;
+    const grown = found.map((f, i) => {
+      const page = pages[i];
+      if (!f.value?.next_cursor) return f;
+      // A page that failed to load keeps what is shown and its cursor: "more" tries it again.
+      if (page.status === 'rejected') return f;
+      const rows = [...f.value.transactions, ...page.value.transactions];
+      return { status: 'fulfilled', value: { ...page.value, transactions: rows } };
+    });
+    this.draw(sources, grown);
+    (this.body.querySelector('.sources-more') || this.title).focus();
   }
 
   /** Close the panel; the focus goes back to the figure (or the message box, if it is gone). */
@@ -125,7 +156,7 @@ function records(source, data) {
   return { budgets: [data], count: 1 };
 }
 
-function view(sources, found) {
+function view(sources, found, more = null) {
   const transactions = new Map();
   const accounts = new Map();
   const budgets = new Map();
@@ -147,7 +178,8 @@ function view(sources, found) {
     return el('li', { class: 'source-note', dataset: { source: citation.source } }, `${name}${size}`, all);
   });
   return [
-    transactions.size ? transactionTable([...transactions.values()]) : null,
+    transactions.size ? transactionTable([...transactions.values()], Boolean(more)) : null,
+    more,
     accounts.size ? accountTable([...accounts.values()]) : null,
     ...[...budgets.values()].map(budgetFigures),
     el('h3', { class: 'sources-sub', text: 'Cited sources' }),
@@ -172,7 +204,8 @@ function amountCell(amount, currency) {
   return el('td', { class: negative ? 'number amount negative' : 'number amount', text });
 }
 
-function transactionTable(rows) {
+/** The cited transactions; `cut`: more rows than these, so the totals say they are of these. */
+function transactionTable(rows, cut) {
   const body = rows.map((row) =>
     el(
       'tr',
@@ -188,7 +221,8 @@ function transactionTable(rows) {
       amountCell(row.amount, row.currency),
     ),
   );
-  return table('Cited transactions', ['Date', 'Merchant', 'Amount'], body, totals(rows, 'amount'));
+  const of = cut ? ` of the ${rows.length} shown` : '';
+  return table('Cited transactions', ['Date', 'Merchant', 'Amount'], body, totals(rows, 'amount'), of);
 }
 
 function accountTable(rows) {
@@ -213,7 +247,7 @@ function budgetFigures(row) {
   return el('section', { class: 'source-budget', 'aria-label': `Budget ${row.category || ''}` }, el('dl', { class: 'figures' }, ...figures));
 }
 
-function table(caption, columns, rows, sums) {
+function table(caption, columns, rows, sums, of = '') {
   return el(
     'div',
     { class: 'table-wrap' },
@@ -230,7 +264,7 @@ function table(caption, columns, rows, sums) {
           el(
             'tr',
             { class: 'sources-total', dataset: { currency } },
-            el('th', { scope: 'row', colspan: columns.length - 1, text: `Total ${currency}`.trim() }),
+            el('th', { scope: 'row', colspan: columns.length - 1, text: `Total ${currency}${of}`.trim() }),
             amountCell(sum, currency),
           ),
         ),
