@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -88,6 +89,14 @@ class TurnRequest(MessageRequest):
         validate=MESSAGE_ID,
         metadata={"description": "An answer's id: answer its question again, as a sibling."},
     )
+    client_id = fields.String(
+        validate=[validate.Length(min=1, max=100), validate.Regexp(NO_NUL), storable],
+        metadata={
+            "description": "Your id for this message, new for each one you send. Sending it "
+            "again (after a 503 or a lost reply) returns the turn it started instead of asking "
+            "twice; with another message it is 409 `client_id_reused`."
+        },
+    )
 
     @post_load
     def _one_of(self, data: dict[str, Any], **_: Any) -> dict[str, Any]:
@@ -95,7 +104,15 @@ class TurnRequest(MessageRequest):
             raise ValidationError("Give either message or regenerate.", "message")
         if "regenerate" in data and "parent_id" in data:
             raise ValidationError("parent_id goes with a message, not a regenerate.", "parent_id")
+        if "regenerate" in data and "client_id" in data:
+            raise ValidationError("client_id goes with a message, not a regenerate.", "client_id")
         return data
+
+    @staticmethod
+    def ask(data: dict[str, Any]) -> Ask:
+        """The engine's form of this request: a `client_id` names one send."""
+        ask = MessageRequest.ask(data)
+        return replace(ask, client_id=data.get("client_id"), once="client_id" in data)
 
 
 class ActiveLeafRequest(Schema):

@@ -36,6 +36,8 @@ class Ask:
     regenerate: str | None = None
     client_id: str | None = None
     if_busy: str | None = None  # None: the server's BUSY_POLICY
+    # The message's `client_id` names one send: a repeat (its reply lost) returns its turn.
+    once: bool = False
 
 
 @dataclass(frozen=True)
@@ -44,6 +46,7 @@ class Placed:
 
     queued: bool
     interrupted: str | None = None
+    replay_of: str | None = None  # the turn an earlier send of this message started
 
 
 def start(
@@ -57,6 +60,10 @@ def start(
     traceparent: str | None = None,
 ) -> tuple[Placed, str]:
     """Create the turn of `ask` on a session; return where it went and its question's id."""
+    if ask.once and ask.client_id is not None:
+        sent = _sent(conn, session_id, ask)
+        if sent is not None:
+            return sent
     question = _check(conn, session_id, ask)
     running = conn.scalar(select(T.id).where(T.session_id == session_id, T.status == TURN_RUNNING))
     queued = running is not None
@@ -198,6 +205,27 @@ def _place(
         )
     if question is not None:
         tree.set_leaf(conn, session_id, question)
+
+
+def _sent(conn: Connection, session_id: str, ask: Ask) -> tuple[Placed, str] | None:
+    """The turn an earlier send of this message started, if any (one `client_id`, one send)."""
+    row = conn.execute(
+        select(M.id, M.turn_id, M.content, T.status)
+        .join(Turn.__table__, T.id == M.turn_id)
+        .where(M.session_id == session_id, M.client_id == ask.client_id, M.role == "user")
+        .order_by(M.created_at.desc())
+        .limit(1)
+    ).first()
+    if row is None:
+        return None
+    if row.content != [{"type": "text", "text": ask.text}]:
+        raise Refused(
+            "client_id_reused",
+            "This client_id names another message of this session: send a new one.",
+            conflict=True,
+            field="client_id",
+        )
+    return Placed(row.status == TURN_QUEUED, replay_of=row.turn_id), row.id
 
 
 def _check(conn: Connection, session_id: str, ask: Ask) -> str | None:

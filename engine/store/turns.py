@@ -72,6 +72,8 @@ class TurnStore:
         for a question the tree cannot take, LimitExceeded when the user already runs
         `max_running` turns. One transaction: all or nothing. `last_check` runs once the rows
         are written, before the commit: what it raises refuses the turn, writing nothing.
+        A message sent before (`ask.once`, same `client_id`) returns the turn it started,
+        `placed.replay_of`, with a lease that is not the caller's to run it by.
         """
         if isinstance(ask, str):
             ask = Ask(ask, if_busy="reject")
@@ -101,6 +103,9 @@ class TurnStore:
                 placed, question = starts.start(
                     conn, user_id, session_id, turn_id, ask, worker_id, max_queued, traceparent
                 )
+                if placed.replay_of is not None:  # sent before: nothing new, no limit spent
+                    turn = NewTurn(placed.replay_of, session_id, question)
+                    return turn, Lease(placed.replay_of, session_id, 1), placed
                 if running is not None and max_running is not None and not placed.queued:
                     check_running(running, max_running, retry_after)
                 if last_check is not None:

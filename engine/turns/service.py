@@ -84,7 +84,7 @@ class TurnService:
             self._counter(user_id),
             tracing.traceparent(),
         )
-        if not placed.queued:
+        if not placed.queued and placed.replay_of is None:  # a replay's turn runs, or ran
             self.runtime.call_soon(self.launch, Runnable(new, user_id, lease))
         elif placed.interrupted is not None:
             self.cancel(placed.interrupted)
