@@ -7,6 +7,7 @@ from __future__ import annotations
 import random
 import threading
 import time
+import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -83,15 +84,17 @@ def retrying(call: Any) -> Any:
 
 
 def ask(http: Any, sid: str, question: str) -> dict[str, Any]:
-    """Send a message to a session (the default busy policy: queued behind a running turn)."""
+    """Send a message to a session (the default busy policy: queued behind a running turn).
+
+    Sent with a `client_id` and sent again, unchanged, until a worker answers 202: a worker
+    that died under the request, or a 503 whose commit went through, started it at most once.
+    """
+    body = {"message": question, "client_id": uuid.uuid4().hex}
     for _ in range(200):
         try:
-            response = http.post(f"/api/sessions/{sid}/turns", json={"message": question})
+            response = http.post(f"/api/sessions/{sid}/turns", json=body)
         except httpx2.TransportError:
-            # The worker died with the request: did the turn start (or queue) before it did?
-            found = _asked(http, sid, question)
-            if found is not None:
-                return found
+            time.sleep(0.1)
             continue
         if response.status_code == 202:
             return response.json()
@@ -99,25 +102,6 @@ def ask(http: Any, sid: str, question: str) -> dict[str, Any]:
         assert response.status_code == 503, response.text
         time.sleep(0.1 if response.json()["error"]["code"] == "server_restarting" else 0.5)
     raise AssertionError("no worker would start the turn")
-
-
-def _asked(http: Any, sid: str, question: str) -> dict[str, Any] | None:
-    shown = retrying(lambda: http.get(f"/api/sessions/{sid}")).json()
-    asked = [q["turn_id"] for q in shown["queued"] if q["text"] == question]
-    asked += [m["turn_id"] for m in shown["messages"] if m["role"] == "user" and _says(m, question)]
-    if not asked:
-        return None
-    path = f"/api/turns/{asked[0]}"
-    turn = retrying(lambda: http.get(path)).json()
-    return {**turn, "turn_id": asked[0], "session_id": sid}
-
-
-def _says(message: dict[str, Any], question: str) -> bool:
-    """Whether a stored message holds `question` (an answer being written may hold nothing)."""
-    content = message["content"]
-    if isinstance(content, str):
-        return content == question
-    return any(isinstance(b, dict) and b.get("text") == question for b in content)
 
 
 def follow(url: str, turn: dict[str, Any], role: str, seed: int, queued: bool = False) -> Tracked:
