@@ -105,3 +105,45 @@ def test_the_list_shows_every_session_past_one_page(serve: Any, page: ChatPage) 
         ".map((t) => t.textContent)"
     )
     assert titles == [f"chat {n}" for n in reversed(range(130))]
+
+
+LOSE_FIRST_REPLY = """
+const real = window.fetch;
+window.lostTurn = null;
+window.fetch = async (url, init) => {
+  const response = await real(url, init);
+  if (window.lostTurn === null && init?.method === 'POST' && String(url).endsWith('/turns')) {
+    window.lostTurn = (await response.clone().json()).turn_id;
+    throw new TypeError('Failed to fetch');  // the server started it; the reply is lost
+  }
+  return response;
+};
+"""
+
+
+def test_sending_again_after_a_lost_reply_asks_once(serve: Any, page: ChatPage) -> None:
+    server = serve()
+    page.open(f"{server.url}/#token={server.headers['Authorization'][7:]}")
+    page.js(LOSE_FIRST_REPLY)
+    page.ask(QUESTION)
+    page.wait(lambda: page.js("return window.lostTurn"), what="the lost reply")
+    page.wait(
+        lambda: page.js("return document.getElementById('message').value") == QUESTION,
+        what="the question back in the box",
+    )
+    assert page.js("return document.querySelectorAll('#turns .turn').length") == 1
+    page.driver.find_element("id", "send").click()  # the user sends it again
+    shown = page.wait_for_turn_end()
+    assert shown["turnId"] == page.js("return window.lostTurn"), "the turn it started"
+    assert shown["status"] == "completed"
+    assert page.js("return document.querySelectorAll('#turns .turn').length") == 1, "no failure"
+    [session] = server.get("/api/sessions").json()["sessions"]
+    messages = server.get(f"/api/sessions/{session['id']}").json()["messages"]
+    asked = [
+        b["text"]
+        for m in messages
+        if m["role"] == "user"
+        for b in m["content"]
+        if b["type"] == "text"
+    ]
+    assert asked == [QUESTION], "asked once"

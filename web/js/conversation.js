@@ -29,6 +29,7 @@ export class Conversation {
     this.turnId = null;
     this.follower = null;
     this.busy = false; // a message is being sent
+    this.unsent = null; // { sessionId, text, id, view }: the last message sent (sending.js)
     this.views = []; // every turn shown, in order
     this.queue = []; // { turnId, view, eventsUrl } sent while a turn ran, oldest first
     this.acts = {
@@ -133,6 +134,12 @@ export class Conversation {
     const at = this.views.indexOf(view);
     if (at < 0) return;
     for (const gone of this.views.splice(at)) gone.el.remove();
+  }
+
+  /** Remove one turn shown (a send that failed, being sent again). */
+  dropView(view) {
+    const at = this.views.indexOf(view);
+    if (at >= 0) this.views.splice(at, 1)[0].el.remove();
   }
 
   approvalEvent(type, data) {

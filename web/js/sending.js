@@ -19,11 +19,14 @@ export async function send(chat, text, body = null, replacing = null) {
   if (!body) chat.ui.input.value = '';
   if (replacing) chat.dropFrom(replacing);
   const behind = chat.running || chat.queue.length > 0;
+  const message = body ? null : { message: text, client_id: clientId(chat, text) };
   const view = chat.newView({ userText: text });
+  if (message) chat.unsent.view = view;
   chat.pinned = true;
   chat.followScroll();
   try {
-    const turn = await api.startTurn(chat.sessionId, body || { message: text });
+    const turn = await api.startTurn(chat.sessionId, body || message);
+    chat.unsent = null;
     chat.busy = false;
     if (turn.status === 'queued' && (chat.running || chat.queue.length)) {
       enqueue(chat, turn.turn_id, text, turn.events_url, view);
@@ -41,6 +44,23 @@ export async function send(chat, text, body = null, replacing = null) {
     chat.renderStatus();
     if (err.status === 401) chat.onError(err);
   }
+}
+
+/**
+ * The id this message is sent with. A send that failed may have started its turn anyway (the
+ * answer was lost), so sending the same text again reuses the id: the server returns that
+ * turn rather than asking twice (docs/api.md, "Sending a message once").
+ */
+function clientId(chat, text) {
+  const again = chat.unsent;
+  if (again?.sessionId === chat.sessionId && again.text === text) {
+    chat.dropView(again.view); // its failure is shown no more: the message is on its way
+    return again.id;
+  }
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  const id = [...bytes].map((b) => b.toString(16).padStart(2, '0')).join('');
+  chat.unsent = { sessionId: chat.sessionId, text, id, view: null };
+  return id;
 }
 
 /** Create the session a new chat's first message goes to; false (and said so) if it failed. */
