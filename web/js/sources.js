@@ -70,8 +70,8 @@ export class SourcesPanel {
 
   /** Draw the records; a list cut to a page offers its next page below the table. */
   draw(sources, found) {
-    const cut = found.filter((f) => f.status === 'fulfilled' && f.value?.next_cursor);
-    const more = cut.length
+    const cut = found.some((f) => f.status === 'fulfilled' && f.value?.next_cursor);
+    const more = cut
       ? el('button', { type: 'button', class: 'tool-button sources-more', text: 'Show more transactions' })
       : null;
     more?.addEventListener('click', () => this.more(sources, found, more));
