@@ -52,6 +52,8 @@ class ChatSession(Base):
     id: Mapped[str] = mapped_column(String(32), primary_key=True, default=lambda: new_id("ses"))
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
     title: Mapped[str | None] = mapped_column(String(200))
+    # The title case-folded, matched by search on the database side (services/search.py).
+    search_title: Mapped[str | None] = mapped_column(String(200))
     # The end of the branch shown and sent to the model: the messages form a tree.
     active_leaf_id: Mapped[str | None] = mapped_column(String(32))
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
@@ -124,6 +126,9 @@ class Turn(Base):
     to_leaf: Mapped[bool] = mapped_column(default=True, server_default=true())
     # The W3C traceparent the turn started in: a takeover continues that trace.
     traceparent: Mapped[str | None] = mapped_column(String(64))
+    # The generation of the turn's live event log: a holder that finds the log lost starts
+    # the next, whose event ids begin above any a client could hold (engine/events/epochs.py).
+    log_epoch: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
 
 
 class Message(Base):
@@ -151,6 +156,8 @@ class Message(Base):
     usage: Mapped[dict[str, Any] | None]
     model: Mapped[str | None] = mapped_column(String(100))
     upstream_id: Mapped[str | None] = mapped_column(String(100))
+    # The case-folded text people read in `content` (its text blocks), matched by search.
+    search_text: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
 
