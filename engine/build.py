@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from config import Timings
-from engine.events.log import EventLog
+from engine.events.log import Confirm, EventLog
 from engine.events.memory import MemoryEventLog
 from engine.lifecycle import Engine
 from engine.limits import Limits, UserLimits
@@ -33,14 +33,21 @@ def build_engine(config: dict[str, Any], db: Database) -> Engine:
     timings: Timings = config["TIMINGS"]
     runtime = Runtime(config["STORE_THREADS"], config["TOOL_THREADS"])
     store = Store(runtime.store_pool, timings)
-    messages = MessageStore(db)
+    messages, turns = MessageStore(db), TurnStore(db)
     registry = default_registry()
     model = build_model_client(config, timings)
+
+    async def confirm(turn_id: str, lease: int) -> bool:
+        return await store.durable(turns.holds, turn_id, lease)
+
+    events = make_event_log(
+        config["EVENT_LOG_URL"], timings, config.get("EVENT_SPOOL_DIR"), confirm
+    )
     deps = TurnDeps(
-        turns=TurnStore(db),
+        turns=turns,
         messages=messages,
         store=store,
-        events=make_event_log(config["EVENT_LOG_URL"], timings, config.get("EVENT_SPOOL_DIR")),
+        events=events,
         model=model,
         tools=ToolRunner(registry, messages, db, runtime.tool_pool, store, timings),
         tool_definitions=registry.definitions(eager=config.get("TOOL_EAGER_INPUT", True)),
@@ -86,12 +93,20 @@ def context_window(config: dict[str, Any], model: ModelClient) -> ContextWindow:
     )
 
 
-def make_event_log(url: str, timings: Timings, spool_dir: str | Path | None = None) -> EventLog:
-    """Return the in-process log for `memory://`, a Redis Streams log for `redis://...`."""
+def make_event_log(
+    url: str,
+    timings: Timings,
+    spool_dir: str | Path | None = None,
+    confirm: Confirm | None = None,
+) -> EventLog:
+    """Return the in-process log for `memory://`, a Redis Streams log for `redis://...`.
+
+    `confirm` tells the Redis log whether a lease still holds its turn (by the database).
+    """
     if url.startswith(("redis://", "rediss://", "unix://")):
         from engine.events.redis_log import RedisEventLog
 
-        return RedisEventLog(url, timings)
+        return RedisEventLog(url, timings, confirm)
     if url != "memory://":
         raise ValueError(f"EVENT_LOG_URL must be memory:// or redis://..., not {url!r}")
     return MemoryEventLog(str(spool_dir) if spool_dir else None, timings.log_retain)

@@ -9,7 +9,10 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+from engine.events.log import split_frames, starts_epoch
+from streaming.protocol import decode_stream
 from streaming.sse import iter_json_events
+from streaming.view import view_of
 
 TRANSCRIPTS = Path(__file__).resolve().parents[2] / "shared" / "transcripts"
 
@@ -70,8 +73,12 @@ class ScriptedModel:
 
 
 def assert_well_formed(events: list[tuple[int, str, dict[str, Any]]]) -> None:
-    """Check the protocol rules: ids 1..n, starts before deltas before ends, turn_end last."""
-    assert [seq for seq, _, _ in events] == list(range(1, len(events) + 1))
+    """Check the protocol rules: ids 1..n, starts before deltas before ends, turn_end last.
+
+    Ids go up by one, except to a new epoch's first id (a log rebuilt after it was lost),
+    which is a `turn_start` with `reset`.
+    """
+    assert_ids(events)
     assert events[0][1] == "turn_start"
     assert events[-1][1] == "turn_end"
     assert sum(1 for _, t, _ in events if t == "turn_end") == 1
@@ -94,6 +101,38 @@ def assert_well_formed(events: list[tuple[int, str, dict[str, Any]]]) -> None:
             assert data["block_id"] in open_blocks, data
             open_blocks.discard(data["block_id"])
     assert not open_messages and not open_blocks, (open_messages, open_blocks)
+
+
+def assert_ids(events: list[tuple[int, str, dict[str, Any]]]) -> None:
+    """Ids 1, 2, ... up by one, or up to a new epoch's first id at a reset turn_start."""
+    last = 0
+    for seq, kind, data in events:
+        if seq != last + 1:
+            assert seq > last and starts_epoch(seq), (last, seq)
+            assert kind == "turn_start" and data.get("reset"), (seq, kind, data)
+        last = seq
+
+
+def assert_client_saw(stitched: bytes, fresh: bytes, answer: str) -> int:
+    """What a client read across drops shows the stored answer, spliced nowhere.
+
+    `fresh` is the turn's whole log read afresh. Without a reset, the client read exactly
+    it; after resets (the live log was lost and rebuilt), what it read from its last reset
+    on is exactly it, and every earlier part only went up one id at a time. Returns the
+    number of resets the client saw.
+    """
+    events = decode_stream(stitched)
+    assert_ids(events)
+    resets = [i for i, (_, kind, data) in enumerate(events) if kind == "turn_start" and i]
+    resets = [i for i in resets if events[i][2].get("reset")]
+    last = stitched
+    if resets:
+        cut = resets[-1]
+        last = b"".join(split_frames(stitched)[cut:])
+    assert last == fresh, "the client's stream differs from the turn's log"
+    assert_well_formed(decode_stream(fresh))
+    assert view_of(stitched).shown_text() == answer
+    return len(resets)
 
 
 def text_of(events: list[tuple[int, str, dict[str, Any]]]) -> str:

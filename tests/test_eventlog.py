@@ -124,7 +124,7 @@ def test_redis_log_survives_a_batch_written_twice_and_expires_its_keys(redis_url
             log.append(turn, "block_delta", {"i": i})
         await log._flush()
         # A reply lost after the write: the same entries are sent again.
-        log._pending = [(turn, 1, 1, b"f", b"x"), (turn, 1, 2, b"f", b"y")]
+        log._pending = [(turn, 1, 0, 1, b"f", b"x"), (turn, 1, 0, 2, b"f", b"y")]
         await log._flush()
         log.append(turn, "turn_end", {})
         log.finish(turn)

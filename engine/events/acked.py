@@ -27,11 +27,11 @@ class HeldFrames:
 
     __slots__ = ("acked", "base", "done", "frames", "gone", "packed", "size", "waiters")
 
-    def __init__(self, frames: list[bytes], acked: int) -> None:
+    def __init__(self, frames: list[bytes], acked: int, origin: int = 0) -> None:
         self.frames = list(frames)  # frames base+1, base+2, ...
-        self.base = 0
+        self.base = origin  # the epoch's first frame is origin+1 (engine/events/log.py)
         self.size = sum(map(len, frames))  # bytes in `frames`
-        self.packed: list[bytes] = []  # frames 1..base, in zlib blocks
+        self.packed: list[bytes] = []  # frames origin+1..base, in zlib blocks
         self.acked = acked
         self.done = False  # the end marker is stored: no more frames
         self.gone = False  # fenced or handed over: Redis is the only truth now
@@ -67,9 +67,12 @@ class AckedFrames:
     def __init__(self) -> None:
         self._turns: dict[str, HeldFrames] = {}
 
-    def hold(self, turn_id: str, frames: list[bytes], acked: int) -> HeldFrames:
-        """This process appends to the turn from now on, after `frames` (`acked` stored)."""
-        turn = HeldFrames(frames, acked)
+    def hold(self, turn_id: str, frames: list[bytes], acked: int, origin: int = 0) -> HeldFrames:
+        """This process appends to the turn from now on, after `frames` (`acked` stored).
+
+        `frames` are numbered from `origin` + 1.
+        """
+        turn = HeldFrames(frames, acked, origin)
         turn.pack()
         self._turns[turn_id] = turn
         return turn

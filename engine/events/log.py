@@ -2,14 +2,36 @@
 
 Every method runs in the engine's loop. Appends never wait: a log that must reach another
 process (Redis) queues them and writes them behind the turn's back.
+
+A turn's log has generations (epochs, `turns.log_epoch`). A worker taking a turn over that
+finds no log of the turn's epoch (Redis restarted empty, a spool gone) cannot know what
+clients saw, so it starts the next epoch: its events are numbered from `origin(epoch) + 1`,
+above any id a client could hold, and open with `turn_start` `reset: true`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
+
+# Whether a lease still holds its turn, by the database (a log asks before it writes a turn's
+# lost frames again: a holder fenced meanwhile must not write over the new holder's).
+Confirm = Callable[[str, int], Awaitable[bool]]
+# Events one epoch may number: no turn comes near it, and ids stay under 18 digits.
+EPOCH_SPAN = 1_000_000_000
+
+
+def origin(epoch: int) -> int:
+    """The sequence number just before the first event of `epoch`."""
+    return epoch * EPOCH_SPAN
+
+
+def starts_epoch(seq: int) -> bool:
+    """True if `seq` is the first event of an epoch after the first."""
+    return seq > EPOCH_SPAN and (seq - 1) % EPOCH_SPAN == 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,8 +71,15 @@ class EventLog(Protocol):
     async def read(self, turn_id: str, after: int, timeout: float) -> Chunk | None:
         """Return the frames after `after`, waiting up to `timeout` for some; None if unknown."""
 
-    async def takeover(self, turn_id: str, lease: int) -> bytes:
-        """Fence older lease holders out and return every frame they appended."""
+    async def takeover(self, turn_id: str, lease: int, epoch: int) -> bytes:
+        """Fence older lease holders out and return every frame they appended.
+
+        Returns b"" when the log holds nothing of `epoch` (it was lost): the caller then
+        starts the next epoch with `restart`.
+        """
+
+    async def restart(self, turn_id: str, lease: int, epoch: int) -> None:
+        """Drop what the log holds of the turn and go on in `epoch` (numbered after origin)."""
 
     async def release(self, turn_id: str, lease: int) -> None:
         """Write what is queued for the turn and forget it here, if `lease` still holds it."""
@@ -64,7 +93,19 @@ def frames_after(blob: bytes, after: int) -> tuple[bytes, int]:
     if not blob:
         return b"", after
     frames = split_frames(blob)
-    return b"".join(frames[after:]), max(len(frames), after)
+    before = first_seq(blob) - 1  # an epoch's archive starts above the ids of the last
+    return b"".join(frames[max(0, after - before) :]), max(before + len(frames), after)
+
+
+def first_seq(blob: bytes) -> int:
+    """The id of the first frame of encoded events (each frame starts with `id: N`)."""
+    return int(blob[4 : blob.index(b"\n")]) if blob else 0
+
+
+def last_seq(blob: bytes) -> int:
+    """The id of the last whole frame of encoded events (0 for none)."""
+    count = blob.count(b"\n\n")
+    return first_seq(blob) + count - 1 if count else 0
 
 
 def split_frames(blob: bytes) -> list[bytes]:

@@ -22,7 +22,14 @@ from typing import Any
 
 from config import Timings
 from engine.errors import LeaseLost
-from engine.events.log import Chunk, split_frames, wait_for_wake, wake_all
+from engine.events.log import (
+    Chunk,
+    first_seq,
+    origin,
+    split_frames,
+    wait_for_wake,
+    wake_all,
+)
 from engine.events.spool import Spool, kept
 from streaming.protocol import encode_event
 
@@ -42,18 +49,24 @@ class _TurnLog:
         "frames",
         "kept_from",
         "lease",
+        "origin",
         "spool",
         "spooled",
         "waiters",
     )
 
     def __init__(
-        self, lease: int, frames: list[bytes] | None = None, spool: Spool | None = None
+        self,
+        lease: int,
+        frames: list[bytes] | None = None,
+        spool: Spool | None = None,
+        origin: int = 0,
     ) -> None:
         self.lease = lease
-        # Frames base+1, base+2, ... are in memory; the earlier ones only in the spool.
+        # Frames base+1, base+2, ... are in memory; the earlier ones (from origin+1, the
+        # epoch's first) only in the spool.
         self.frames: list[bytes] = frames or []
-        self.base = 0
+        self.origin = self.base = origin
         # With a spool: where each spooled frame ends in it, and where `frames` start.
         self.ends = array("Q", accumulate(map(len, self.frames)) if spool is not None else ())
         self.spooled = len(self.ends)  # frames the spool holds (all, unless it failed)
@@ -86,14 +99,14 @@ class MemoryEventLog:
         frame = encode_event(seq, event_type, data)
         turn_log.frames.append(frame)
         spool = turn_log.spool
-        if spool is not None and turn_log.spooled == seq - 1:
+        if spool is not None and turn_log.spooled == seq - 1 - turn_log.origin:
             try:
                 spool.write(frame)
             except OSError:
                 log.exception("turn %s: the spool is full; its next events stay in memory", turn_id)
             else:
                 turn_log.ends.append(spool.size)
-                turn_log.spooled = seq
+                turn_log.spooled = seq - turn_log.origin
                 if spool.size - turn_log.kept_from > 2 * TAIL:
                     _trim(turn_log, spool.size)
         if turn_log.waiters:
@@ -115,8 +128,8 @@ class MemoryEventLog:
         turn_log = self._held(turn_id, lease)
         if archived:
             _trim(turn_log, turn_log.kept_from + sum(map(len, turn_log.frames)))
-        elif turn_log.base:
-            turn_log.frames, turn_log.base = split_frames(_whole(turn_log)), 0
+        elif turn_log.base > turn_log.origin:
+            turn_log.frames, turn_log.base = split_frames(_whole(turn_log)), turn_log.origin
         turn_log.ends, turn_log.spooled = array("Q"), 0
         turn_log.finished = True
         turn_log.finished_at = time.monotonic()
@@ -139,22 +152,42 @@ class MemoryEventLog:
             await wait_for_wake(turn_log.waiters, timeout)
         return _chunk(turn_log, after)
 
-    async def takeover(self, turn_id: str, lease: int) -> bytes:
-        """Continue a turn: from memory if this process has it, else from its spool file."""
+    async def takeover(self, turn_id: str, lease: int, epoch: int) -> bytes:
+        """Continue a turn: from memory if this process has it, else from its spool file.
+
+        b"" if neither holds frames of `epoch` (the caller restarts the log).
+        """
+        start = origin(epoch)
         existing = self._logs.get(turn_id)
         if existing is not None:
             if existing.lease >= lease:
                 raise LeaseLost(turn_id)
             existing.lease = lease  # the older holder's appends fail from now on
-            return _whole(existing)
+            return _whole(existing) if existing.origin == start else b""
         frames: list[bytes] = []
         path = self._path(turn_id)
         if path is not None and path.exists():
             frames = split_frames(kept(path.read_bytes()))
+            if frames and first_seq(frames[0]) != start + 1:
+                return b""
             # Rewrite without a torn last frame, so appends continue on a clean boundary.
             path.write_bytes(b"".join(frames))
-        self._logs[turn_id] = _TurnLog(lease, frames, self._open_spool(turn_id, truncate=False))
+        if not frames:
+            return b""
+        spool = self._open_spool(turn_id, truncate=False)
+        self._logs[turn_id] = _TurnLog(lease, frames, spool, start)
         return b"".join(frames)
+
+    async def restart(self, turn_id: str, lease: int, epoch: int) -> None:
+        """Forget the turn's frames (and spool) and number its next ones after `epoch`'s origin."""
+        existing = self._logs.get(turn_id)
+        if existing is not None:
+            if existing.lease > lease:
+                raise LeaseLost(turn_id)
+            self._close_spool(existing, turn_id, remove=False)
+            wake_all(existing.waiters)
+        spool = self._open_spool(turn_id, truncate=True)
+        self._logs[turn_id] = _TurnLog(lease, spool=spool, origin=origin(epoch))
 
     async def release(self, turn_id: str, lease: int) -> None:
         """Forget a handed-over turn here; its spool stays for whoever takes it over."""
@@ -216,23 +249,25 @@ def _count(turn_log: _TurnLog) -> int:
 def _chunk(turn_log: _TurnLog, after: int) -> Chunk | None:
     """Frames after `after`; None when only the archive still has them."""
     base, frames, count = turn_log.base, turn_log.frames, _count(turn_log)
-    if after >= base:
-        return Chunk(b"".join(frames[after - base :]), max(count, after), turn_log.finished)
+    start_of = turn_log.origin
+    if after >= base or base == start_of:
+        held = frames[max(0, after - base) :]
+        return Chunk(b"".join(held), max(count, after), turn_log.finished)
     spool = turn_log.spool
     if spool is None:
         return None
-    start = turn_log.ends[after - 1] if after else 0
+    start = turn_log.ends[after - 1 - start_of] if after > start_of else 0
     spooled = turn_log.spooled
-    rest = b"".join(frames[spooled - base :])
+    rest = b"".join(frames[start_of + spooled - base :])
     return Chunk(spool.read(start, turn_log.ends[spooled - 1]) + rest, count, turn_log.finished)
 
 
 def _whole(turn_log: _TurnLog) -> bytes:
     """Every frame of the turn (a finished, archived log keeps only its tail)."""
-    if turn_log.base and turn_log.spool is not None:
+    if turn_log.base > turn_log.origin and turn_log.spool is not None:
         spooled = turn_log.spooled
         head = turn_log.spool.read(0, turn_log.ends[spooled - 1])
-        return head + b"".join(turn_log.frames[spooled - turn_log.base :])
+        return head + b"".join(turn_log.frames[turn_log.origin + spooled - turn_log.base :])
     return b"".join(turn_log.frames)
 
 

@@ -15,7 +15,7 @@ from typing import Any
 import redis.asyncio as aioredis
 
 from config import Timings
-from engine.events.log import Chunk
+from engine.events.log import Chunk, starts_epoch
 
 FIELD, END = b"f", b"end"
 log = logging.getLogger(__name__)
@@ -31,8 +31,10 @@ def chunk_of(entries: Entries, after: int) -> Chunk | None:
             if int(fields[END]) != last:
                 return None  # frames missing before the end: the archive has them all
             return Chunk(b"".join(frames), last, True)
-        if seq != last + 1:
-            return None  # a gap (a lost write): never hand out events out of sequence
+        if seq != last + 1 and not (seq > last and starts_epoch(seq)):
+            # A gap (a lost write): never hand out events out of sequence. A new epoch's
+            # first event (turn_start with reset) follows any earlier id.
+            return None
         frames.append(fields[FIELD])
         last = seq
     return Chunk(b"".join(frames), last, False)

@@ -40,6 +40,7 @@ class Runnable:
     lease: Lease
     takeovers: int = 0
     stalls: int = 0  # takeovers in a row that found no new finished message
+    epoch: int = 0  # the generation of the turn's event log (engine/events/log.py)
 
     @classmethod
     def fresh(

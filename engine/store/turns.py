@@ -11,6 +11,7 @@ from sqlalchemy.exc import IntegrityError
 
 from config import Timings
 from engine.errors import LeaseLost, NotFoundError, TurnConflict
+from engine.events.log import last_seq
 from engine.limits import RUNNING_TURNS, check_running
 from engine.store import approvals, starts
 from engine.store.fence import Lease, db_now
@@ -34,6 +35,9 @@ _FINISH = update(Turn.__table__).where(
 )
 _ARCHIVE = insert(TurnEvents.__table__)
 _ENDED = select(T.lease, T.status).where(T.id == bindparam("_turn"))
+_HOLDS = select(T.id).where(
+    T.id == bindparam("_turn"), T.lease == bindparam("_lease"), T.status == TURN_RUNNING
+)
 _MINE = select(T.id, T.lease, T.cancel_requested).where(
     T.status == TURN_RUNNING, T.worker_id == bindparam("_worker")
 )
@@ -165,7 +169,7 @@ class TurnStore:
                 return []  # an earlier try committed before its connection failed
             if frames is not None:
                 # Each frame holds exactly one blank line: their count is the last sequence.
-                last = frames.count(b"\n\n")
+                last = last_seq(frames)
                 conn.execute(
                     _ARCHIVE, {"turn_id": lease.turn_id, "last_seq": last, "frames": frames}
                 )
@@ -235,6 +239,7 @@ class TurnStore:
                     Turn.question_id,
                     Turn.continues,
                     Turn.traceparent,
+                    Turn.log_epoch,
                 )
                 .where(
                     Turn.status == TURN_RUNNING,
@@ -275,5 +280,25 @@ class TurnStore:
                     row.id, row.session_id, row.question_id or "", row.continues, row.traceparent
                 )
                 lease = Lease(row.id, row.session_id, row.lease + 1)
-                out.append(Runnable(turn, row.user_id, lease, row.takeovers + 1, stalls))
+                out.append(
+                    Runnable(turn, row.user_id, lease, row.takeovers + 1, stalls, row.log_epoch)
+                )
         return out
+
+    def holds(self, turn_id: str, lease: int) -> bool:
+        """True if `lease` still holds the running turn."""
+        with self.db.begin_read() as conn:
+            return conn.execute(_HOLDS, {"_turn": turn_id, "_lease": lease}).first() is not None
+
+    def next_epoch(self, lease: Lease) -> int:
+        """Start the next generation of the turn's event log; raise LeaseLost if not ours."""
+        with self.db.begin() as conn:
+            epoch = conn.scalar(
+                update(Turn.__table__)
+                .where(T.id == lease.turn_id, T.lease == lease.number, T.status == TURN_RUNNING)
+                .values(log_epoch=T.log_epoch + 1)
+                .returning(T.log_epoch)
+            )
+        if epoch is None:
+            raise LeaseLost(lease.turn_id)
+        return int(epoch)

@@ -14,6 +14,7 @@ import logging
 from typing import Protocol
 
 from engine.errors import LeaseLost, StorageUnavailable
+from engine.events.log import last_seq
 from engine.store.fence import Lease
 from engine.store.records import NewTurn, Runnable
 from engine.turns import resume
@@ -116,7 +117,7 @@ async def _record(turn: Ending, status: str, error: tuple[str, str] | None) -> s
     deps, turn_id, lease = turn.deps, turn.turn.turn_id, turn.lease
     end = {"turn_id": turn_id, "status": status}
     frames = deps.events.snapshot(turn_id, lease.number)
-    frames += encode_event(frames.count(b"\n\n") + 1, P.TURN_END, end)
+    frames += encode_event(last_seq(frames) + 1, P.TURN_END, end)
     try:
         turn.successors = await deps.store.durable(
             deps.turns.finish_turn, lease, status, turn.rounds, error, frames, turn.worker_id

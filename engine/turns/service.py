@@ -168,7 +168,9 @@ class TurnService:
     def launch(self, run: Runnable) -> Turn:
         """Run a turn as a task of this loop (a new one, or one taken over)."""
         new, lease = run.turn, run.lease
-        turn = Turn(self.deps, new, run.user_id, lease, run.takeovers, run.stalls, self.worker_id)
+        turn = Turn(
+            self.deps, new, run.user_id, lease, run.takeovers, run.stalls, self.worker_id, run.epoch
+        )
         if not run.takeovers:
             self.deps.events.open(new.turn_id, lease.number)
         self.turns[new.turn_id] = turn

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable
 from datetime import timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 from engine.errors import (
     EndedElsewhere,
@@ -37,6 +38,7 @@ from streaming.view import view_of
 from telemetry.metrics import EVENTS
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 TRUNCATED = {
     "max_tokens": "The reply was cut off at the output token limit; ask for a shorter answer.",
@@ -64,9 +66,11 @@ class Turn:
         takeovers: int = 0,
         stalls: int = 0,
         worker_id: str | None = None,
+        epoch: int = 0,
     ) -> None:
         self.deps, self.turn, self.user_id, self.lease = deps, turn, user_id, lease
         self.takeovers, self.stalls, self.worker_id = takeovers, stalls, worker_id
+        self.epoch = epoch  # the generation of the turn's event log
         # What the end of this turn started (a continuation, the next queued turn).
         self.successors: list[Runnable] = []
         self.outbox = Outbox(deps.events, deps.store, lease)
@@ -154,15 +158,14 @@ class Turn:
                 # Its calls were decided, not answered: they are run (or declined) first.
                 return branch, _stop_of(branch)
             return repair_history(branch), _stop_of(branch)
-        try:
-            frames = await deps.events.takeover(turn_id, self.lease.number)
-        except LeaseLost:
-            raise
-        except Exception as err:
-            # The log is out: whoever takes the turn next must see what clients saw.
-            log.warning("turn %s: its event log is unreachable (%s); given back", turn_id, err)
-            self.stop_kind = "handback"
-            raise LeaveQuietly() from err
+        frames = await self._take_log()
+        if not frames:
+            # The log of this epoch is lost (Redis restarted empty): nobody can say what
+            # clients saw, so they get the whole turn again, numbered above any id they hold.
+            self.epoch = await deps.store.durable(deps.turns.next_epoch, self.lease)
+            await self._log_call(deps.events.restart(turn_id, self.lease.number, self.epoch))
+            log.warning("turn %s: its event log was lost; now epoch %d", turn_id, self.epoch)
+            start["reset"] = True
         view = view_of(frames)
         if view.status is not None:
             raise EndedElsewhere(view.status, view.errors[-1] if view.errors else None)
@@ -185,6 +188,24 @@ class Turn:
         # by its tools (or their claims), not by the synthetic results repair would add.
         conversation = await deps.store.durable(deps.messages.conversation, self.turn.session_id)
         return conversation, _stop_of(conversation)
+
+    async def _take_log(self) -> bytes:
+        """Fence the last holder out of the event log; its frames of this epoch (b"" if lost)."""
+        events, turn_id = self.deps.events, self.turn.turn_id
+        return await self._log_call(events.takeover(turn_id, self.lease.number, self.epoch))
+
+    async def _log_call(self, call: Awaitable[T]) -> T:
+        """Await a takeover step of the log; an unreachable log gives the turn back."""
+        try:
+            return await call
+        except LeaseLost:
+            raise
+        except Exception as err:
+            # The log is out: whoever takes the turn next must see what clients saw.
+            turn_id = self.turn.turn_id
+            log.warning("turn %s: its event log is unreachable (%s); given back", turn_id, err)
+            self.stop_kind = "handback"
+            raise LeaveQuietly() from err
 
     async def _rounds(self, history: list[dict[str, Any]], stop: str | None) -> str:
         tool_errors: dict[str, BadInput] = {}

@@ -146,6 +146,8 @@ def test_a_turn_taken_over_after_its_tool_call_was_stored_runs_the_tool_and_stay
     assert_well_formed(events)
     with db.read() as s:
         stored = s.get(Message, "msg_call")
+    # Nothing of the turn reached a log, so it starts the next epoch, reset, from its rows.
+    assert events[0][1:] == ("turn_start", {**events[0][2], "reset": True})
     assert events[1 : 1 + len(message_events(stored))] == [
-        (i + 2, t, d) for i, (t, d) in enumerate(message_events(stored))
+        (events[0][0] + i + 1, t, d) for i, (t, d) in enumerate(message_events(stored))
     ]

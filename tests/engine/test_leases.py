@@ -179,7 +179,7 @@ def test_an_in_process_log_fences_the_older_holder_and_continues_its_numbering(
     log.open("turn_x", 1)
     for i in range(3):
         log.append("turn_x", "block_delta", {"i": i}, 1)
-    assert asyncio.run(log.takeover("turn_x", 2)).count(b"\n\n") == 3
+    assert asyncio.run(log.takeover("turn_x", 2, 0)).count(b"\n\n") == 3
     with pytest.raises(LeaseLost):
         log.append("turn_x", "block_delta", {"late": True}, 1)
     # The fenced holder leaving must not drop the new one's log.
@@ -188,7 +188,7 @@ def test_an_in_process_log_fences_the_older_holder_and_continues_its_numbering(
     # A restarted process finds the spool and goes on after the last whole frame.
     (tmp_path / "turn_x.sse").write_bytes((tmp_path / "turn_x.sse").read_bytes() + b"id: 5\nev")
     restarted = MemoryEventLog(spool_dir=str(tmp_path))
-    assert asyncio.run(restarted.takeover("turn_x", 3)).count(b"\n\n") == 4
+    assert asyncio.run(restarted.takeover("turn_x", 3, 0)).count(b"\n\n") == 4
     assert restarted.append("turn_x", "turn_end", {}, 3) == 5
 
 

@@ -62,7 +62,7 @@ def test_an_unarchived_end_keeps_every_frame_for_whoever_records_it(tmp_path: Pa
     log.finish(turn, 1, archived=False)
     chunk = asyncio.run(log.read(turn, 0, 0.0))
     assert chunk is not None and chunk.frames == whole and chunk.last_seq == EVENTS
-    assert asyncio.run(log.takeover(turn, 2)) == whole
+    assert asyncio.run(log.takeover(turn, 2, 0)) == whole
 
 
 def test_a_restarted_log_takes_a_long_spool_over_and_trims_it_on_the_next_append(
@@ -73,7 +73,7 @@ def test_a_restarted_log_takes_a_long_spool_over_and_trims_it_on_the_next_append
     whole = first.snapshot(turn, 1)
     asyncio.run(first.close())  # the process stops; its spool stays
     second = MemoryEventLog(spool_dir=str(tmp_path))
-    assert asyncio.run(second.takeover(turn, 2)) == whole
+    assert asyncio.run(second.takeover(turn, 2, 0)) == whole
     assert second.append(turn, "block_delta", {"i": "next"}, 2) == EVENTS + 1
     assert in_memory(second, turn) <= 2 * TAIL
     chunk = asyncio.run(second.read(turn, 5, 0.0))

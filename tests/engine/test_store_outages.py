@@ -196,7 +196,7 @@ def test_a_takeover_whose_log_is_unreachable_gives_the_turn_back_uncounted(
     from engine.store.workers import WorkerRegistry
 
     class Unreachable:
-        async def takeover(self, turn_id: str, lease: int) -> bytes:
+        async def takeover(self, turn_id: str, lease: int, epoch: int) -> bytes:
             raise ConnectionError("Redis is down")
 
         async def release(self, turn_id: str, lease: int) -> None:
