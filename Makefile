@@ -15,9 +15,12 @@ $(VENV)/.installed: requirements.txt | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
 	touch $@
 
+# A restart never changes data: the port is checked before anything else (a second `make run`
+# stops there), and the demo user is seeded only while they have no finance data.
 run: $(VENV)/.installed
+	@$(BIN)/flask --app app check-port $(PORT)
 	$(BIN)/flask --app app db-upgrade
-	$(BIN)/flask --app app seed-demo $(DEMO_USER)
+	$(BIN)/flask --app app seed-demo --if-empty $(DEMO_USER)
 	@TOKEN=$$($(BIN)/flask --app app demo-token $(DEMO_USER)) && \
 	echo "API token for user '$(DEMO_USER)' (send as 'Authorization: Bearer <token>'):" && \
 	echo "$$TOKEN" && echo && \
