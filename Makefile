@@ -15,9 +15,12 @@ $(VENV)/.installed: requirements.txt | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
 	touch $@
 
+# A restart never changes data: the port is checked before anything else (a second `make run`
+# stops there), and the demo user is seeded only while they have no finance data.
 run: $(VENV)/.installed
+	@$(BIN)/flask --app app check-port $(PORT)
 	$(BIN)/flask --app app db-upgrade
-	$(BIN)/flask --app app seed-demo $(DEMO_USER)
+	$(BIN)/flask --app app seed-demo --if-empty $(DEMO_USER)
 	@TOKEN=$$($(BIN)/flask --app app demo-token $(DEMO_USER)) && \
 	echo "API token for user '$(DEMO_USER)' (send as 'Authorization: Bearer <token>'):" && \
 	echo "$$TOKEN" && echo && \
@@ -30,11 +33,13 @@ run: $(VENV)/.installed
 	$(BIN)/gunicorn -c gunicorn.conf.py --bind 127.0.0.1:$(PORT) --workers $(WORKERS) \
 		'app:hosted()'
 
-# The AI SDK tests drive the server with the real `ai` package pinned in tests/aisdk.
+# The AI SDK tests drive the server with the real `ai` package pinned in tests/aisdk (ai 7)
+# and in tests/aisdk/v6 (the previous major).
 AISDK := tests/aisdk
-$(AISDK)/node_modules/.package-lock.json: $(AISDK)/package-lock.json
+$(AISDK)/node_modules/.package-lock.json $(AISDK)/v6/node_modules/.package-lock.json: \
+		%/node_modules/.package-lock.json: %/package-lock.json
 	@if command -v npm >/dev/null 2>&1; then \
-		cd $(AISDK) && npm ci --no-audit --no-fund --loglevel=error; \
+		cd $* && npm ci --no-audit --no-fund --loglevel=error; \
 	else echo "npm not found: the AI SDK tests will skip (unless REQUIRE_NODE is set)"; fi
 
 # The browser tests drive Debian's Chromium (downloaded browser builds do not run here).
@@ -49,7 +54,8 @@ browser:
 	  fi; \
 	fi
 
-test: $(VENV)/.installed $(AISDK)/node_modules/.package-lock.json browser
+test: $(VENV)/.installed $(AISDK)/node_modules/.package-lock.json \
+		$(AISDK)/v6/node_modules/.package-lock.json browser
 	$(BIN)/python -m pytest -q
 
 lint: $(VENV)/.installed
@@ -65,4 +71,5 @@ soak: $(VENV)/.installed
 	$(BIN)/python -m pytest -q -s tests/faults/test_soak.py tests/cluster/test_soak.py
 
 clean:
-	rm -rf $(VENV) instance .pytest_cache .hypothesis $(AISDK)/node_modules
+	rm -rf $(VENV) instance .pytest_cache .hypothesis $(AISDK)/node_modules \
+		$(AISDK)/v6/node_modules

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import socket
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -25,6 +27,7 @@ def register_cli(app: Flask) -> None:
     app.cli.add_command(demo_token)
     app.cli.add_command(seed_demo)
     app.cli.add_command(audit_command)
+    app.cli.add_command(check_port)
 
 
 @click.command("db-upgrade")
@@ -85,6 +88,38 @@ def demo_token(name: str) -> None:
     with os.fdopen(fd, "w") as out:
         out.write(token + "\n")
     click.echo(token)
+
+
+@click.command("check-port")
+@click.argument("port", type=click.IntRange(1, 65535))
+@click.option("--host", default="127.0.0.1", show_default=True)
+def check_port(port: int, host: str) -> None:
+    """Fail unless PORT on HOST is free to serve on (`make run` checks it before anything)."""
+    try:
+        busy = port_in_use(host, port)
+    except OSError as err:
+        raise click.ClickException(f"cannot serve on {host}:{port}: {err.strerror}") from None
+    if busy:
+        raise click.ClickException(
+            f"port {port} is in use: is `make run` already running? "
+            f"Stop it, or set PORT=... to serve on another port."
+        )
+
+
+def port_in_use(host: str, port: int) -> bool:
+    """Return whether something listens on (host, port)."""
+    # Bound as gunicorn binds, with SO_REUSEADDR: a port a stopped server left in TIME_WAIT
+    # is free.
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as err:
+            if err.errno == errno.EADDRINUSE:
+                return True
+            raise
+    return False
 
 
 @click.command("audit")

@@ -15,8 +15,13 @@ from models import User
 @click.argument("user")
 @click.option("--months", default=12, show_default=True, type=click.IntRange(1, 120))
 @click.option("--seed", default=42, show_default=True, type=int)
+@click.option(
+    "--if-empty",
+    is_flag=True,
+    help="Seed only a user with no finance data yet; anyone else's data is left as it is.",
+)
 @with_appcontext
-def seed_demo(user: str, months: int, seed: int) -> None:
+def seed_demo(user: str, months: int, seed: int, if_empty: bool) -> None:
     """Replace USER's finance data with generated demo data (creates USER if missing)."""
     db = current_app.extensions["db"]
     with db.transaction() as s:
@@ -26,7 +31,10 @@ def seed_demo(user: str, months: int, seed: int) -> None:
             s.add(row)
             s.flush()
         user_id = row.id
-    summary = seed_finance(db, user_id, months=months, seed=seed)
+    summary = seed_finance(db, user_id, months=months, seed=seed, if_empty=if_empty)
+    if summary is None:
+        click.echo(f"{user} (id {user_id}) already has finance data: left as it is")
+        return
     click.echo(
         f"seeded {user} (id {user_id}): {summary['transactions']} transactions "
         f"({summary['pending']} pending, {summary['refunds']} refunds) from "

@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from datetime import date, timedelta
 from typing import Any
 
-from sqlalchemy import delete
+from sqlalchemy import delete, exists, select
 from sqlalchemy.orm import Session
 
 from demo_data import catalog as c
@@ -32,9 +32,17 @@ class Row:
 
 
 def seed_finance(
-    db: Database, user_id: int, months: int = 12, seed: int = 42, today: date | None = None
-) -> dict[str, Any]:
-    """Replace the user's finance data with `months` of generated history; return a summary."""
+    db: Database,
+    user_id: int,
+    months: int = 12,
+    seed: int = 42,
+    today: date | None = None,
+    if_empty: bool = False,
+) -> dict[str, Any] | None:
+    """Replace the user's finance data with `months` of generated history; return a summary.
+
+    With `if_empty`, a user who has any finance data keeps it as it is, and None is returned.
+    """
     if months < 1:
         raise ValueError("months must be at least 1")
     end = today or clock_today()
@@ -43,6 +51,8 @@ def seed_finance(
     rows = plan_rows(random.Random(seed), start, end, travel)
     # One transaction, so nobody ever sees the user's data half replaced.
     with db.transaction() as s:
+        if if_empty and has_finance_data(s, user_id):
+            return None
         for model in (Transaction, Budget, Category, Account):
             s.execute(delete(model).where(model.user_id == user_id))
         budgets = _insert(s, user_id, rows, travel)
@@ -61,6 +71,12 @@ def seed_finance(
         "refunds": sum(r.amount > 0 and r.category in expense for r in rows),
         "currencies": sorted({_currency(r.account) for r in rows}),
     }
+
+
+def has_finance_data(s: Session, user_id: int) -> bool:
+    """Return whether the user has any account, category, transaction or budget."""
+    models = (Account, Category, Transaction, Budget)
+    return any(s.scalar(select(exists().where(m.user_id == user_id))) for m in models)
 
 
 def _insert(s: Session, user_id: int, rows: list[Row], travel: date) -> int:

@@ -148,13 +148,15 @@ def chat(body: dict[str, Any]) -> Response:
     get_turns().admit(g.user_id)  # before the chat's row is made: a refusal writes nothing
     session_id = ui_chats.chat_session(get_db(), g.user_id, body["id"])
     ask = ui_asks.plan(get_db(), session_id, body)
+    decided = isinstance(ask, ui_asks.FollowUp)
     if isinstance(ask, ui_asks.FollowUp):
         turn_id, message_id = decide(ask), ask.message_id
     else:
         session_id = session_id or ui_chats.chat_session(get_db(), g.user_id, body["id"], True)
         turn_id = get_turns().start(g.user_id, session_id, ask).turn_id
         message_id = None
-    response = ui_stream(turn_id, None, message_id)
+    # The follow-up's client holds its decisions: they are not sent back (ai 6 cannot read them).
+    response = ui_stream(turn_id, None, message_id, decided)
     response.headers["X-Turn-Id"], response.headers["X-Session-Id"] = turn_id, session_id or ""
     return response
 
@@ -221,10 +223,12 @@ def decide(follow_up: ui_asks.FollowUp) -> str:
     return decision.continuation
 
 
-def ui_stream(turn_id: str, steps: int | None, message_id: str | None = None) -> Response:
+def ui_stream(
+    turn_id: str, steps: int | None, message_id: str | None = None, decided: bool = False
+) -> Response:
     """Stream the turn as UI message chunks (into UIMessage `message_id`, default its own),
-    from the start or after the client's `steps`."""
+    from the start or after the client's `steps`; `decided`: the client sent its approvals."""
     guard = get_token_guard(g.get("token_id"))
-    shape = UIChunks(steps, message_id)
+    shape = UIChunks(steps, message_id, decided)
     body = get_turns().follow(turn_id, 0, shape, guard, access.streamed())
     return stream_response(body, UI_STREAM_HEADERS)

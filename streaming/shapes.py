@@ -36,8 +36,10 @@ class UIChunks:
 
     break_on_drain = True
 
-    def __init__(self, steps: int | None, message_id: str | None = None) -> None:
-        self.translator = UIStreamTranslator(steps, message_id)
+    def __init__(
+        self, steps: int | None, message_id: str | None = None, decided: bool = False
+    ) -> None:
+        self.translator = UIStreamTranslator(steps, message_id, decided)
 
     @property
     def done(self) -> bool:

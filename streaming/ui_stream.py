@@ -5,7 +5,8 @@ user's approval streams under the paused turn's message id (the caller names it)
 approval follow-up continues the same UIMessage, as the SDK expects. Each model call is one
 step. A side-effect call's `approval_requested` becomes `tool-approval-request`, and in the
 continuation `approval_resolved` becomes `tool-approval-response` (plus `tool-output-denied`
-for a denial, whose is_error result then stays out of the part). A discarded
+for a denial, whose is_error result then stays out of the part), except to the client that sent
+the decisions: its message holds them, and ai 6 has no such chunk. A discarded
 model message becomes `reset-step` (the SDK drops every part of the current step) and its retry
 continues that step. The sources its text blocks cite close a model message: one
 `source-document` part per distinct source, after the message's other parts (blocks may
@@ -60,11 +61,18 @@ class _Block:
 class UIStreamTranslator:
     """Feed our events in order; get the UI message stream chunks to send for each."""
 
-    def __init__(self, resume_steps: int | None = None, message_id: str | None = None) -> None:
+    def __init__(
+        self,
+        resume_steps: int | None = None,
+        message_id: str | None = None,
+        decided: bool = False,
+    ) -> None:
         # Steps the client holds; None means a fresh reader that gets everything.
         self.client_steps = resume_steps or 0
         # The UIMessage this turn streams into (None: its own, id = turn id).
         self.message_id = message_id
+        # The reader sent the approval decisions this turn goes on with (the follow-up's POST).
+        self.decided = decided
         self._hold: int | None = resume_steps
         self._seen = 0
         self.done = False
@@ -288,9 +296,10 @@ class UIStreamTranslator:
             return []
         self._tools.add(call_id)
         approved = bool(data.get("approved"))
-        out: list[Chunk] = [
-            {"type": "tool-approval-response", "approvalId": call_id, "approved": approved}
-        ]
+        out: list[Chunk] = []
+        if not self.decided:
+            chunk = {"type": "tool-approval-response", "approvalId": call_id, "approved": approved}
+            out.append(chunk)
         if not approved:
             self._denied.add(call_id)
             out.append({"type": "tool-output-denied", "toolCallId": call_id})

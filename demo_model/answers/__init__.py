@@ -14,6 +14,7 @@ from demo_model.answers.status import balances, budget, overview, recurring
 from demo_model.calls import Results
 from demo_model.cite import Answer, plain
 from demo_model.intent import Intent
+from demo_model.mdtext import md_text
 
 WRITERS: dict[str, Callable[[Intent, Results], Answer]] = {
     "spending": spending,
@@ -39,7 +40,9 @@ def compose_answer(intent: Intent, results: Results) -> str:
 def compose_cited(intent: Intent, results: Results) -> Answer:
     """Return the answer, its sentences stating figures citing the results they come from."""
     errors = [
-        f"- {name}: {r['error']}" for name, _, r in results if isinstance(r, dict) and "error" in r
+        f"- {name}: {md_text(r['error'])}"
+        for name, _, r in results
+        if isinstance(r, dict) and "error" in r
     ]
     if errors:
         return ["I could not get all of the data I needed:\n", *lines_md(errors)]

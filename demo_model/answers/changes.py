@@ -7,6 +7,7 @@ from demo_model.answers.fmt import lines_md, money, row_line
 from demo_model.calls import Results
 from demo_model.cite import Answer, parts_of
 from demo_model.intent import Intent
+from demo_model.mdtext import md_text
 from demo_model.subjects import group_keys
 from demo_model.writes import (
     budget_currency,
@@ -22,32 +23,40 @@ def change(intent: Intent, results: Results) -> Answer:
     details, today = dict(intent.details), intent.period.end
     name = category_named(details["category"], today, results)
     if name is None:
-        known = ", ".join(group_keys(c.result_of(results, c.by_category(the_year(today)))))
-        return f"I don't see a category called “{details['category']}”, so I changed nothing." + (
+        known = ", ".join(
+            map(md_text, group_keys(c.result_of(results, c.by_category(the_year(today)))))
+        )
+        asked = md_text(details["category"])
+        return f"I don't see a category called “{asked}”, so I changed nothing." + (
             f" Your categories: {known}." if known else ""
         )
     if intent.kind == "set_budget":
         currency = details["currency"] or budget_currency(name, today, results)
         if not currency:
             return (
-                f"Which currency should the {name} budget be in? Say, for example, "
-                f"“set my {name.lower()} budget to {details['amount']} USD”. I changed nothing."
+                f"Which currency should the {md_text(name)} budget be in? Say, for example, "
+                f"“set my {md_text(name.lower())} budget to {md_text(details['amount'])} USD”. "
+                "I changed nothing."
             )
         args = {"category": name, "amount": details["amount"], "currency": currency}
         if c.result_of(results, ("set_budget", args)) is None:
             return "I could not set the budget: the set_budget tool did not run."
-        return f"Done: your **{name}** budget is now {money(details['amount'], currency)} a month."
+        return (
+            f"Done: your **{md_text(name)}** budget is now "
+            f"{money(details['amount'], currency)} a month."
+        )
     ids = transaction_ids(details, results)
     if not ids:
         return (
-            f"I found no transaction at “{details['merchant']}” on {details['date']}, "
+            f"I found no transaction at “{md_text(details['merchant'])}” on "
+            f"{md_text(details['date'])}, "
             "so I changed nothing."
         )
     if len(ids) > 1:
         rows = (c.result_of(results, candidates(details)) or {}).get("transactions") or []
-        listed = [(*parts_of(row_line(r)), f" (id {r['id']})") for r in rows]
+        listed = [(*parts_of(row_line(r)), f" (id {md_text(r['id'])})") for r in rows]
         return lines_md(["Several transactions match; tell me which one by its id:", *listed])
     args = {"transaction_id": ids[0], "category": name}
     if c.result_of(results, ("categorize_transaction", args)) is None:
         return "I could not change the category: the categorize_transaction tool did not run."
-    return f"Done: transaction {ids[0]} is now in **{name}**."
+    return f"Done: transaction {md_text(ids[0])} is now in **{md_text(name)}**."

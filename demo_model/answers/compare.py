@@ -11,6 +11,7 @@ from demo_model.answers.honest import data_note, latest_note
 from demo_model.calls import Results
 from demo_model.cite import Answer, Line, Part
 from demo_model.intent import Intent
+from demo_model.mdtext import md_text
 from demo_model.periods import Period
 from demo_model.planner import compare_subject
 from demo_model.subjects import Subject, compared_categories, currencies
@@ -33,11 +34,11 @@ def compare(intent: Intent, results: Results) -> Answer:
     head = f"{period.text()} against {baseline.text()}"
     if subject.kind == "unmatched":
         what = (
-            f"any {subject.name} spending"
+            f"any {md_text(subject.name)} spending"
             if intent.category
-            else f"any spending on a category or merchant called “{subject.name}”"
+            else f"any spending on a category or merchant called “{md_text(subject.name)}”"
         )
-        names = ", ".join(compared_categories(found))
+        names = ", ".join(md_text(n) for n in compared_categories(found))
         return (
             f"I don't see {what} in {period.text()} or in {baseline.text()}. "
             f"Categories with spending then: {names}."
@@ -50,13 +51,13 @@ def compare(intent: Intent, results: Results) -> Answer:
         after = c.result_of(results, c.totals(period, subject.where()))
         if subject.kind == "category":
             lines = [
-                f"**{subject.name}**, {head}:",
+                f"**{md_text(subject.name)}**, {head}:",
                 *_category(found, subject.name, period, baseline),
             ]
             lines += _refunds(before, baseline, subject.where())
             lines += _refunds(after, period, subject.where())
         else:
-            lines = [f"**{subject.title()}**, {head}:"]
+            lines = [f"**{md_text(subject.title())}**, {head}:"]
             lines += _merchant(before, after, subject.where(), period, baseline)
     lines += _partial(period, baseline)
     codes = {str(b.get("currency")) for b in currencies(found)}
@@ -65,7 +66,7 @@ def compare(intent: Intent, results: Results) -> Answer:
 
 def _pct(row: dict[str, Any], baseline_label: str) -> str:
     if row.get("change_pct") is not None:
-        return f" ({row['change_pct']}%)"
+        return f" ({md_text(row['change_pct'])}%)"
     if dec(row.get("period_a")) <= 0:
         return f" (no percentage: nothing was spent in {baseline_label})"
     return ""
@@ -79,14 +80,14 @@ def _category(found: Any, name: str, period: Period, baseline: Period) -> list[L
             if row.get("category") == name:
                 lines.append(
                     (
-                        f"- {cur}: ",
+                        f"- {md_text(cur)}: ",
                         _spent(row["period_b"], cur, [name], period, bold=True),
                         " against ",
                         _spent(row["period_a"], cur, [name], baseline),
                         f", {change(row['change'], cur)}{_pct(row, 'the earlier period')}.",
                     )
                 )
-    return lines or [f"- No {name} spending in either period."]
+    return lines or [f"- No {md_text(name)} spending in either period."]
 
 
 def _spent(amount: str, cur: str, names: list[str], when: Period, bold: bool = False) -> Part:
@@ -113,7 +114,7 @@ def _merchant(
         spent_a, spent_b = -dec((a or {}).get("net")), -dec((b or {}).get("net"))
         lines.append(
             (
-                f"- {cur}: ",
+                f"- {md_text(cur)}: ",
                 *_net(b, cur, where, period, bold=True),
                 " against ",
                 *_net(a, cur, where, baseline),
@@ -168,7 +169,7 @@ def _refunds(result: Any, period: Period, where: dict[str, str]) -> list[Line]:
     rows = txns_source({**period.span(), **where, "direction": "in"})
     return [
         (
-            f"- Refunds already taken off in {period.label}: ",
+            f"- Refunds already taken off in {md_text(period.label)}: ",
             cite(money(t["money_in"], t["currency"]), [rows]),
             ".",
         )
@@ -186,7 +187,7 @@ def _all(found: Any, period: Period, baseline: Period) -> list[Line]:
         names = [] if found.get("truncated") else [m["category"] for m in moves]
         lines.append(
             (
-                f"- {cur} in total: ",
+                f"- {md_text(cur)} in total: ",
                 _spent(block["period_b"], cur, _nonzero(moves, "period_b", names), period, True),
                 " against ",
                 _spent(block["period_a"], cur, _nonzero(moves, "period_a", names), baseline),
@@ -196,7 +197,7 @@ def _all(found: Any, period: Period, baseline: Period) -> list[Line]:
         )
         lines += [
             (
-                f"  - {m['category']}: ",
+                f"  - {md_text(m['category'])}: ",
                 _spent(m["period_b"], cur, [m["category"]], period),
                 " against ",
                 _spent(m["period_a"], cur, [m["category"]], baseline),

@@ -7,6 +7,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from demo_model.cite import Cite, Line, Part, parts_of, text_of
+from demo_model.mdtext import md_text
 from tools.finance.cites import txn_source
 
 MAX_ROWS = 5
@@ -31,8 +32,8 @@ def amount(value: Any) -> str:
 
 
 def money(value: Any, currency: str) -> str:
-    """Return an amount with its currency code, e.g. "1,162.00 EUR"."""
-    return f"{amount(value)} {currency}"
+    """Return an amount with its currency code, e.g. "1,162.00 EUR" (as Markdown text)."""
+    return md_text(f"{amount(value)} {currency}")
 
 
 def plural(count: int, word: str) -> str:
@@ -52,11 +53,11 @@ def change(value: Any, currency: str) -> str:
 
 def row_line(row: dict[str, Any], with_category: bool = False, refund: bool = True) -> Line:
     """Return one transaction as a bullet: date, merchant, amount and currency (cited)."""
-    extra = f", {row['category']}" if with_category and row.get("category") else ""
+    extra = f", {md_text(row['category'])}" if with_category and row.get("category") else ""
     pending = " (pending)" if row.get("pending") else ""
     back = " back" if refund and dec(row.get("amount")) > 0 else ""
     said = (
-        f"{row.get('date')}: {row.get('merchant')}, "
+        f"{md_text(row.get('date'))}: {md_text(row.get('merchant'))}, "
         f"{money(row.get('amount'), str(row.get('currency')))}{back}"
     )
     return ("- ", cite(said, [txn_source(row["id"])] if "id" in row else []), extra + pending)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from demo_model import calls as c
 from demo_model.answers.fmt import plural
 from demo_model.calls import Results
+from demo_model.mdtext import md_text
 
 CAN_DO = (
     "I can answer questions about your own money:\n"
@@ -77,4 +78,4 @@ def latest_note(results: Results) -> str:
     rows = found.get("transactions") if isinstance(found, dict) else None
     if not rows:
         return ""
-    return f" Your most recent transaction is from {rows[0].get('date')}."
+    return f" Your most recent transaction is from {md_text(rows[0].get('date'))}."

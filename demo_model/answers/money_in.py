@@ -22,6 +22,7 @@ from demo_model.answers.spending import unmatched
 from demo_model.calls import Call, Results
 from demo_model.cite import Answer, Line
 from demo_model.intent import Intent
+from demo_model.mdtext import md_text
 from demo_model.planner import income_categories, refund_categories, spending_subject
 from demo_model.subjects import Subject, group_keys
 from demo_model.vocabulary import is_transfer
@@ -50,10 +51,10 @@ def income(intent: Intent, results: Results) -> Answer:
     for cur, rows in sorted(per.items()):
         whole = sum((dec(t["money_in"]) for _, t in rows), Decimal(0))
         total = cite(f"**{money(f'{whole:.2f}', cur)}**", [came_in[n] for n, _ in rows])
-        lines.append((f"- {cur}: ", total, " in total"))
+        lines.append((f"- {md_text(cur)}: ", total, " in total"))
         lines += [
             (
-                f"  - {name}: ",
+                f"  - {md_text(name)}: ",
                 cite(money(t["money_in"], cur), [came_in[name]]),
                 f" ({plural(int(t['count']), 'payment')})",
             )
@@ -76,7 +77,7 @@ def _not_counted(found: dict[str, Any], names: list[str]) -> str:
     moved = [n for n in skipped if is_transfer(n)]
     text = "Not counted as income: refunds of spending"
     if moved:
-        text += f" and transfers between your own accounts ({', '.join(moved)})"
+        text += f" and transfers between your own accounts ({', '.join(map(md_text, moved))})"
     return text + "."
 
 
@@ -84,7 +85,8 @@ def _other_money_in(found: dict[str, Any]) -> str:
     kinds = {str(r.get("category")) for r in found.get("transactions") or []}
     if not kinds:
         return ""
-    return f" Money did come in, but only as {', '.join(sorted(kinds))}, which is not income."
+    named = ", ".join(md_text(k) for k in sorted(kinds))
+    return f" Money did come in, but only as {named}, which is not income."
 
 
 def refunds(intent: Intent, results: Results) -> Answer:
@@ -105,14 +107,14 @@ def refunds(intent: Intent, results: Results) -> Answer:
         calls = [c.refunds(intent.period, subject.where())]
         found = c.result_of(results, calls[0]) or {}
     rows = [r for r in found.get("transactions") or [] if r.get("category") in spend]
-    about = f" ({subject.title()})" if subject.kind != "all" else ""
+    about = f" ({md_text(subject.title())})" if subject.kind != "all" else ""
     if not rows:
         return f"I found no refunds{about} in {period}."
     back = _money_back(results, calls, spend) or _rows_back(rows)
     lines: list[Line] = [f"Your refunds{about} in {period}:"]
     lines += [
         (
-            f"- {cur}: ",
+            f"- {md_text(cur)}: ",
             cite(f"**{money(f'{total:.2f}', cur)}** back", refs),
             f", {plural(count, 'refund')}",
         )

@@ -19,6 +19,7 @@ from demo_model.answers.honest import data_note, latest_note
 from demo_model.calls import Results
 from demo_model.cite import Answer, Line, Part
 from demo_model.intent import Intent
+from demo_model.mdtext import md_text
 from demo_model.periods import Period
 from demo_model.planner import spending_subject
 from demo_model.subjects import Subject, currencies, group_keys
@@ -45,13 +46,14 @@ def spending(intent: Intent, results: Results) -> Answer:
 def unmatched(intent: Intent, subject: Subject, names: list[str]) -> str:
     """Say honestly that nothing matches what the user asked about, and what does exist."""
     what = (
-        f"any {subject.name} spending"
+        f"any {md_text(subject.name)} spending"
         if intent.category
-        else f"any spending on a category or merchant called “{subject.name}”"
+        else f"any spending on a category or merchant called “{md_text(subject.name)}”"
     )
     lines = [f"I don't see {what} in {intent.period.text()}."]
     if names:
-        lines.append(f"Categories with spending in that period: {', '.join(names)}.")
+        listed = ", ".join(md_text(n) for n in names)
+        lines.append(f"Categories with spending in that period: {listed}.")
     if intent.period.unit in ("day", "week", "month"):
         lines.append("For a longer view, ask about “this year” or “the last 12 months”.")
     return " ".join(lines)
@@ -59,9 +61,10 @@ def unmatched(intent: Intent, subject: Subject, names: list[str]) -> str:
 
 def _subject(intent: Intent, subject: Subject, summary: Any, listed: Any, back: Any) -> Answer:
     is_category = subject.kind == "category"
-    lines = [f"**{subject.title()}** in {intent.period.text()}:"]
+    lines = [f"**{md_text(subject.title())}** in {intent.period.text()}:"]
     if subject.said:
-        lines.insert(0, f"I read “{subject.said}” as your {subject.name} category.")
+        said, name = md_text(subject.said), md_text(subject.name)
+        lines.insert(0, f"I read “{said}” as your {name} category.")
     codes: set[str] = set()
     for total in listed.get("totals") or []:
         cur = total["currency"]
@@ -108,7 +111,7 @@ def _subject_line(
         head = f"**{money(net, cur)} net**"
     else:
         head = f"**{money(net, cur)}**"
-    parts: list[Part] = [f"- {cur}: ", cite(head, sources["net"])]
+    parts: list[Part] = [f"- {md_text(cur)}: ", cite(head, sources["net"])]
     if refunded:
         parts += [
             ": ",
@@ -142,7 +145,7 @@ def _total(intent: Intent, summary: Any, inflows: Any) -> Answer:
         count = int(block.get("count") or 0)
         lines.append(
             (
-                f"- {cur}: ",
+                f"- {md_text(cur)}: ",
                 cite(f"**{money(block['total_spent'], cur)}**", whole(block, intent.period)),
                 f" across {plural(count, 'transaction')}. Largest categories:",
             )
@@ -166,7 +169,7 @@ def group_lines(block: dict[str, Any], period: Period, listed: int) -> list[Line
     cur = block["currency"]
     return [
         (
-            f"  - {g['key']}: ",
+            f"  - {md_text(g['key'])}: ",
             cite(money(g["spent"], cur), [spend_source(str(g["key"]), period.start, period.end)]),
             f" ({g['share_pct']}%)" if g.get("share_pct") is not None else "",
         )
@@ -200,7 +203,7 @@ def largest(intent: Intent, results: Results) -> Answer:
         for r in found.get("transactions") or []
         if r.get("category") in spend or r.get("category") is None
     ][:MAX_ROWS]
-    about = f" ({subject.title()})" if subject.kind != "all" else ""
+    about = f" ({md_text(subject.title())})" if subject.kind != "all" else ""
     lines = [f"Your largest purchases{about} in {intent.period.text()}:"]
     lines += [row_line(r, with_category=subject.kind != "category") for r in rows]
     return lines_md(lines + currency_note({str(r.get("currency")) for r in rows}))

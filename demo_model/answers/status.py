@@ -12,6 +12,7 @@ from demo_model.answers.spending import group_lines, whole
 from demo_model.calls import Results
 from demo_model.cite import Answer, Line, Part
 from demo_model.intent import Intent
+from demo_model.mdtext import md_text
 from demo_model.subjects import currencies
 from demo_model.vocabulary import names_term, names_topic
 from tools.finance.cites import account_title, budget_title, recurring_title, spend_source
@@ -21,21 +22,20 @@ from tools.finance.clock import days_in_month
 def budget(intent: Intent, results: Results) -> Answer:
     """Return where each budget (or the asked one) stands for the month."""
     status = c.result_of(results, c.budget(intent.period)) or {}
-    month = _month_label(status.get("month", ""))
+    month = md_text(_month_label(status.get("month", "")))
     rows = status.get("budgets") or []
     if not rows:
         return f"You have no budgets set for {month}." + (
             f" {data_note(results)}" if data_note(results) else ""
         )
-    gone = f"{status.get('days_elapsed')} of {status.get('days_in_month')} days gone"
+    gone = md_text(f"{status.get('days_elapsed')} of {status.get('days_in_month')} days gone")
     head = f"Budgets for {month} ({gone}):"
     if intent.subject():
         asked = [r for r in rows if _is_asked(intent, str(r.get("category")))]
         if not asked:
-            names = ", ".join(str(r.get("category")) for r in rows)
-            return (
-                f"You have no {intent.subject()} budget for {month}. Budgeted categories: {names}."
-            )
+            names = ", ".join(md_text(r.get("category")) for r in rows)
+            asked_for = md_text(intent.subject())
+            return f"You have no {asked_for} budget for {month}. Budgeted categories: {names}."
         return lines_md([head, *(_budget_line(r, status) for r in asked)])
     over = [r for r in rows if r.get("status") == "over"]
     lines: list[Line] = [head]
@@ -64,17 +64,17 @@ def _budget_line(row: dict[str, Any], status: dict[str, Any]) -> Line:
     left = row.get("remaining")
     state = f"{money(left, cur)} over" if dec(left) < 0 else f"{money(left, cur)} left"
     parts: list[Part] = [
-        f"- {name}: ",
+        f"- {md_text(name)}: ",
         cite(f"spent {money(row['spent'], cur)}", _month_spend(name, month, row["spent"])),
         " of ",
         cite(money(row["limit"], cur), [budget_title(name, month, row["limit"], cur)]),
-        f" ({row.get('percent_used')}%), {state}",
+        f" ({md_text(row.get('percent_used'))}%), {state}",
     ]
     for k, o in enumerate(row.get("not_counted_other_currencies") or []):
         spent = money(o["spent"], o["currency"])
         parts += ["; " if k == 0 else ", ", cite(spent, _month_spend(name, month, o["spent"]))]
     if row.get("not_counted_other_currencies"):
-        parts.append(f" also spent, not counted against this {cur} budget")
+        parts.append(f" also spent, not counted against this {md_text(cur)} budget")
     return (*parts, ".")
 
 
@@ -108,14 +108,14 @@ def _balance_lines(data: dict[str, Any]) -> list[Line]:
     titles: dict[str, list[str]] = {}
     for a in data.get("accounts") or []:
         owed = " owed" if a.get("kind") == "credit_card" and dec(a.get("balance")) < 0 else ""
-        kind = str(a.get("kind", "")).replace("_", " ")
+        kind = md_text(str(a.get("kind", "")).replace("_", " "))
         title = account_title(a["name"], a["kind"], a["balance"], a["currency"])
         titles.setdefault(a["currency"], []).append(title)
         shown = cite(money(a["balance"], a["currency"]), [title])
-        lines.append((f"- {a['name']} ({kind}): ", shown, owed))
+        lines.append((f"- {md_text(a['name'])} ({kind}): ", shown, owed))
     for t in data.get("totals") or []:
         sign = "minus " if dec(t.get("balance")) < 0 else ""
-        total = f"**Total in {t['currency']}: {sign}{money(t['balance'], t['currency'])}**"
+        total = f"**Total in {md_text(t['currency'])}: {sign}{money(t['balance'], t['currency'])}**"
         # The total cites every account it adds up, or none when the list was cut.
         every = [] if data.get("truncated") else titles.get(t["currency"], [])
         accounts = plural(int(t.get("accounts") or 0), "account")
@@ -134,24 +134,26 @@ def recurring(intent: Intent, results: Results) -> Answer:
     lines: list[Line] = [f"I found {plural(len(active), 'active recurring payment')}:"]
     lines += [
         (
-            f"- {p['merchant']}: ",
+            f"- {md_text(p['merchant'])}: ",
             cite(
-                f"{money(p['typical_amount'], p['currency'])} {p['cadence']}",
+                f"{money(p['typical_amount'], p['currency'])} {md_text(p['cadence'])}",
                 [recurring_title(p["merchant"], p["cadence"], p["typical_amount"], p["currency"])],
             ),
-            f", next expected {p['next_expected_date']}",
+            f", next expected {md_text(p['next_expected_date'])}",
         )
         for p in active
     ]
     for total in found.get("estimated_monthly_total") or []:
         lines.append(
             f"Together about **{money(total['amount'], total['currency'])} a month** "
-            f"in {total['currency']}."
+            f"in {md_text(total['currency'])}."
         )
     stopped = [p for p in items if not p.get("active")]
     if stopped:
         lines.append("These look cancelled (no recent charge):")
-        lines += [f"- {p['merchant']}, last charged {p['last_date']}" for p in stopped]
+        lines += [
+            f"- {md_text(p['merchant'])}, last charged {md_text(p['last_date'])}" for p in stopped
+        ]
     return lines_md(lines)
 
 
@@ -167,7 +169,7 @@ def overview(intent: Intent, results: Results) -> Answer:
     for block in currencies(summary):
         cur = block["currency"]
         total = cite(f"**{money(block['total_spent'], cur)}**", whole(block, intent.period))
-        lines.append((f"- {cur}: ", total, " in total; largest:"))
+        lines.append((f"- {md_text(cur)}: ", total, " in total; largest:"))
         lines += group_lines(block, intent.period, MAX_ROWS)
     if not currencies(summary):
         lines.append("- No spending yet.")

@@ -1,6 +1,6 @@
 // Drives the server's AI SDK endpoints with the real `ai` package and prints JSON:
 // {final, user, chunkTypes, resumedTypes}. Usage: node run.mjs <scenario>
-// with BASE_URL, TOKEN and CHAT_ID in the environment. Scenarios:
+// with BASE_URL, TOKEN and CHAT_ID (and optionally AI_PACKAGE) in the environment. Scenarios:
 //   send      one message, read to the end (multi-round tools, upstream faults)
 //   resume    drop the connection mid-turn, resume from the step the client holds
 //   snapshot  drop, GET the stored UIMessages of the running turn, resume from them
@@ -14,12 +14,13 @@
 //   approve      useChat with sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses;
 //                addToolApprovalResponse({approved: APPROVED === '1', reason}) sends the follow-up,
 //                then a second Chat (another tab) sends the same follow-up again
-import {
+// AI_PACKAGE: the entry of another install of `ai` (v6/ for the previous major); else ours.
+const {
   AbstractChat,
   DefaultChatTransport,
   lastAssistantMessageIsCompleteWithApprovalResponses,
   readUIMessageStream,
-} from 'ai';
+} = await import(process.env.AI_PACKAGE ?? 'ai');
 
 const [scenario] = process.argv.slice(2);
 const { BASE_URL, TOKEN, CHAT_ID } = process.env;

@@ -31,6 +31,11 @@ NODE = shutil.which("node")
 @pytest.fixture(scope="module", autouse=True)
 def node_ready() -> None:
     """Skip without node (unless REQUIRE_NODE); fail without the pinned packages."""
+    require_node()
+
+
+def require_node() -> None:
+    """Skip without node (unless REQUIRE_NODE); fail without the pinned packages."""
     if NODE is None:
         if os.environ.get("REQUIRE_NODE"):
             pytest.fail("node is required (REQUIRE_NODE is set) but is not installed")
@@ -43,7 +48,10 @@ def node_ready() -> None:
 
 
 def run(live: LiveServer, scenario: str, chat_id: str, **env: Any) -> dict[str, Any]:
-    """Run `node run.mjs <scenario>` against `live`; return what it printed."""
+    """Run `node run.mjs <scenario>` against `live`; return what it printed.
+
+    AI_PACKAGE in `env` names another install of `ai` to drive it with (v6/).
+    """
     token = live.headers["Authorization"].removeprefix("Bearer ")
     environ = {**os.environ, "BASE_URL": live.url, "TOKEN": token, "CHAT_ID": chat_id}
     environ.update({k: str(v) for k, v in env.items()})

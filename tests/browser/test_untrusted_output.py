@@ -96,3 +96,64 @@ def test_markup_in_answers_is_text_and_never_runs(hostile: Any, page: ChatPage) 
         page.js("document.querySelectorAll('#turns details').forEach((d) => { d.open = true; })")
     page.screenshot("untrusted-output")
     assert page.console_errors() == []
+
+
+LINK_MERCHANT = "[Verify your card now](https://evil.example/login)"
+HEADING_MERCHANT = "Safeway\n# Your account is locked"
+RECORDS = """
+const turn = [...document.querySelectorAll('#turns .turn')].at(-1);
+return {
+  links: document.querySelectorAll('#turns a, #sources a').length,
+  headings: turn.querySelectorAll('.markdown h1, .markdown h2, .markdown h3, .markdown h4').length,
+  images: document.querySelectorAll('#turns img, #sources img').length,
+  items: [...turn.querySelectorAll('.markdown li')].map((li) => li.textContent),
+  cites: [...turn.querySelectorAll('.cite[role="button"]')].map((s) => s.textContent),
+  results: [...turn.querySelectorAll('.tool-result td')].map((td) => td.textContent),
+};
+"""
+
+
+@pytest.fixture
+def hostile_records(serve: Any, db: Any) -> Any:
+    """The demo model over records whose merchants are named like a link and a heading."""
+    from sqlalchemy import update
+
+    from models import Transaction
+
+    server = serve()
+    with db.transaction() as s:
+        for old, new in (("Whole Foods Market", LINK_MERCHANT), ("Safeway", HEADING_MERCHANT)):
+            s.execute(update(Transaction).where(Transaction.merchant == old).values(merchant=new))
+    return server
+
+
+def test_record_text_that_looks_like_markdown_is_text_everywhere(
+    hostile_records: Any, page: ChatPage
+) -> None:
+    page.open(f"{hostile_records.url}/#token={hostile_records.headers['Authorization'][7:]}")
+    page.ask("What did I spend on groceries last month?")
+    assert page.wait_for_turn_end()["status"] == "completed"
+    page.js("document.querySelectorAll('#turns details').forEach((d) => { d.open = true; })")
+    heading_text = "Safeway # Your account is locked"
+    shown = page.js(RECORDS)
+    assert shown["links"] == 0 and shown["headings"] == 0 and shown["images"] == 0
+    # In the answer, inside the cited figures, and in the tool results' tables, as typed.
+    assert any(LINK_MERCHANT in item for item in shown["items"]), shown["items"]
+    assert any(heading_text in item for item in shown["items"]), shown["items"]
+    cited = next(c for c in shown["cites"] if LINK_MERCHANT in c)
+    assert LINK_MERCHANT in shown["results"]
+    # The figure's records panel lists the merchant as text too.
+    spans = page.driver.find_elements("css selector", '#turns .cite[role="button"]')
+    next(s for s in spans if s.text == cited.strip()).click()
+    rows = page.wait(
+        lambda: page.js(
+            "const b = document.getElementById('sources');"
+            "return !b.hidden && !b.querySelector('[role=\"status\"]')"
+            " && [...b.querySelectorAll('td.merchant')].map((td) => td.textContent);"
+        ),
+        what="the cited records",
+    )
+    assert any(LINK_MERCHANT in row for row in rows), rows
+    assert page.js(RECORDS)["links"] == 0
+    page.screenshot("untrusted-records")
+    assert page.console_errors() == []
