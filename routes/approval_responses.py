@@ -22,7 +22,7 @@ class Approval(Open):
         metadata={"enum": ["awaiting_approval", "approved", "running", "done"]},
     )
     approval = fields.String(
-        required=True, allow_none=True, metadata={"enum": ["approved", "denied", None]}
+        required=True, allow_none=True, metadata={"enum": ["approved", "declined", None]}
     )
     decided_by = fields.Integer(required=True, allow_none=True)
     decided_at = fields.String(required=True, allow_none=True)

@@ -23,7 +23,7 @@ from models import ChatSession, Message, ToolRun, Turn, new_id, utcnow
 from models.base import iso
 from models.chat import (
     APPROVED,
-    DENIED,
+    DECLINED,
     MESSAGE_FINISHED,
     TOOL_APPROVED,
     TOOL_AWAITING,
@@ -37,7 +37,7 @@ from models.db import Database
 
 M, R, T = Message.__table__.c, ToolRun.__table__.c, Turn.__table__.c
 S = ChatSession.__table__.c
-DECLINED = "The user declined this action, so it was not taken."
+USER_DECLINED = "The user declined this action, so it was not taken."
 SUPERSEDED = "The user sent a new message instead of approving this action; it was not taken."
 EXPIRED = "Nobody approved this action in time, so it was not taken."
 
@@ -61,7 +61,7 @@ def declined(text: str, reason: str | None, said: str | None = None) -> dict[str
     """The values of a call declined (by the user, a new message or expiry): done, not taken."""
     return {
         "status": TOOL_DONE,
-        "approval": DENIED,
+        "approval": DECLINED,
         "decided_at": utcnow(),
         "reason": reason,
         "result": denial(text, said),
@@ -90,7 +90,7 @@ def decide(
     run = conn.execute(select(ToolRun.__table__).where(*key, R.requested_in == turn_id)).first()
     if run is None or run.preview is None:
         raise NotFoundError("approval request", tool_use_id)
-    wanted = APPROVED if approved else DENIED
+    wanted = APPROVED if approved else DECLINED
     if run.approval is not None:
         if run.approval != wanted:
             raise Refused(
@@ -101,7 +101,7 @@ def decide(
         values = {"status": TOOL_APPROVED, "approval": wanted, "decided_at": utcnow()}
         values["reason"] = reason
     else:
-        values = declined(DECLINED, reason, said=reason)
+        values = declined(USER_DECLINED, reason, said=reason)
     values["decided_by"] = user_id
     conn.execute(update(ToolRun.__table__).where(*key).values(**values))
     started = maybe_continue(conn, turn_id, worker_id)

@@ -133,9 +133,10 @@ def test_a_new_message_declines_what_waits(seeded: LiveServer) -> None:
         seeded, paused["turn_id"], {"tool_use_id": request["tool_use_id"], "approved": True}, 409
     )
     assert late["error"]["code"] == "already_decided"
+    assert late["error"]["message"] == "This action was already declined."
     assert groceries_limit(seeded) == before
     [run] = runs_of(seeded, "set_budget")
-    assert run.approval == "denied"
+    assert run.approval == "declined"
 
 
 def test_decisions_on_what_is_not_asked_are_refused(seeded: LiveServer) -> None:
@@ -173,4 +174,4 @@ def test_an_unanswered_request_expires_into_a_denial(seeded: LiveServer) -> None
     assert result["is_error"] and "in time" in result["content"][0]["text"]
     assert groceries_limit(seeded) == before
     [run] = runs_of(seeded, "set_budget")
-    assert (run.approval, run.reason) == ("denied", "expired")
+    assert (run.approval, run.reason) == ("declined", "expired")
