@@ -45,11 +45,14 @@ class ActionList(Schema):
     actions = fields.List(fields.Nested(Approval), required=True)
 
 
-class ApprovalDecided(Schema):
-    """A decided approval, and the turn that goes on with it (once all are decided)."""
+class ApprovalDecided(Approval):
+    """The decided approval, and the turn that goes on with it (once all are decided)."""
 
-    approval = fields.Nested(Approval, required=True)
-    continuation_turn_id = fields.String(required=True, allow_none=True)
+    continuation_turn_id = fields.String(
+        required=True,
+        allow_none=True,
+        metadata={"description": "Runs now, or waits `queued` for a place (its events then)."},
+    )
     events_url = fields.String(required=True, allow_none=True)
 
 

@@ -79,6 +79,7 @@ def test_an_approved_action_runs_once_however_often_it_is_approved(seeded: LiveS
     body = {"tool_use_id": request["tool_use_id"], "approved": True}
     decided = decide(seeded, paused["turn_id"], body)
     again = decide(seeded, paused["turn_id"], body)  # a second tab, the same decision
+    assert decided["approval"] == again["approval"] == "approved"
     assert decided["continuation_turn_id"] == again["continuation_turn_id"] is not None
     events = chat.events(decided["continuation_turn_id"])
     kinds = [t for _, t, _ in events]
@@ -104,8 +105,16 @@ def test_a_declined_action_is_not_taken_and_the_model_reads_why(seeded: LiveServ
     chat = Chat(seeded)
     before = groceries_limit(seeded)
     paused, request = pause(chat)
-    body = {"tool_use_id": request["tool_use_id"], "approved": False, "reason": "too much"}
+    call = request["tool_use_id"]
+    body = {"tool_use_id": call, "approved": False, "reason": "too much"}
     decided = decide(seeded, paused["turn_id"], body)
+    # One flat object: the decided approval's own fields, then the turn that goes on.
+    assert (decided["tool_use_id"], decided["approval"], decided["reason"]) == (
+        call,
+        "declined",
+        "too much",
+    )
+    assert decided["continuation_turn_id"] and decided["events_url"]
     events = chat.events(decided["continuation_turn_id"])
     [resolved] = [d for _, t, d in events if t == "approval_resolved"]
     [result] = [d for _, t, d in events if t == "tool_result"]
