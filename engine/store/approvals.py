@@ -267,15 +267,23 @@ def _answer(conn: Connection, session_id: str, paused_id: str, turn_id: str) -> 
     if asked is None:
         return
     ids = [b["id"] for b in asked.content if b.get("type") == "tool_use"]
+    stored = (
+        R.tool_use_id,
+        R.name,
+        R.status,
+        R.result,
+        R.is_error,
+        R.preview,
+        R.approval,
+        R.reason,
+    )
     runs = {
-        r.tool_use_id: StoredRun(r.tool_use_id, r.name, r.status, r.result, r.is_error)
+        r.tool_use_id: StoredRun(*r)
         for r in conn.execute(
-            select(R.tool_use_id, R.name, R.status, R.result, R.is_error).where(
-                R.session_id == session_id, R.tool_use_id.in_(ids)
-            )
+            select(*stored).where(R.session_id == session_id, R.tool_use_id.in_(ids))
         )
     }
-    not_run = StoredRun("", "", TOOL_DONE, denial(SUPERSEDED, None), True)
+    not_run = StoredRun("", "", TOOL_DONE, denial(SUPERSEDED, None), True, None, DECLINED, NEW)
     blocks = [
         (runs[i] if i in runs and runs[i].status == TOOL_DONE else not_run).block()
         | {"tool_use_id": i}

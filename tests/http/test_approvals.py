@@ -120,9 +120,20 @@ def test_a_declined_action_is_not_taken_and_the_model_reads_why(seeded: LiveServ
     [result] = [d for _, t, d in events if t == "tool_result"]
     assert resolved["approved"] is False and result["is_error"] is True
     assert "declined" in result["content"][0]["text"] and "too much" in result["content"][0]["text"]
-    sent = str(chat.requests[-1])
-    assert "declined" in sent and "too much" in sent, "the denial reaches the model"
+    sent = [b for m in chat.requests[-1] for b in m["content"] if isinstance(b, dict)]
+    [answer] = [b for b in sent if b.get("tool_use_id") == call]
+    assert "declined" in str(answer["content"]) and "too much" in str(answer["content"])
+    assert "declined" not in answer, "the model reads the instruction, not our marker"
     assert groceries_limit(seeded) == before
+    # What people read: the decision and the user's reason, not the model's instruction.
+    assert result["declined"] == {"reason": "too much"}
+    stored = [b for m in chat.session()["messages"] for b in m["content"]]
+    [block] = [b for b in stored if b.get("tool_use_id") == call]
+    assert block["declined"] == {"reason": "too much"}
+    listed = seeded.get(f"/api/turns/{paused['turn_id']}/approvals").json()["approvals"]
+    assert [a["approval"] for a in listed] == ["declined"]
+    export = seeded.get(f"/api/sessions/{chat.sid}/export?format=md").text
+    assert "**Declined**: too much" in export and "Tool error" not in export
 
 
 def test_a_new_message_declines_what_waits(seeded: LiveServer) -> None:
@@ -143,6 +154,8 @@ def test_a_new_message_declines_what_waits(seeded: LiveServer) -> None:
     )
     assert late["error"]["code"] == "already_decided"
     assert late["error"]["message"] == "This action was already declined."
+    [block] = [b for b in results[0]["content"] if b["tool_use_id"] == request["tool_use_id"]]
+    assert block["declined"] == {"reason": "new message"}
     assert groceries_limit(seeded) == before
     [run] = runs_of(seeded, "set_budget")
     assert run.approval == "declined"
