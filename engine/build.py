@@ -33,9 +33,18 @@ def build_engine(config: dict[str, Any], db: Database) -> Engine:
     timings: Timings = config["TIMINGS"]
     runtime = Runtime(config["STORE_THREADS"], config["TOOL_THREADS"])
     store = Store(runtime.store_pool, timings)
-    messages, turns = MessageStore(db), TurnStore(db)
+    messages = MessageStore(db)
     registry = default_registry()
     model = build_model_client(config, timings)
+    running = config.get("USER_MAX_CONCURRENT_TURNS", 4)
+    limits = Limits(
+        config.get("USER_DAILY_TOKENS") or None,
+        running if running > 0 else None,
+        timings.busy_retry_after,
+    )
+    rate = RateLimiter(config.get("RATE_LIMIT", "off"), storage_url(config))
+    user_limits = UserLimits(db, limits, rate=rate)
+    turns = TurnStore(db, user_limits.admission)
 
     async def confirm(turn_id: str, lease: int) -> bool:
         return await store.durable(turns.holds, turn_id, lease)
@@ -65,14 +74,7 @@ def build_engine(config: dict[str, Any], db: Database) -> Engine:
         max_queued=config.get("MAX_QUEUED_TURNS", 5),
         window=context_window(config, model),
     )
-    running = config.get("USER_MAX_CONCURRENT_TURNS", 4)
-    limits = Limits(
-        config.get("USER_DAILY_TOKENS") or None,
-        running if running > 0 else None,
-        timings.busy_retry_after,
-    )
-    rate = RateLimiter(config.get("RATE_LIMIT", "off"), storage_url(config))
-    return Engine(runtime, deps, WorkerRegistry(db), UserLimits(db, limits, rate=rate))
+    return Engine(runtime, deps, WorkerRegistry(db), user_limits)
 
 
 def context_window(config: dict[str, Any], model: ModelClient) -> ContextWindow:

@@ -41,7 +41,7 @@ TOOL_RUNNING, TOOL_DONE = "running", "done"
 # A side-effect tool waits for the user: `awaiting_approval`, then `approved` (run by the
 # turn that continues) or done with a denial as its result.
 TOOL_AWAITING, TOOL_APPROVED = "awaiting_approval", "approved"
-APPROVED, DENIED = "approved", "denied"
+APPROVED, DECLINED = "approved", "declined"
 
 
 class ChatSession(Base):
@@ -193,7 +193,7 @@ class ToolRun(Base):
     status: Mapped[str] = mapped_column(String(24), default=TOOL_DONE, server_default=TOOL_DONE)
     # The lease of the turn that claimed it: a retried claim recognises its own.
     lease: Mapped[int | None] = mapped_column(Integer)
-    # Side-effect tools: what would change, and who decided when (APPROVED or DENIED).
+    # Side-effect tools: what would change, and who decided when (APPROVED or DECLINED).
     preview: Mapped[dict[str, Any] | None]
     approval: Mapped[str | None] = mapped_column(String(16))
     decided_by: Mapped[int | None] = mapped_column(Integer)

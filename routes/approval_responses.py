@@ -22,7 +22,7 @@ class Approval(Open):
         metadata={"enum": ["awaiting_approval", "approved", "running", "done"]},
     )
     approval = fields.String(
-        required=True, allow_none=True, metadata={"enum": ["approved", "denied", None]}
+        required=True, allow_none=True, metadata={"enum": ["approved", "declined", None]}
     )
     decided_by = fields.Integer(required=True, allow_none=True)
     decided_at = fields.String(required=True, allow_none=True)
@@ -45,11 +45,14 @@ class ActionList(Schema):
     actions = fields.List(fields.Nested(Approval), required=True)
 
 
-class ApprovalDecided(Schema):
-    """A decided approval, and the turn that goes on with it (once all are decided)."""
+class ApprovalDecided(Approval):
+    """The decided approval, and the turn that goes on with it (once all are decided)."""
 
-    approval = fields.Nested(Approval, required=True)
-    continuation_turn_id = fields.String(required=True, allow_none=True)
+    continuation_turn_id = fields.String(
+        required=True,
+        allow_none=True,
+        metadata={"description": "Runs now, or waits `queued` for a place (its events then)."},
+    )
     events_url = fields.String(required=True, allow_none=True)
 
 

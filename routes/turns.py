@@ -87,6 +87,7 @@ def events(
 @bp.arguments(ApprovalRequest)
 @bp.alt_response(200, schema=ApprovalDecided, success=True, description="Decided.")
 @bp.alt_response(409, schema=ErrorResponse, description="Decided the other way already.")
+@bp.alt_response(429, schema=ErrorResponse, description="Over the day's tokens or the rate.")
 @bp.doc(security=BEARER)
 def decide(body: dict[str, Any], turn_id: str) -> dict[str, Any]:
     """Approve or decline an action the turn asked for; the answer goes on once all are decided."""
@@ -95,7 +96,7 @@ def decide(body: dict[str, Any], turn_id: str) -> dict[str, Any]:
     )
     following = decision.continuation
     return {
-        "approval": decision.run,
+        **decision.run,
         "continuation_turn_id": following,
         "events_url": events_url(following) if following else None,
     }

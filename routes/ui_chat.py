@@ -145,13 +145,13 @@ class ResumeHeaders(Schema):
 def chat(body: dict[str, Any]) -> Response:
     """Start the turn the request asks for (message, edit, regenerate, approvals); stream it."""
     check_message_size(body)
-    get_turns().admit(g.user_id)  # before the chat's row is made: a refusal writes nothing
     session_id = ui_chats.chat_session(get_db(), g.user_id, body["id"])
     ask = ui_asks.plan(get_db(), session_id, body)
     decided = isinstance(ask, ui_asks.FollowUp)
     if isinstance(ask, ui_asks.FollowUp):
-        turn_id, message_id = decide(ask), ask.message_id
+        turn_id, message_id = decide(ask), ask.message_id  # decisions ask the limits
     else:
+        get_turns().admit(g.user_id)  # before the chat's row is made: a refusal writes nothing
         session_id = session_id or ui_chats.chat_session(get_db(), g.user_id, body["id"], True)
         turn_id = get_turns().start(g.user_id, session_id, ask).turn_id
         message_id = None

@@ -43,6 +43,11 @@ def _message(message: dict[str, Any]) -> list[str]:
         results = [b for b in blocks if isinstance(b, dict) and b.get("type") == "tool_result"]
         out = ["## You", "", question, ""] if question else []
         for block in results:
+            declined = block.get("declined")
+            if isinstance(declined, dict):  # the user's decision, not the model's instruction
+                reason = f": {declined['reason']}" if declined.get("reason") else ""
+                out += [f"**Declined**{reason}", ""]
+                continue
             label = "Tool error" if block.get("is_error") else "Tool result"
             out += [f"**{label}**", "", _fenced(_result_text(block.get("content"))), ""]
         return out

@@ -7,7 +7,7 @@ from typing import Any
 __all__ = ["PRIVATE", "as_sent"]
 
 # The keys a block of each type may carry that the API must not get back.
-PRIVATE = {"text": "citations", "tool_use": "input_error"}
+PRIVATE = {"text": "citations", "tool_use": "input_error", "tool_result": "declined"}
 
 
 def as_sent(history: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -18,18 +18,16 @@ def as_sent(history: list[dict[str, Any]]) -> list[dict[str, Any]]:
       results out (trimming, a context strategy), so an old citation can point at another
       result or past the end, and the request is refused.
     - `input_error` on tool_use blocks: why the input was unusable, kept for a takeover.
+    - `declined` on tool_result blocks: how people see a declined call (the model reads
+      the block's own text).
 
-    Stored messages keep both. The same history always gives the same bytes, so cached
+    Stored messages keep them. The same history always gives the same bytes, so cached
     prefixes hold.
     """
     out = []
     for message in history:
         content = message.get("content")
-        if (
-            message.get("role") == "assistant"
-            and isinstance(content, list)
-            and any(_private(block) for block in content)
-        ):
+        if isinstance(content, list) and any(_private(block) for block in content):
             content = [_public(block) if _private(block) else block for block in content]
             message = {**message, "content": content}
         out.append(message)

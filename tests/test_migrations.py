@@ -8,7 +8,7 @@ from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy import create_engine, inspect
+from sqlalchemy import create_engine, inspect, text
 
 from models import Base
 from models.migrate import alembic_config, upgrade
@@ -26,7 +26,7 @@ FINANCE_TABLES = {"accounts", "categories", "transactions", "budgets"}
 DURABLE_TABLES = {"workers"}
 UI_TABLES = {"ui_chats"}
 ALL_TABLES = CHAT_TABLES | FINANCE_TABLES | DURABLE_TABLES | UI_TABLES
-HEAD = "0009"
+HEAD = "0010"
 
 
 def _diff(url: str) -> list[object]:
@@ -60,6 +60,7 @@ def test_chain_is_linear() -> None:
     assert script.get_heads() == [HEAD]
     chain = [(r.revision, r.down_revision) for r in script.walk_revisions("base", "heads")]
     assert chain == [
+        ("0010", "0009"),
         ("0009", "0008"),
         ("0008", "0007"),
         ("0007", "0006"),
@@ -100,6 +101,32 @@ def test_step_by_step_down_to_base_and_up_again(tmp_path: Path) -> None:
     upgrade(url)
     assert _revision(url) == HEAD
     assert _diff(url) == []
+
+
+def test_0010_renames_stored_denials_to_declined_and_back(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'declined.db'}"
+    upgrade(url, "0009")
+    engine = create_engine(url)
+    insert = (
+        "INSERT INTO tool_runs (session_id, tool_use_id, turn_id, name, input, result, "
+        "is_error, status, approval, duration_ms, created_at) VALUES "
+        "('s', :id, 't', 'set_budget', '{}', '[]', 0, 'done', :approval, 0, '2026-01-01')"
+    )
+    approvals = "SELECT tool_use_id, approval FROM tool_runs ORDER BY tool_use_id"
+    try:
+        with engine.begin() as conn:
+            for row in (("a", "denied"), ("b", "approved"), ("c", None)):
+                conn.execute(text(insert), {"id": row[0], "approval": row[1]})
+        upgrade(url)
+        with engine.connect() as conn:
+            stored = [tuple(r) for r in conn.execute(text(approvals))]
+        assert stored == [("a", "declined"), ("b", "approved"), ("c", None)]
+        command.downgrade(alembic_config(url), "0009")
+        with engine.connect() as conn:
+            stored = [tuple(r) for r in conn.execute(text(approvals))]
+        assert stored == [("a", "denied"), ("b", "approved"), ("c", None)]
+    finally:
+        engine.dispose()
 
 
 def test_finance_indexes_exist(tmp_path: Path) -> None:

@@ -3,27 +3,32 @@
 A turn that calls a side-effect tool stores the call `awaiting_approval` and ends as
 `awaiting_approval`, holding nothing. Once every call it waits for is decided, one
 transaction marks it `continued` and creates the turn that runs the approved calls (and
-reads the denials). A new message declines what is still pending: its turn starts with
-the results, denials included. These run inside a caller's transaction.
+reads the declines); that turn starts as the user's limits allow (engine/store/starts.py
+`promote`): at once, or `queued` for a place. A decision that would start model work while
+the user is over the day's tokens or the rate is refused, writing nothing. A new message
+declines what is still pending: its turn starts with the results, declines included.
+These run inside a caller's transaction.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import Connection, insert, select, update
 
 from engine.errors import NotFoundError, Refused
-from engine.store import tree
+from engine.limits import RUNNING, Admission
+from engine.store import starts, tree
 from engine.store.messages import NEXT_POSITION, StoredRun
 from engine.store.records import Runnable, insert_turn
 from models import ChatSession, Message, ToolRun, Turn, new_id, utcnow
 from models.base import iso
 from models.chat import (
     APPROVED,
-    DENIED,
+    DECLINED,
     MESSAGE_FINISHED,
     TOOL_APPROVED,
     TOOL_AWAITING,
@@ -31,24 +36,25 @@ from models.chat import (
     TURN_AWAITING,
     TURN_CONTINUED,
     TURN_QUEUED,
-    TURN_RUNNING,
 )
 from models.db import Database
 
 M, R, T = Message.__table__.c, ToolRun.__table__.c, Turn.__table__.c
 S = ChatSession.__table__.c
-DECLINED = "The user declined this action, so it was not taken."
+USER_DECLINED = "The user declined this action, so it was not taken."
 SUPERSEDED = "The user sent a new message instead of approving this action; it was not taken."
 EXPIRED = "Nobody approved this action in time, so it was not taken."
+NEW = "new message"  # the reason stored for a call a new message declined
 
 
 @dataclass(frozen=True)
 class Decision:
-    """A decided approval and the turn that goes on with it (if it started now)."""
+    """A decided approval, the turn that goes on with it, and what started now."""
 
     run: dict[str, Any]
     continuation: str | None
-    started: Runnable | None
+    started: list[Runnable] = field(default_factory=list)
+    changed: bool = False  # False: the same decision was made before
 
 
 def denial(text: str, reason: str | None) -> list[dict[str, Any]]:
@@ -61,7 +67,7 @@ def declined(text: str, reason: str | None, said: str | None = None) -> dict[str
     """The values of a call declined (by the user, a new message or expiry): done, not taken."""
     return {
         "status": TOOL_DONE,
-        "approval": DENIED,
+        "approval": DECLINED,
         "decided_at": utcnow(),
         "reason": reason,
         "result": denial(text, said),
@@ -77,83 +83,105 @@ def decide(
     approved: bool,
     reason: str | None,
     worker_id: str | None,
+    admission: Admission,
+    count_start: Callable[[], None] | None = None,
 ) -> Decision:
-    """Approve or decline one call of a paused turn; the same decision again changes nothing."""
+    """Approve or decline one call of a paused turn; the same decision again changes nothing.
+
+    The decision that leaves the turn waiting for nothing more starts model work: it is
+    refused (LimitExceeded, the transaction rolled back) over the day's tokens, or over the
+    rate, which `count_start` counts then.
+    """
     owner = select(T.session_id, T.user_id).where(T.id == turn_id)
     turn = conn.execute(owner).first()
     if turn is None or turn.user_id != user_id:
         raise NotFoundError("turn", turn_id)
-    # The session first, then the turn: the order a start and a turn's end lock them in.
+    # The user, the session, then the turn: the order a start and a turn's end lock them in.
+    admission.lock(conn, user_id)
     conn.execute(select(S.id).where(S.id == turn.session_id).with_for_update())
     conn.execute(owner.with_for_update())
     key = (R.session_id == turn.session_id, R.tool_use_id == tool_use_id)
     run = conn.execute(select(ToolRun.__table__).where(*key, R.requested_in == turn_id)).first()
     if run is None or run.preview is None:
         raise NotFoundError("approval request", tool_use_id)
-    wanted = APPROVED if approved else DENIED
+    wanted = APPROVED if approved else DECLINED
     if run.approval is not None:
         if run.approval != wanted:
             raise Refused(
                 "already_decided", f"This action was already {run.approval}.", conflict=True
             )
-        return Decision(run_dict(run), continuation(conn, turn_id), None)
+        return Decision(run_dict(run), continuation(conn, turn_id))
     if approved:
         values = {"status": TOOL_APPROVED, "approval": wanted, "decided_at": utcnow()}
         values["reason"] = reason
     else:
-        values = declined(DECLINED, reason, said=reason)
+        values = declined(USER_DECLINED, reason, said=reason)
     values["decided_by"] = user_id
     conn.execute(update(ToolRun.__table__).where(*key).values(**values))
-    started = maybe_continue(conn, turn_id, worker_id)
+    if not _pending(conn, turn_id):
+        # Model work follows (now, or when the paused turn has ended): the limits say.
+        refusal = admission.check(conn, user_id)
+        if refusal is not None and refusal.code != RUNNING:
+            raise refusal
+        if count_start is not None:
+            count_start()
+    started = maybe_continue(conn, turn_id, worker_id, admission)
     decided = conn.execute(select(ToolRun.__table__).where(*key)).one()
-    return Decision(run_dict(decided), continuation(conn, turn_id), started)
+    return Decision(run_dict(decided), continuation(conn, turn_id), started, changed=True)
 
 
-def expire(conn: Connection, cutoff: datetime, worker_id: str | None) -> list[Runnable]:
-    """Decline every request older than `cutoff`; return the turns that go on now."""
-    rows = conn.execute(
-        select(R.id, R.requested_in).where(R.status == TOOL_AWAITING, R.created_at < cutoff)
-    ).all()
-    for row in rows:
-        conn.execute(
-            update(ToolRun.__table__)
-            .where(R.id == row.id, R.status == TOOL_AWAITING)
-            .values(**declined(EXPIRED, "expired"))
-        )
-    started = [maybe_continue(conn, t, worker_id) for t in {r.requested_in for r in rows}]
-    return [s for s in started if s is not None]
+def expire(
+    conn: Connection, turn_id: str, cutoff: datetime, worker_id: str | None, admission: Admission
+) -> list[Runnable] | None:
+    """Decline the paused turn's requests older than `cutoff`; return the turns that start
+    (None: nothing was left to decline)."""
+    user_id = conn.scalar(select(T.user_id).where(T.id == turn_id))
+    if user_id is None:
+        return None
+    admission.lock(conn, user_id)
+    expired = conn.execute(
+        update(ToolRun.__table__)
+        .where(R.requested_in == turn_id, R.status == TOOL_AWAITING, R.created_at < cutoff)
+        .values(**declined(EXPIRED, "expired"))
+    ).rowcount
+    return maybe_continue(conn, turn_id, worker_id, admission) if expired else None
 
 
-def maybe_continue(conn: Connection, turn_id: str, worker_id: str | None) -> Runnable | None:
+def expired_turns(conn: Connection, cutoff: datetime) -> list[str]:
+    """The paused turns with a request older than `cutoff`."""
+    rows = conn.scalars(
+        select(R.requested_in).where(R.status == TOOL_AWAITING, R.created_at < cutoff).distinct()
+    )
+    return [turn_id for turn_id in rows if turn_id is not None]
+
+
+def maybe_continue(
+    conn: Connection, turn_id: str, worker_id: str | None, admission: Admission
+) -> list[Runnable]:
     """Once a paused turn waits for nothing more, create the turn that goes on with it.
 
-    The new turn runs now (returned) or, if another one runs on the session, is queued.
+    It is queued ahead of the session's waiting messages and started as the user's limits
+    allow (`starts.promote`); return what started.
     """
     paused = conn.execute(
         select(T.session_id, T.user_id, T.question_id, T.status).where(T.id == turn_id)
     ).first()
     if paused is None or paused.status != TURN_AWAITING or _pending(conn, turn_id):
-        return None
-    busy = conn.scalar(
-        select(T.id).where(T.session_id == paused.session_id, T.status == TURN_RUNNING)
-    )
-    new_id_ = new_id("turn")
-    status = TURN_QUEUED if busy else TURN_RUNNING
+        return []
+    following = new_id("turn")
     insert_turn(
         conn,
-        new_id_,
+        following,
         paused.session_id,
         paused.user_id,
-        status,
-        None if busy else worker_id,
+        TURN_QUEUED,
+        None,
         paused.question_id,
         continues=turn_id,
     )
+    starts.go_first(conn, paused.session_id, following)
     conn.execute(update(Turn.__table__).where(T.id == turn_id).values(status=TURN_CONTINUED))
-    if busy:
-        return None
-    resume_branch(conn, paused.session_id, turn_id)
-    return Runnable.fresh(new_id_, paused.session_id, paused.user_id, paused.question_id, turn_id)
+    return starts.promote(conn, paused.user_id, worker_id, admission)
 
 
 def resume_branch(conn: Connection, session_id: str, paused_id: str) -> None:
@@ -177,7 +205,7 @@ def decline_pending(conn: Connection, session_id: str, turn_id: str) -> None:
                 # An approved call waiting for the others to be decided never ran either.
                 R.status.in_((TOOL_AWAITING, TOOL_APPROVED)),
             )
-            .values(**declined(SUPERSEDED, "new message"))
+            .values(**declined(SUPERSEDED, NEW))
         )
         _answer(conn, session_id, paused_id, turn_id)
         conn.execute(update(Turn.__table__).where(T.id == paused_id).values(status=TURN_CONTINUED))
@@ -239,15 +267,23 @@ def _answer(conn: Connection, session_id: str, paused_id: str, turn_id: str) -> 
     if asked is None:
         return
     ids = [b["id"] for b in asked.content if b.get("type") == "tool_use"]
+    stored = (
+        R.tool_use_id,
+        R.name,
+        R.status,
+        R.result,
+        R.is_error,
+        R.preview,
+        R.approval,
+        R.reason,
+    )
     runs = {
-        r.tool_use_id: StoredRun(r.tool_use_id, r.name, r.status, r.result, r.is_error)
+        r.tool_use_id: StoredRun(*r)
         for r in conn.execute(
-            select(R.tool_use_id, R.name, R.status, R.result, R.is_error).where(
-                R.session_id == session_id, R.tool_use_id.in_(ids)
-            )
+            select(*stored).where(R.session_id == session_id, R.tool_use_id.in_(ids))
         )
     }
-    not_run = StoredRun("", "", TOOL_DONE, denial(SUPERSEDED, None), True)
+    not_run = StoredRun("", "", TOOL_DONE, denial(SUPERSEDED, None), True, None, DECLINED, NEW)
     blocks = [
         (runs[i] if i in runs and runs[i].status == TOOL_DONE else not_run).block()
         | {"tool_use_id": i}
@@ -273,8 +309,9 @@ def _answer(conn: Connection, session_id: str, paused_id: str, turn_id: str) -> 
 class ApprovalStore:
     """Decisions and expiries, each in its own transaction."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, admission: Admission | None = None) -> None:
         self.db = db
+        self.admission = admission or Admission()
 
     def decide(
         self,
@@ -284,15 +321,35 @@ class ApprovalStore:
         approved: bool,
         reason: str | None,
         worker_id: str | None,
+        count_start: Callable[[], None] | None = None,
     ) -> Decision:
         """Record a decision (see `decide`)."""
         with self.db.begin() as conn:
-            return decide(conn, user_id, turn_id, tool_use_id, approved, reason, worker_id)
+            return decide(
+                conn,
+                user_id,
+                turn_id,
+                tool_use_id,
+                approved,
+                reason,
+                worker_id,
+                self.admission,
+                count_start,
+            )
 
-    def expire(self, older_than: float, worker_id: str | None) -> list[Runnable]:
-        """Decline requests older than `older_than` seconds; return the turns that go on."""
-        with self.db.begin() as conn:
-            return expire(conn, utcnow() - timedelta(seconds=older_than), worker_id)
+    def expire(self, older_than: float, worker_id: str | None) -> dict[str, list[Runnable]]:
+        """Decline requests older than `older_than` seconds, one paused turn per transaction;
+        return each paused turn whose requests expired, with the turns that start."""
+        cutoff = utcnow() - timedelta(seconds=older_than)
+        with self.db.begin_read() as conn:
+            paused = expired_turns(conn, cutoff)
+        out: dict[str, list[Runnable]] = {}
+        for turn_id in paused:
+            with self.db.begin() as conn:
+                started = expire(conn, turn_id, cutoff, worker_id, self.admission)
+            if started is not None:
+                out[turn_id] = started
+        return out
 
     def of_turn(self, user_id: int, turn_id: str) -> list[dict[str, Any]]:
         """The approvals a turn asked for, in the order it asked."""

@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session
 from engine.store import tree
 from engine.store.fence import HELD, Lease, held_params, hold
 from models import Message, ToolRun, utcnow
-from models.chat import TOOL_APPROVED, TOOL_AWAITING, TOOL_DONE, TOOL_RUNNING
+from models.chat import DECLINED, TOOL_APPROVED, TOOL_AWAITING, TOOL_DONE, TOOL_RUNNING
 from models.db import Database
 from streaming.history import repair_history
 
@@ -143,7 +143,11 @@ class StoredRun:
     reason: str | None = None
 
     def block(self) -> dict[str, Any]:
-        """The tool_result block that answers this run."""
+        """The tool_result block that answers this run.
+
+        A declined call's block also keeps `declined` (`{"reason"}`, what people read instead
+        of the model's instruction); it is never sent back to the model (streaming/sent.py).
+        """
         block: dict[str, Any] = {
             "type": "tool_result",
             "tool_use_id": self.tool_use_id,
@@ -151,6 +155,8 @@ class StoredRun:
         }
         if self.is_error:
             block["is_error"] = True
+        if self.approval == DECLINED and self.status == TOOL_DONE:
+            block["declined"] = {"reason": self.reason}
         return block
 
 

@@ -1,18 +1,23 @@
 """How a turn starts: its question's place in the message tree, now or after the running turn.
 
-A message sent while a turn runs is stored at once, `queued`, outside the tree; when the
-running turn ends, the transaction that records its end starts the oldest queued turn of
-the session (`promote`), and the upkeep starts any a crash left behind (`stranded`).
-These run inside a caller's transaction.
+A message sent while a turn runs (or while others wait) is stored at once, `queued`, outside
+the tree. A turn also waits `queued` for a place under USER_MAX_CONCURRENT_TURNS. Whenever a
+turn of a user ends, the transaction that records its end starts the user's oldest waiting
+turns whose session runs nothing, as far as the limits let it (`promote`, which asks the
+one admission check, engine/limits.py), and the upkeep does the same for any a crash left
+behind (`stranded`). These run inside a caller's transaction.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
 
 from sqlalchemy import Connection, and_, func, insert, not_, select, update
 
-from engine.errors import Refused, TurnConflict
+from engine.errors import LimitExceeded, Refused, TurnConflict
+from engine.limits import RUNNING, Admission
 from engine.store import approvals, tree
 from engine.store.messages import NEXT_POSITION
 from engine.store.records import Runnable, insert_turn
@@ -24,6 +29,13 @@ from streaming.protocol import encode_event
 M, T = Message.__table__.c, Turn.__table__.c
 BUSY_POLICIES = ("reject", "queue", "interrupt")
 _QUESTION = insert(Message.__table__).values(position=NEXT_POSITION)
+_OTHER = Turn.__table__.alias("other")
+# The session of the turn in the outer query runs nothing.
+_IDLE = not_(
+    select(_OTHER.c.id)
+    .where(and_(_OTHER.c.session_id == T.session_id, _OTHER.c.status == TURN_RUNNING))
+    .exists()
+)
 
 
 @dataclass(frozen=True)
@@ -66,13 +78,14 @@ def start(
             return sent
     question = _check(conn, session_id, ask)
     running = conn.scalar(select(T.id).where(T.session_id == session_id, T.status == TURN_RUNNING))
-    queued = running is not None
+    waiting = conn.scalar(
+        select(func.count()).where(T.session_id == session_id, T.status == TURN_QUEUED)
+    )
+    # Turns waiting for a place keep the session's order: a new message goes behind them.
+    queued = running is not None or waiting > 0
     if queued:
         if ask.if_busy == "reject":
             raise TurnConflict(session_id)
-        waiting = conn.scalar(
-            select(func.count()).where(T.session_id == session_id, T.status == TURN_QUEUED)
-        )
         if waiting >= max_queued:
             raise Refused(
                 "queue_full",
@@ -113,54 +126,97 @@ def start(
         _place(conn, session_id, turn_id, question, not ask.edit)
         return Placed(False), question or ""
     interrupted = None
-    if ask.if_busy == "interrupt":
+    if ask.if_busy == "interrupt" and running is not None:
         conn.execute(update(Turn.__table__).where(T.id == running).values(cancel_requested=True))
+        go_first(conn, session_id, turn_id)  # it runs as soon as the running one stopped
         interrupted = running
     return Placed(True, interrupted), question or ""
 
 
-def promote(conn: Connection, session_id: str, worker_id: str | None) -> Runnable | None:
-    """Start the session's oldest queued turn, unless one runs; return it."""
-    if conn.scalar(select(T.id).where(T.session_id == session_id, T.status == TURN_RUNNING)):
-        return None
-    row = conn.execute(
-        select(T.id, T.user_id, T.question_id, T.continues, T.to_leaf)
-        .where(T.session_id == session_id, T.status == TURN_QUEUED)
+def promote(
+    conn: Connection, user_id: int, worker_id: str | None, admission: Admission
+) -> list[Runnable]:
+    """Start the user's waiting turns, oldest first, while the limits leave a place; return them.
+
+    The oldest queued turn whose session runs nothing goes next (a session's own queue in
+    order). One the admission finds over the day's tokens ends `failed` without a model
+    call; every running place taken leaves the rest waiting.
+    """
+    admission.lock(conn, user_id)
+    started: list[Runnable] = []
+    while (row := _next_waiting(conn, user_id)) is not None:
+        refusal = admission.check(conn, user_id)
+        if refusal is not None and refusal.code == RUNNING:
+            break
+        status = TURN_RUNNING if refusal is None else "failed"
+        moved = conn.execute(
+            update(Turn.__table__)
+            .where(T.id == row.id, T.status == TURN_QUEUED)
+            .values(status=status, worker_id=worker_id if refusal is None else None)
+        ).rowcount
+        if not moved:
+            continue  # cancelled meanwhile
+        if row.continues is not None:
+            approvals.resume_branch(conn, row.session_id, row.continues)
+        else:
+            _place(conn, row.session_id, row.id, row.question_id, row.to_leaf)
+        if refusal is not None:
+            _fail(conn, row, refusal)
+            continue
+        started.append(
+            Runnable.fresh(row.id, row.session_id, user_id, row.question_id, row.continues)
+        )
+    return started
+
+
+def stranded_users(conn: Connection, limit: int) -> list[int]:
+    """Users with queued turns whose session runs nothing (a crash lost their promotion, or
+    they wait for a place)."""
+    query = select(T.user_id).where(T.status == TURN_QUEUED, _IDLE).distinct().limit(limit)
+    return list(conn.scalars(query).all())
+
+
+def go_first(conn: Connection, session_id: str, turn_id: str) -> None:
+    """Put a queued turn ahead of the turns already waiting in its session.
+
+    The queue is ordered by `created_at`: the turn takes a moment just before the oldest.
+    """
+    first = conn.scalar(
+        select(func.min(T.created_at)).where(
+            T.session_id == session_id, T.status == TURN_QUEUED, T.id != turn_id
+        )
+    )
+    if first is not None:
+        ahead = first - timedelta(microseconds=1)
+        conn.execute(update(Turn.__table__).where(T.id == turn_id).values(created_at=ahead))
+
+
+def _next_waiting(conn: Connection, user_id: int) -> Any:
+    """The user's oldest queued turn whose session runs nothing, if any."""
+    return conn.execute(
+        select(T.id, T.session_id, T.question_id, T.continues, T.to_leaf)
+        .where(T.user_id == user_id, T.status == TURN_QUEUED, _IDLE)
         .order_by(T.created_at, T.id)
         .limit(1)
     ).first()
-    if row is None:
-        return None
+
+
+def _fail(conn: Connection, row: Any, refusal: LimitExceeded) -> None:
+    """End a turn that never ran `failed` with the refusal; archive its events for readers."""
     conn.execute(
         update(Turn.__table__)
         .where(T.id == row.id)
-        .values(status=TURN_RUNNING, worker_id=worker_id)
+        .values(finished_at=utcnow(), error_code=refusal.code, error_message=refusal.message)
     )
+    start = {"turn_id": row.id, "session_id": row.session_id, "user_message_id": row.question_id}
     if row.continues is not None:
-        approvals.resume_branch(conn, session_id, row.continues)
-    else:
-        _place(conn, session_id, row.id, row.question_id, row.to_leaf)
-    return Runnable.fresh(row.id, session_id, row.user_id, row.question_id, row.continues)
-
-
-def stranded(conn: Connection, worker_id: str, limit: int) -> list[Runnable]:
-    """Start queued turns whose session runs nothing (their promotion was lost to a crash)."""
-    other = Turn.__table__.alias("other")
-    sessions = conn.scalars(
-        select(T.session_id)
-        .where(
-            T.status == TURN_QUEUED,
-            not_(
-                select(other.c.id)
-                .where(and_(other.c.session_id == T.session_id, other.c.status == TURN_RUNNING))
-                .exists()
-            ),
-        )
-        .distinct()
-        .limit(limit)
-    ).all()
-    started = [promote(conn, session_id, worker_id) for session_id in sessions]
-    return [s for s in started if s is not None]
+        start["continues"] = row.continues
+    frames = (
+        encode_event(1, P.TURN_START, start)
+        + encode_event(2, P.ERROR, {"code": refusal.code, "message": refusal.message})
+        + encode_event(3, P.TURN_END, {"turn_id": row.id, "status": "failed"})
+    )
+    conn.execute(insert(TurnEvents.__table__).values(turn_id=row.id, last_seq=3, frames=frames))
 
 
 def cancel_queued(conn: Connection, turn_id: str) -> bool:

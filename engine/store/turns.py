@@ -9,15 +9,14 @@ from datetime import timedelta
 from sqlalchemy import and_, bindparam, func, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
-from config import Timings
 from engine.errors import LeaseLost, NotFoundError, TurnConflict
 from engine.events.log import last_seq
-from engine.limits import RUNNING_TURNS, check_running
+from engine.limits import RUNNING, Admission
 from engine.store import approvals, starts
 from engine.store.fence import Lease, db_now
 from engine.store.records import NewTurn, Runnable
 from engine.store.starts import Ask, Placed
-from models import ChatSession, Message, Turn, TurnEvents, User, Worker, new_id, utcnow
+from models import ChatSession, Message, Turn, TurnEvents, Worker, new_id, utcnow
 from models.chat import MESSAGE_FINISHED, TURN_AWAITING, TURN_RUNNING
 from models.db import Database
 
@@ -25,8 +24,6 @@ __all__ = ["Ask", "NewTurn", "Placed", "Runnable", "TurnState", "TurnStore"]
 
 T, S = Turn.__table__.c, ChatSession.__table__.c
 # Built once, as in engine/store/messages.py: a turn's start and end are on every turn's path.
-_LOCK_USER = select(User.__table__.c.id).where(User.__table__.c.id == bindparam("_user"))
-_LOCK_USER = _LOCK_USER.with_for_update(key_share=True)
 _NEW_SESSION = insert(ChatSession.__table__)
 _SESSION = select(S.user_id, S.title).where(S.id == bindparam("_session")).with_for_update()
 _TITLE = update(ChatSession.__table__).where(S.id == bindparam("_session"))
@@ -38,6 +35,7 @@ _ENDED = select(T.lease, T.status).where(T.id == bindparam("_turn"))
 _HOLDS = select(T.id).where(
     T.id == bindparam("_turn"), T.lease == bindparam("_lease"), T.status == TURN_RUNNING
 )
+_OWNER = select(T.user_id).where(T.id == bindparam("_turn"))
 _MINE = select(T.id, T.lease, T.cancel_requested).where(
     T.status == TURN_RUNNING, T.worker_id == bindparam("_worker")
 )
@@ -54,8 +52,10 @@ class TurnState:
 class TurnStore:
     """Every write of a turn row, each in its own short transaction."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, admission: Admission | None = None) -> None:
         self.db = db
+        # The per-user limits every start, promotion and continuation asks (engine/limits.py).
+        self.admission = admission or Admission()
 
     def start_turn(
         self,
@@ -63,8 +63,6 @@ class TurnStore:
         session_id: str | None,
         ask: Ask | str,
         worker_id: str | None = None,
-        max_running: int | None = None,
-        retry_after: float = Timings.busy_retry_after,
         max_queued: int = 5,
         last_check: Callable[[], None] | None = None,
         traceparent: str | None = None,
@@ -73,9 +71,10 @@ class TurnStore:
 
         Raises TurnConflict while another turn runs on the session and `ask.if_busy` is
         `reject`, NotFoundError for a session that is missing or someone else's, Refused
-        for a question the tree cannot take, LimitExceeded when the user already runs
-        `max_running` turns. One transaction: all or nothing. `last_check` runs once the rows
-        are written, before the commit: what it raises refuses the turn, writing nothing.
+        for a question the tree cannot take, LimitExceeded when the admission refuses the
+        user (over the day's tokens; every running place taken, unless the turn queues
+        anyway). One transaction: all or nothing. `last_check` runs once the rows are
+        written, before the commit: what it raises refuses the turn, writing nothing.
         A message sent before (`ask.once`, same `client_id`) returns the turn it started,
         `placed.replay_of`, with a lease that is not the caller's to run it by.
         """
@@ -84,13 +83,8 @@ class TurnStore:
         turn_id = new_id("turn")
         try:
             with self.db.begin() as conn:
-                running = None
-                if max_running is not None:
-                    # Serializes one user's starts on PostgreSQL (SQLite's BEGIN IMMEDIATE
-                    # already does), so concurrent starts cannot both take the last place.
-                    if conn.dialect.name != "sqlite":
-                        conn.execute(_LOCK_USER, {"_user": user_id})
-                    running = conn.scalar(RUNNING_TURNS, {"_user": user_id}) or 0
+                # The user first: concurrent starts cannot both take the last place.
+                refusal = self.admission.check(conn, user_id)
                 if session_id is None:
                     session_id = new_id("ses")
                     title = (ask.text or "")[:80] or None
@@ -110,8 +104,8 @@ class TurnStore:
                 if placed.replay_of is not None:  # sent before: nothing new, no limit spent
                     turn = NewTurn(placed.replay_of, session_id, question)
                     return turn, Lease(placed.replay_of, session_id, 1), placed
-                if running is not None and max_running is not None and not placed.queued:
-                    check_running(running, max_running, retry_after)
+                if refusal is not None and not (placed.queued and refusal.code == RUNNING):
+                    raise refusal
                 if last_check is not None:
                     last_check()  # after every other refusal, so none of them uses it up
         except IntegrityError as err:
@@ -125,9 +119,15 @@ class TurnStore:
             return starts.cancel_queued(conn, turn_id)
 
     def stranded(self, worker_id: str, limit: int) -> list[Runnable]:
-        """Start queued turns whose session runs nothing (see starts.stranded)."""
-        with self.db.begin() as conn:
-            return starts.stranded(conn, worker_id, limit)
+        """Start what the limits let start of the queued turns whose session runs nothing
+        (a crash lost their promotion), one user per transaction (see starts.promote)."""
+        with self.db.begin_read() as conn:
+            users = starts.stranded_users(conn, limit)
+        started: list[Runnable] = []
+        for user_id in users:
+            with self.db.begin() as conn:
+                started += starts.promote(conn, user_id, worker_id, self.admission)
+        return started
 
     def finish_turn(
         self,
@@ -141,12 +141,16 @@ class TurnStore:
         """Record the turn's outcome and its events in one transaction; return what runs next.
 
         Readers that find a finished turn therefore always find its archive too. The same
-        transaction starts what waited for this turn: its continuation, if its calls were
-        decided already, or the session's next queued turn (for `worker_id`). Raises
-        LeaseLost if the turn is no longer ours; finishing it again as it ended is a no-op.
+        transaction starts (for `worker_id`) what waited for this turn: its continuation, if
+        its calls were decided already, and the user's oldest waiting turns, in any session
+        that runs nothing, as far as the limits let it (starts.promote). Raises LeaseLost if
+        the turn is no longer ours; finishing it again as it ended is a no-op.
         """
         code, message = error or (None, None)
         with self.db.begin() as conn:
+            user_id = conn.scalar(_OWNER, {"_turn": lease.turn_id})
+            if user_id is not None:
+                self.admission.lock(conn, user_id)  # the user, then the session, as a start
             # Locked first, as a start locks it: a message queued now is seen below.
             conn.execute(_SESSION, {"_session": lease.session_id})
             done = conn.execute(
@@ -173,11 +177,14 @@ class TurnStore:
                 conn.execute(
                     _ARCHIVE, {"turn_id": lease.turn_id, "last_seq": last, "frames": frames}
                 )
-            following = []
+            following: list[Runnable] = []
             if status == TURN_AWAITING:
-                following.append(approvals.maybe_continue(conn, lease.turn_id, worker_id))
-            following.append(starts.promote(conn, lease.session_id, worker_id))
-        return [turn for turn in following if turn is not None]
+                following += approvals.maybe_continue(
+                    conn, lease.turn_id, worker_id, self.admission
+                )
+            if user_id is not None:
+                following += starts.promote(conn, user_id, worker_id, self.admission)
+        return following
 
     def stored_turn(self, turn_id: str) -> tuple[str | None, bytes | None]:
         """Return a turn's status and its archived frames (once it finished)."""

@@ -49,7 +49,7 @@ class TurnService:
         self.ready = ready
         self.timings = deps.timings
         self.reader = EventReader(deps.events, deps.turns, deps.store, deps.timings)
-        self.approvals = ApprovalStore(deps.turns.db)
+        self.approvals = ApprovalStore(deps.turns.db, deps.turns.admission)
         self.turns: dict[str, Turn] = {}  # only the loop changes it
 
     @property
@@ -62,24 +62,24 @@ class TurnService:
     def start(self, user_id: int, session_id: str | None, ask: Ask | str) -> Started:
         """Store the question (new session if None) and start its turn in the loop, or queue it.
 
-        A queued turn starts when the running one ends (at once if `interrupt` stops it).
-        Raises LimitExceeded, writing nothing, when the user is over a limit.
+        A queued turn starts when the running one ends (an `interrupt` one first, as soon as
+        the running one stopped). Raises LimitExceeded, writing nothing, when the user is over
+        a limit (start_turn asks the admission, under the user's lock).
         """
         if isinstance(ask, str):
             ask = Ask(ask)
         if ask.if_busy is None:
             ask = replace(ask, if_busy=self.deps.busy_policy)
-        self.admit(user_id, count_running=False)  # start_turn counts them, under a lock
+        if self.draining:
+            raise Draining()
+        if self.limits is not None:
+            self.limits.test_rate(user_id)  # a quick refusal before any write
         self.ready()
-        max_running = self.limits.max_running if self.limits else None
-        retry = self.timings.busy_retry_after
         new, lease, placed = self.deps.turns.start_turn(
             user_id,
             session_id,
             ask,
             self.worker_id,
-            max_running,
-            retry,
             self.deps.max_queued,
             self._counter(user_id),
             tracing.traceparent(),
@@ -101,21 +101,25 @@ class TurnService:
     def decide(
         self, user_id: int, turn_id: str, tool_use_id: str, approved: bool, reason: str | None
     ) -> Decision:
-        """Approve or decline a paused turn's call; once all are decided, its turn goes on."""
+        """Approve or decline a paused turn's call; once all are decided, its turn goes on
+        (now, or `queued` for a place). Raises LimitExceeded, writing nothing, when the
+        decision would start model work while the user is over the day's tokens or the rate.
+        """
         self.ready()
         decision = self.approvals.decide(
-            user_id, turn_id, tool_use_id, approved, reason, self.worker_id
+            user_id, turn_id, tool_use_id, approved, reason, self.worker_id, self._counter(user_id)
         )
-        audit.record(
-            "approval_decided",
-            turn_id=turn_id,
-            tool_use_id=tool_use_id,
-            tool=decision.run["name"],
-            approval=decision.run["approval"],
-            continuation_turn_id=decision.continuation,
-        )
-        if decision.started is not None:
-            self.runtime.call_soon(self.launch, decision.started)
+        if decision.changed:  # the same decision again records nothing new
+            audit.record(
+                "approval_decided",
+                turn_id=turn_id,
+                tool_use_id=tool_use_id,
+                tool=decision.run["name"],
+                approval=decision.run["approval"],
+                continuation_turn_id=decision.continuation,
+            )
+        for started in decision.started:
+            self.runtime.call_soon(self.launch, started)
         return decision
 
     def admit(self, user_id: int, count_running: bool = True) -> None:

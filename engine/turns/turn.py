@@ -300,16 +300,16 @@ class Turn:
             deps.messages.add_message, self.lease, message_id, "user", blocks, "complete"
         )
         for run, block in zip(runs, blocks, strict=True):
-            self.outbox.emit(
-                P.TOOL_RESULT,
-                {
-                    "message_id": message_id,
-                    "tool_use_id": run.tool_use_id,
-                    "name": run.name,
-                    "is_error": run.is_error,
-                    "content": block["content"],
-                },
-            )
+            result = {
+                "message_id": message_id,
+                "tool_use_id": run.tool_use_id,
+                "name": run.name,
+                "is_error": run.is_error,
+                "content": block["content"],
+            }
+            if "declined" in block:
+                result["declined"] = block["declined"]  # what people read, not the content
+            self.outbox.emit(P.TOOL_RESULT, result)
         return {"role": "user", "content": blocks, "id": message_id}
 
 

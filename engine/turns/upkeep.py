@@ -99,7 +99,8 @@ class Upkeep:
                 traceparent=orphan.turn.traceparent,
             )
             self.service.launch(orphan)
-        # Queued turns whose promotion a crash lost, and approvals nobody gave in time.
+        # Queued turns whose promotion a crash lost (as far as their users' limits let them
+        # start), and approvals nobody gave in time.
         for runnable in await deps.store.call(
             deps.turns.stranded, self.workers.worker_id, REAP_BATCH
         ):
@@ -109,6 +110,7 @@ class Upkeep:
             expired = await deps.store.call(
                 self.service.approvals.expire, t.approval_ttl, self.workers.worker_id
             )
-            for runnable in expired:
-                audit.record("approval_expired", turn_id=runnable.turn.continues)
-                self.service.launch(runnable)
+            for turn_id, started in expired.items():
+                audit.record("approval_expired", turn_id=turn_id)
+                for runnable in started:
+                    self.service.launch(runnable)

@@ -154,7 +154,7 @@ def test_a_new_message_while_approval_is_pending_declines_it(serve: Serve, db: D
     part = next(p for p in messages[1]["parts"] if p["type"] == "tool-set_budget")
     assert part["state"] == "output-denied" and part["approval"]["approved"] is False
     (run,) = budget_runs(db)
-    assert run.approval == "denied" and run.status == "done"
+    assert run.approval == "declined" and run.status == "done"
     late = live.post("/api/ui/chat", json={"id": "new", "messages": [responded(held, True)]})
     assert late.status_code == 409
 

@@ -254,7 +254,24 @@ def test_decline_with_a_reason(serve: Any, page: ChatPage) -> None:
     assert paused["cards"][0]["status"].startswith("Declined: too much")
     assert answer["status"] == "completed" and answer["texts"]
     assert groceries(server) == Decimal("600.00")
+    assert declined_results(page) == [{"text": "Declined: too much", "error": False}]
     page.screenshot("approval-declined")
+    page.driver.refresh()
+    page.wait(lambda: len(turns(page)) == 2 and declined_results(page), what="a reload")
+    assert declined_results(page) == [{"text": "Declined: too much", "error": False}]
+
+
+def declined_results(page: ChatPage) -> list[dict[str, Any]]:
+    """The results shown for set_budget: what the user decided, never the model's words."""
+    return page.js(
+        """
+        return [...document.querySelectorAll('.block.tool')]
+          .filter((t) => t.querySelector('.tool-name')?.textContent === 'set_budget')
+          .map((t) => t.querySelector('.tool-result'))
+          .filter(Boolean)
+          .map((r) => ({ text: r.textContent, error: r.classList.contains('error') }));
+        """
+    )
 
 
 def test_two_tabs_show_the_same_card_and_learn_the_decision(serve: Any, page: ChatPage) -> None:

@@ -323,7 +323,7 @@ def approvals(deployment: Deployment, runs: dict[int, SessionRun]) -> dict[str, 
     ran = Counter(line.split("/", 1)[1] for line in deployment.executions())
     ran = Counter({k: n for k, n in ran.items() if k in stored})
     granted = {k for k, r in stored.items() if r.approval == "approved"}
-    declined = {k for k, r in stored.items() if r.approval == "denied"}
+    declined = {k for k, r in stored.items() if r.approval == "declined"}
     assert granted == {k for k, d in decisions.items() if d.approved}
     assert declined == {k for k, d in decisions.items() if not d.approved}
     assert not set(ran) - granted, "a call nobody approved ran"

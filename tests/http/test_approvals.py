@@ -79,6 +79,7 @@ def test_an_approved_action_runs_once_however_often_it_is_approved(seeded: LiveS
     body = {"tool_use_id": request["tool_use_id"], "approved": True}
     decided = decide(seeded, paused["turn_id"], body)
     again = decide(seeded, paused["turn_id"], body)  # a second tab, the same decision
+    assert decided["approval"] == again["approval"] == "approved"
     assert decided["continuation_turn_id"] == again["continuation_turn_id"] is not None
     events = chat.events(decided["continuation_turn_id"])
     kinds = [t for _, t, _ in events]
@@ -104,16 +105,35 @@ def test_a_declined_action_is_not_taken_and_the_model_reads_why(seeded: LiveServ
     chat = Chat(seeded)
     before = groceries_limit(seeded)
     paused, request = pause(chat)
-    body = {"tool_use_id": request["tool_use_id"], "approved": False, "reason": "too much"}
+    call = request["tool_use_id"]
+    body = {"tool_use_id": call, "approved": False, "reason": "too much"}
     decided = decide(seeded, paused["turn_id"], body)
+    # One flat object: the decided approval's own fields, then the turn that goes on.
+    assert (decided["tool_use_id"], decided["approval"], decided["reason"]) == (
+        call,
+        "declined",
+        "too much",
+    )
+    assert decided["continuation_turn_id"] and decided["events_url"]
     events = chat.events(decided["continuation_turn_id"])
     [resolved] = [d for _, t, d in events if t == "approval_resolved"]
     [result] = [d for _, t, d in events if t == "tool_result"]
     assert resolved["approved"] is False and result["is_error"] is True
     assert "declined" in result["content"][0]["text"] and "too much" in result["content"][0]["text"]
-    sent = str(chat.requests[-1])
-    assert "declined" in sent and "too much" in sent, "the denial reaches the model"
+    sent = [b for m in chat.requests[-1] for b in m["content"] if isinstance(b, dict)]
+    [answer] = [b for b in sent if b.get("tool_use_id") == call]
+    assert "declined" in str(answer["content"]) and "too much" in str(answer["content"])
+    assert "declined" not in answer, "the model reads the instruction, not our marker"
     assert groceries_limit(seeded) == before
+    # What people read: the decision and the user's reason, not the model's instruction.
+    assert result["declined"] == {"reason": "too much"}
+    stored = [b for m in chat.session()["messages"] for b in m["content"]]
+    [block] = [b for b in stored if b.get("tool_use_id") == call]
+    assert block["declined"] == {"reason": "too much"}
+    listed = seeded.get(f"/api/turns/{paused['turn_id']}/approvals").json()["approvals"]
+    assert [a["approval"] for a in listed] == ["declined"]
+    export = seeded.get(f"/api/sessions/{chat.sid}/export?format=md").text
+    assert "**Declined**: too much" in export and "Tool error" not in export
 
 
 def test_a_new_message_declines_what_waits(seeded: LiveServer) -> None:
@@ -133,9 +153,12 @@ def test_a_new_message_declines_what_waits(seeded: LiveServer) -> None:
         seeded, paused["turn_id"], {"tool_use_id": request["tool_use_id"], "approved": True}, 409
     )
     assert late["error"]["code"] == "already_decided"
+    assert late["error"]["message"] == "This action was already declined."
+    [block] = [b for b in results[0]["content"] if b["tool_use_id"] == request["tool_use_id"]]
+    assert block["declined"] == {"reason": "new message"}
     assert groceries_limit(seeded) == before
     [run] = runs_of(seeded, "set_budget")
-    assert run.approval == "denied"
+    assert run.approval == "declined"
 
 
 def test_decisions_on_what_is_not_asked_are_refused(seeded: LiveServer) -> None:
@@ -173,4 +196,4 @@ def test_an_unanswered_request_expires_into_a_denial(seeded: LiveServer) -> None
     assert result["is_error"] and "in time" in result["content"][0]["text"]
     assert groceries_limit(seeded) == before
     [run] = runs_of(seeded, "set_budget")
-    assert (run.approval, run.reason) == ("denied", "expired")
+    assert (run.approval, run.reason) == ("declined", "expired")

@@ -93,3 +93,29 @@ def test_a_full_queue_is_409(live: LiveServer) -> None:
     full = chat.send({"message": "one too many"}, status=409)
     assert full["error"]["code"] == "queue_full"
     live.post(f"/api/turns/{first['turn_id']}/cancel")
+
+
+def test_an_interrupting_message_runs_before_the_messages_already_queued(
+    live: LiveServer,
+) -> None:
+    slow(live)
+    chat = Chat(live)
+    first = chat.send({"message": SLOW})
+    a = chat.send({"message": "Question A"})
+    b = chat.send({"message": "Question B"})
+    now = chat.send({"message": "Stop: show my accounts.", "if_busy": "interrupt"})
+    assert now["status"] == "queued" and now["interrupted_turn_id"] == first["turn_id"]
+    waiting = [q["turn_id"] for q in chat.session()["queued"]]
+    assert waiting == [now["turn_id"], a["turn_id"], b["turn_id"]], "it runs next"
+    assert chat.events(first["turn_id"])[-1][2]["status"] == "cancelled"
+    for turn in (now, a, b):
+        assert chat.events(turn["turn_id"])[-1][2]["status"] == "completed"
+    asked = [t for role, t in chat.texts() if role == "user"]
+    assert asked == [SLOW, "Stop: show my accounts.", "Question A", "Question B"]
+    # The model was asked in that order too: each request ends with the question it answers.
+    last = [str(r[-1]["content"]) for r in chat.requests if r]
+    firsts = {
+        q: next(i for i, x in enumerate(last) if q in x)
+        for q in ("Stop", "Question A", "Question B")
+    }
+    assert firsts["Stop"] < firsts["Question A"] < firsts["Question B"]

@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import func, select
 
 from engine.errors import LimitExceeded
-from engine.limits import Limits, UserLimits
+from engine.limits import Admission, Limits, UserLimits
 from engine.store.turns import TurnStore
 from models import ChatSession, Message, Turn, UIChat
 from models.db import Database
@@ -121,12 +121,12 @@ def test_a_place_frees_up_when_a_turn_ends(
 def test_starting_a_turn_counts_in_the_same_transaction(
     db: Database, user: tuple[int, str]
 ) -> None:
-    turns = TurnStore(db)
-    turns.start_turn(user[0], create_session(db, user[0])["id"], "one", max_running=2)
-    turns.start_turn(user[0], create_session(db, user[0])["id"], "two", max_running=2)
+    turns = TurnStore(db, Admission(Limits(max_running=2)))
+    turns.start_turn(user[0], create_session(db, user[0])["id"], "one")
+    turns.start_turn(user[0], create_session(db, user[0])["id"], "two")
     before = rows(db)
     with pytest.raises(LimitExceeded):
-        turns.start_turn(user[0], None, "three", max_running=2)
+        turns.start_turn(user[0], None, "three")
     assert rows(db) == before
 
 

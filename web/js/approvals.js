@@ -196,7 +196,7 @@ export class Approvals {
       }
       return;
     }
-    card.decide(decided.approval, { focus: true });
+    card.decide(decided, { focus: true });
     if (decided.continuation_turn_id) {
       this.onContinue(decided.continuation_turn_id, decided.events_url, this.place(card.turnId));
     }

@@ -179,8 +179,8 @@ class ToolBlock {
   }
 
   showResult(data) {
-    this.state.textContent = data.is_error ? 'failed' : 'done';
-    this.el.classList.toggle('failed', Boolean(data.is_error));
+    this.state.textContent = data.declined ? 'declined' : data.is_error ? 'failed' : 'done';
+    this.el.classList.toggle('failed', Boolean(data.is_error) && !data.declined);
     this.slot.replaceChildren(resultView(data));
   }
 

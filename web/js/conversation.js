@@ -149,7 +149,7 @@ export class Conversation {
     } else {
       const card = this.approvals.cards.get(data.tool_use_id);
       if (card && !card.decided) {
-        card.decide({ approval: data.approved ? 'approved' : 'denied', reason: data.reason });
+        card.decide({ approval: data.approved ? 'approved' : 'declined', reason: data.reason });
       }
     }
   }

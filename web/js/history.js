@@ -97,6 +97,7 @@ function resultEvents(message, toolNames) {
         name: toolNames.get(block.tool_use_id),
         is_error: Boolean(block.is_error),
         content: block.content,
+        declined: block.declined,
       },
     ]);
 }

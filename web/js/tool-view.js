@@ -8,8 +8,9 @@ const MAX_COLUMNS = 10;
 const NUMBER = /^[-+−]?[\d.,\s]+(?:\s?[A-Z]{3}|%)?$/;
 const DATE = /^\d{4}-\d{2}-\d{2}(?:[T ][\d:.]+Z?)?$/;
 
-/** A collapsed tool result (or error) for a `tool_result` event. */
+/** A collapsed tool result (or error) for a `tool_result` event; a declined call's decision. */
 export function resultView(data) {
+  if (data.declined) return declinedView(data.declined);
   const raw = resultText(data.content);
   const parsed = parse(data.content);
   const view = data.is_error || parsed === undefined ? null : readable(parsed);
@@ -34,6 +35,16 @@ export function resultView(data) {
     { class: data.is_error ? 'tool-result error' : 'tool-result' },
     el('summary', { text: data.is_error ? 'Error' : 'Result' }),
     el('div', { class: 'result-view' }, view, pre, toggle, searchResults(data.content)),
+  );
+}
+
+/** What the user decided, with their reason: the words the model reads instead stay out. */
+function declinedView({ reason }) {
+  return el(
+    'p',
+    { class: 'tool-result declined' },
+    el('strong', { text: 'Declined' }),
+    reason ? el('span', { class: 'declined-reason', text: `: ${reason}` }) : null,
   );
 }
 
