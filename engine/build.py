@@ -13,6 +13,7 @@ from engine.lifecycle import Engine
 from engine.limits import Limits, UserLimits
 from engine.ratelimit import RateLimiter, storage_url
 from engine.runtime import Runtime
+from engine.session_limits import session_limits
 from engine.store.durable import Store
 from engine.store.messages import MessageStore
 from engine.store.turns import TurnStore
@@ -37,7 +38,14 @@ def build_engine(config: dict[str, Any], db: Database) -> Engine:
     registry = default_registry()
     model = build_model_client(config, timings)
     deps = TurnDeps(
-        turns=TurnStore(db),
+        turns=TurnStore(
+            db,
+            session_limits(
+                config.get("SESSION_RATE_LIMIT", "off"),
+                storage_url(config),
+                config.get("USER_MAX_SESSIONS", 0),
+            ),
+        ),
         messages=messages,
         store=store,
         events=make_event_log(config["EVENT_LOG_URL"], timings, config.get("EVENT_SPOOL_DIR")),
