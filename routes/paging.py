@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from marshmallow import Schema, ValidationError, fields, validate, validates_schema
+from marshmallow import Schema, fields, validate
 
 from routes.schemas import search_field
 
@@ -48,7 +48,7 @@ SessionPageQuery = _page_query(
     "the last session's time and id",
     {"q": search_field()},
 )
-_MessagePageFields = _page_query(
+MessagePageQuery = _page_query(
     "MessagePageQuery",
     MESSAGE_CURSOR,
     "the last message's position",
@@ -56,21 +56,12 @@ _MessagePageFields = _page_query(
         "before": fields.String(
             validate=validate.Regexp(MESSAGE_CURSOR),
             metadata={
-                "description": "`earlier_cursor` of a page or of the session: the messages "
-                "just before it (instead of `cursor`)."
+                "description": "`earlier_cursor` of a page or of the session: the page ends "
+                "just before it (and, with `cursor` too, starts no earlier than that)."
             },
         )
     },
 )
-
-
-class MessagePageQuery(_MessagePageFields):  # type: ignore[misc,valid-type]
-    """`limit`, and `cursor` (the page after) or `before` (the page before)."""
-
-    @validates_schema
-    def _one_way(self, data: dict[str, Any], **_: Any) -> None:
-        if "cursor" in data and "before" in data:
-            raise ValidationError("Give cursor or before, not both.", "before")
 
 
 def session_cursor(key: list[Any]) -> str:

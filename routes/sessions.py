@@ -37,6 +37,8 @@ bp = Blueprint("sessions", __name__, description="Chat sessions.")
 @login_required
 @bp.arguments(SessionRequest, description="Optional: an empty body is a session with no title.")
 @bp.alt_response(201, schema=Session, success=True, description="The new session.")
+@bp.alt_response(409, schema=ErrorResponse, description="`too_many_sessions`: USER_MAX_SESSIONS.")
+@bp.alt_response(429, schema=ErrorResponse, description="`rate_limited`: SESSION_RATE_LIMIT.")
 @bp.doc(security=BEARER, responses={201: {"links": NEW_SESSION_LINKS}})
 def create(body: dict[str, Any]) -> tuple[dict[str, Any], int]:
     """Create a session."""

@@ -152,7 +152,9 @@ def search_sessions(
         next_key: tuple[datetime, str] | None = (last.created_at, last.id)
     else:
         next_key = after if partial else None
-    return SearchPage(_with_matches(db, needle, page), next_key, partial)
+    # The snippets get a little more time of their own, so a page found late still has them.
+    late = max(deadline, time.monotonic() + budget.seconds / 2)
+    return SearchPage(_with_matches(db, needle, page, late), next_key, partial)
 
 
 def _window(
@@ -215,8 +217,11 @@ def _stopped_at(conn: Connection, deadline: float | None) -> Iterator[None]:
         raise
 
 
-def _with_matches(db: Database, needle: str, page: list[tuple[Any, bool]]) -> list[dict[str, Any]]:
-    """The page's sessions in the API's form, each with where it matched and a snippet."""
+def _with_matches(
+    db: Database, needle: str, page: list[tuple[Any, bool]], deadline: float
+) -> list[dict[str, Any]]:
+    """The page's sessions in the API's form, each with where it matched and a snippet (empty
+    for a message the deadline left no time to read)."""
     in_messages = [row.id for row, title_hit in page if not title_hit]
     contents: dict[str, Any] = {}
     if in_messages:
@@ -232,9 +237,12 @@ def _with_matches(db: Database, needle: str, page: list[tuple[Any, bool]]) -> li
             .correlate(ChatSession.__table__)
             .scalar_subquery()
         )
-        with db.begin_read() as conn:
-            rows = conn.execute(select(S.id, first).where(S.id.in_(in_messages)))
-            contents = {session_id: content for session_id, content in rows}
+        try:
+            with db.begin_read() as conn, _stopped_at(conn, deadline):
+                rows = conn.execute(select(S.id, first).where(S.id.in_(in_messages))).all()
+                contents = {session_id: content for session_id, content in rows}
+        except _Interrupted:
+            contents = {}
     out = []
     for row, title_hit in page:
         if title_hit:
@@ -258,7 +266,7 @@ def _snippet(texts: list[str], needle: str) -> str:
         end = min(len(shown), origin[at + len(needle) - 1] + 1 + SNIPPET_CHARS // 2)
         words = " ".join(shown[start:end].split())
         return ("…" if start else "") + words + ("…" if end < len(shown) else "")
-    return " ".join(" ".join(texts).split())[:SNIPPET_CHARS]
+    return " ".join(" ".join(texts).split())[:SNIPPET_CHARS]  # none, or stored before its fold
 
 
 def _folded_with_origin(text: str) -> tuple[str, str, list[int]]:

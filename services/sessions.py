@@ -69,15 +69,16 @@ def list_messages(
     """Return a page of the active branch, first message first, and the keys around it.
 
     A key is a number of messages of the branch: the page starts after `after` of them, or
-    ends before the `before`-th; the keys returned are where the next page starts (None: the
-    branch ends here) and where the page before ends (None: this page starts the branch).
+    ends before the `before`-th (given both: the last `limit` between them). The keys returned
+    are where the next page starts (None: the branch ends here) and where the page before
+    ends (None: this page starts the branch).
     """
     with db.read() as s:
         _owned(s.get(ChatSession, session_id), user_id, "session")
         ids = tree.shown_ids(s.connection(), session_id)
         if before is not None:
             end = min(before, len(ids))
-            start = max(0, end - limit)
+            start = max(min(after or 0, end), end - limit)
         else:
             start = min(after or 0, len(ids))
             end = min(start + limit, len(ids))

@@ -141,13 +141,17 @@ def test_a_short_session_is_shown_whole(client: Any, user: tuple[int, str], db: 
     assert detail["earlier_cursor"] is None and detail["message_count"] == 3
 
 
-def test_cursor_and_before_together_are_422(client: Any, user: tuple[int, str]) -> None:
+def test_cursor_and_before_together_name_the_messages_between(
+    client: Any, user: tuple[int, str], db: Database
+) -> None:
     sid = new_session(client, user[1])
-    response = client.get(
-        f"/api/sessions/{sid}/messages?cursor=1&before=2", headers=bearer(user[1])
-    )
-    assert response.status_code == 422
-    assert "before" in response.get_json()["error"]["details"]
+    ids = store_branch(db, sid, chat(10))
+    path = f"/api/sessions/{sid}/messages"
+    page = client.get(f"{path}?cursor=2&before=8&limit=4", headers=bearer(user[1])).get_json()
+    assert [m["id"] for m in page["messages"]] == ids[4:8]
+    assert page["earlier_cursor"] == "4" and page["next_cursor"] == "8"
+    page = client.get(f"{path}?cursor=6&before=3", headers=bearer(user[1])).get_json()
+    assert page["messages"] == [] and page["earlier_cursor"] == "3"
 
 
 # Streamed exports
