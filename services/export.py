@@ -87,8 +87,8 @@ def _json_head(head: dict[str, Any]) -> bytes:
 
 def _json_batch(db: Database, session_id: str, ids: list[str], first: bool) -> bytes:
     messages = branch_messages(db, session_id, ids)
-    items = (json.dumps(m, ensure_ascii=False, indent=2) for m in messages)
-    text = ",".join("\n    " + item.replace("\n", "\n    ") for item in items)
+    # One message a line: json's C encoder, which an indent would turn off.
+    text = ",".join("\n    " + json.dumps(m, ensure_ascii=False) for m in messages)
     return (text if first else "," + text).encode()
 
 

@@ -192,7 +192,7 @@ def test_an_export_of_10000_messages_keeps_memory_flat(
 ) -> None:
     path = f"/api/sessions/{big_session}/export?format={fmt}"
     peak, head, tail = peak_while_reading(client, path, bearer(user[1]))
-    # The files are 4.9 MB (md) and 9.2 MB (json). Built whole, the export peaked at 34 and
+    # The files are 4.9 MB (md) and 7.9 MB (json). Built whole, the export peaked at 34 and
     # 57 MB; read in batches of 200 messages it peaks near 2.5 MB.
     assert peak < 8_000_000, peak
     if fmt == "md":
