@@ -18,6 +18,7 @@ from models.db import Database
 from routes import register_blueprints
 from routes.errors import register_error_handlers
 from services.pricing import price_table
+from services.search import SearchBudget, SearchGate
 from services.token_watch import TokenWatcher
 from streaming.hosting import Hosted
 from telemetry import access, audit, tracing
@@ -40,6 +41,13 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     app.extensions["prices"] = price_table(app.config.get("MODEL_PRICES"))
     engine = app.extensions["engine"] = build_engine(app.config, db)
     app.extensions["turns"] = engine.service
+    app.extensions["session_limits"] = engine.deps.turns.sessions
+    app.extensions["search_gate"] = SearchGate(
+        app.config["SEARCH_USER_CONCURRENCY"],
+        app.config["SEARCH_CONCURRENCY"],
+        timings.search_retry_after,
+        SearchBudget(timings.search_budget, app.config["SEARCH_MAX_SESSIONS"]),
+    )
     # Ends open streams whose token is revoked or expires; it polls through the engine's loop.
     app.extensions["token_watcher"] = TokenWatcher(db, timings.token_poll, engine.deps.store.call)
     # A host starts the engine before it serves, so orphaned turns resume with no request;

@@ -91,6 +91,10 @@ class Timings:
     busy_retry_after: float = 5.0
     outage_retry_after: float = 5.0
     restart_retry_after: float = 1.0
+    # A search answers what it found within `search_budget` (a partial page and a cursor
+    # past that); one refused because too many run is told to retry after `search_retry_after`.
+    search_budget: float = 0.5
+    search_retry_after: float = 1.0
 
     def scaled(self, factor: float) -> Timings:
         """Return every constant multiplied by `factor`."""
@@ -114,6 +118,7 @@ TIMING_ENV = {
     "header_timeout": "HEADER_TIMEOUT",
     "approval_ttl": "APPROVAL_TTL",
     "body_timeout": "BODY_TIMEOUT",
+    "search_budget": "SEARCH_BUDGET_SECONDS",
 }
 
 
@@ -198,6 +203,16 @@ def load_settings(instance_path: str) -> dict[str, Any]:
         "CORS_ORIGINS": _list("CORS_ORIGINS"),
         "RATE_LIMIT": os.environ.get("RATE_LIMIT", "60/minute"),
         "RATE_LIMIT_STORAGE_URL": os.environ.get("RATE_LIMIT_STORAGE_URL") or None,
+        # New sessions per user: a rate, and a cap on those kept (0: unlimited).
+        "SESSION_RATE_LIMIT": os.environ.get("SESSION_RATE_LIMIT", "60/minute"),
+        "USER_MAX_SESSIONS": _int("USER_MAX_SESSIONS", 10_000),
+        # Search: sessions one request may scan, and searches at once per user and per process
+        # (well below the 16 http threads, so searches never hold them all).
+        "SEARCH_MAX_SESSIONS": _int("SEARCH_MAX_SESSIONS", 10_000),
+        "SEARCH_USER_CONCURRENCY": _int("SEARCH_USER_CONCURRENCY", 2),
+        "SEARCH_CONCURRENCY": _int("SEARCH_CONCURRENCY", 4),
+        # The newest messages `GET /api/sessions/<id>` shows; earlier ones are paged.
+        "SESSION_MESSAGES": _int("SESSION_MESSAGES", 100),
         "METRICS_TOKEN": os.environ.get("METRICS_TOKEN") or None,
         "AUDIT_LOG": os.environ.get("AUDIT_LOG") or "stderr",
         "TRACING": tracing_enabled_by_env(),

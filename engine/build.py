@@ -13,6 +13,7 @@ from engine.lifecycle import Engine
 from engine.limits import Limits, UserLimits
 from engine.ratelimit import RateLimiter, storage_url
 from engine.runtime import Runtime
+from engine.session_limits import session_limits
 from engine.store.durable import Store
 from engine.store.messages import MessageStore
 from engine.store.turns import TurnStore
@@ -44,7 +45,12 @@ def build_engine(config: dict[str, Any], db: Database) -> Engine:
     )
     rate = RateLimiter(config.get("RATE_LIMIT", "off"), storage_url(config))
     user_limits = UserLimits(db, limits, rate=rate)
-    turns = TurnStore(db, user_limits.admission)
+    sessions = session_limits(
+        config.get("SESSION_RATE_LIMIT", "off"),
+        storage_url(config),
+        config.get("USER_MAX_SESSIONS", 0),
+    )
+    turns = TurnStore(db, user_limits.admission, sessions)
 
     async def confirm(turn_id: str, lease: int) -> bool:
         return await store.durable(turns.holds, turn_id, lease)

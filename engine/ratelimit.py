@@ -31,11 +31,17 @@ NAMESPACE = "turns"
 
 
 class RateLimiter:
-    """One app's limits: `spec` like `60/minute` or `5/second;60/minute` (`off` for none)."""
+    """One app's limits: `spec` like `60/minute` or `5/second;60/minute` (`off` for none).
 
-    def __init__(self, spec: str, storage_url: str) -> None:
+    `namespace` keeps the counts of one kind of action (turn starts, new sessions) apart;
+    `noun` names it in a refusal.
+    """
+
+    def __init__(
+        self, spec: str, storage_url: str, namespace: str = NAMESPACE, noun: str = "turns"
+    ) -> None:
         self.items: list[RateLimitItem] = [] if spec.strip().lower() in OFF else parse_many(spec)
-        self.storage_url = storage_url
+        self.storage_url, self.namespace, self.noun = storage_url, namespace, noun
         self.strategy = MovingWindowRateLimiter(storage_from_string(storage_url))
 
     def test(self, key: str) -> None:
@@ -49,9 +55,9 @@ class RateLimiter:
     def _check(self, key: str, take: Callable[[RateLimitItem, str, str], bool]) -> None:
         for item in self.items:
             try:
-                if take(item, NAMESPACE, key):
+                if take(item, self.namespace, key):
                     continue
-                reset = self.strategy.get_window_stats(item, NAMESPACE, key).reset_time
+                reset = self.strategy.get_window_stats(item, self.namespace, key).reset_time
             except Exception:
                 self._outage()
                 return
@@ -60,7 +66,7 @@ class RateLimiter:
     def clear(self, key: str) -> None:
         """Forget every count of `key` (tests, an operator's reset)."""
         for item in self.items:
-            self.strategy.clear(item, NAMESPACE, key)
+            self.strategy.clear(item, self.namespace, key)
 
     def _outage(self) -> None:
         # A rate-limit store outage must not take the API down with it.
@@ -71,7 +77,7 @@ class RateLimiter:
         RATE_LIMITED.inc()
         raise LimitExceeded(
             "rate_limited",
-            f"Too many turns: the limit is {_describe(item)} per user. Retry in {wait} s.",
+            f"Too many {self.noun}: the limit is {_describe(item)} per user. Retry in {wait} s.",
             wait,
             {"limit": item.amount, "window_seconds": item.get_expiry()},
         )

@@ -48,6 +48,8 @@ class ChatSession(Base):
     """A conversation owned by one user."""
 
     __tablename__ = "chat_sessions"
+    # A user's sessions newest first, by keyset: the list and search walk it.
+    __table_args__ = (Index("ix_chat_sessions_user_created", "user_id", "created_at", "id"),)
 
     id: Mapped[str] = mapped_column(String(32), primary_key=True, default=lambda: new_id("ses"))
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)

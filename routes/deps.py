@@ -8,9 +8,11 @@ from flask import current_app
 
 if TYPE_CHECKING:
     from engine.lifecycle import Engine
+    from engine.session_limits import SessionLimits
     from engine.turns.service import TurnService
     from models.db import Database
     from services.pricing import Prices
+    from services.search import SearchGate
     from services.token_watch import TokenGuard
 
 
@@ -37,3 +39,13 @@ def get_token_guard(token_id: int | None) -> TokenGuard | None:
 def get_prices() -> Prices:
     """Return the price table: defaults with the app's MODEL_PRICES over them."""
     return current_app.extensions["prices"]
+
+
+def get_session_limits() -> SessionLimits | None:
+    """Return the limits on a user's new sessions (None: unlimited)."""
+    return current_app.extensions["session_limits"]
+
+
+def get_search_gate() -> SearchGate:
+    """Return what bounds the searches running at once, per user and in this process."""
+    return current_app.extensions["search_gate"]

@@ -1,8 +1,9 @@
 """Keyset pagination cursors: the last item's sort key, written so any well-formed one is valid.
 
 A sessions cursor is `<created_at in microseconds since the epoch>.<session id>`, a messages
-cursor is the last message's position; a page starts right after that key whether or not the
-item still exists, so a client never gets an error for a cursor it was given.
+cursor a number of messages of the active branch (the page starts after that many, or with
+`before` ends before them); a page starts right after that key whether or not the item still
+exists, so a client never gets an error for a cursor it was given.
 """
 
 from __future__ import annotations
@@ -47,7 +48,20 @@ SessionPageQuery = _page_query(
     "the last session's time and id",
     {"q": search_field()},
 )
-MessagePageQuery = _page_query("MessagePageQuery", MESSAGE_CURSOR, "the last message's position")
+MessagePageQuery = _page_query(
+    "MessagePageQuery",
+    MESSAGE_CURSOR,
+    "the last message's position",
+    {
+        "before": fields.String(
+            validate=validate.Regexp(MESSAGE_CURSOR),
+            metadata={
+                "description": "`earlier_cursor` of a page or of the session: the page ends "
+                "just before it (and, with `cursor` too, starts no earlier than that)."
+            },
+        )
+    },
+)
 
 
 def session_cursor(key: list[Any]) -> str:

@@ -69,6 +69,13 @@ class SessionPage(Schema):
 
     sessions = fields.List(fields.Nested(ListedSession), required=True)
     next_cursor = fields.String(required=True, allow_none=True)
+    partial = fields.Boolean(
+        required=True,
+        metadata={
+            "description": "A search stopped at its time or work budget: the page may hold "
+            "fewer sessions than `limit` (even none); ask again from `next_cursor`."
+        },
+    )
 
 
 class Message(Open):
@@ -93,17 +100,37 @@ class Message(Open):
     )
 
 
+def _earlier() -> fields.String:
+    return fields.String(
+        required=True,
+        allow_none=True,
+        metadata={
+            "description": "`before` of the page of messages just before these "
+            "(`GET /api/sessions/<id>/messages?before=`); null when these start the branch."
+        },
+    )
+
+
 class MessagePage(Schema):
     """One page of a session's messages, oldest first."""
 
     messages = fields.List(fields.Nested(Message), required=True)
     next_cursor = fields.String(required=True, allow_none=True)
+    earlier_cursor = _earlier()
 
 
 class SessionDetail(Session):
-    """A session with its messages, running turn, usage and cost."""
+    """A session with its newest messages, running turn, usage and cost."""
 
-    messages = fields.List(fields.Nested(Message), required=True)
+    messages = fields.List(
+        fields.Nested(Message),
+        required=True,
+        metadata={"description": "The newest messages of the active branch (SESSION_MESSAGES)."},
+    )
+    earlier_cursor = _earlier()
+    message_count = fields.Integer(
+        required=True, metadata={"description": "Messages of the active branch in all."}
+    )
     running_turn_id = fields.String(required=True, allow_none=True)
     active_leaf_id = fields.String(required=True, allow_none=True)
     # By name: they live in routes/approval_responses.py.

@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
-from flask import Response, g
+from flask import Response, current_app, g, request
 
 from routes.api import BEARER, Blueprint
 from routes.auth import login_required
-from routes.deps import get_db, get_prices, get_turns
+from routes.deps import (
+    get_db,
+    get_engine,
+    get_prices,
+    get_search_gate,
+    get_session_limits,
+    get_turns,
+)
 from routes.paging import MessagePageQuery, SessionPageQuery, session_cursor, session_key
 from routes.responses import (
     NEW_SESSION_LINKS,
@@ -20,6 +28,7 @@ from routes.responses import (
 )
 from routes.schemas import ActiveLeafRequest, ExportQuery, SessionRename, SessionRequest
 from services import export, search, sessions
+from streaming.hosting import STREAM_HOOK, BodyFactory
 
 bp = Blueprint("sessions", __name__, description="Chat sessions.")
 
@@ -28,25 +37,31 @@ bp = Blueprint("sessions", __name__, description="Chat sessions.")
 @login_required
 @bp.arguments(SessionRequest, description="Optional: an empty body is a session with no title.")
 @bp.alt_response(201, schema=Session, success=True, description="The new session.")
+@bp.alt_response(409, schema=ErrorResponse, description="`too_many_sessions`: USER_MAX_SESSIONS.")
+@bp.alt_response(429, schema=ErrorResponse, description="`rate_limited`: SESSION_RATE_LIMIT.")
 @bp.doc(security=BEARER, responses={201: {"links": NEW_SESSION_LINKS}})
 def create(body: dict[str, Any]) -> tuple[dict[str, Any], int]:
     """Create a session."""
-    return sessions.create_session(get_db(), g.user_id, body["title"]), 201
+    return sessions.create_session(get_db(), g.user_id, body["title"], get_session_limits()), 201
 
 
 @bp.get("/sessions")
 @login_required
 @bp.arguments(SessionPageQuery, location="query", as_kwargs=True)
 @bp.alt_response(200, schema=SessionPage, success=True, description="Newest first.")
+@bp.alt_response(429, schema=ErrorResponse, description="Too many searches run at once.")
 @bp.doc(security=BEARER)
 def index(limit: int, cursor: str | None = None, q: str | None = None) -> dict[str, Any]:
     """List the caller's sessions, newest first, a page at a time; with `q`, those matching."""
     after = session_key(cursor) if cursor else None
-    if q is not None:
-        rows, key = search.search_sessions(get_db(), g.user_id, q, limit, after)
-    else:
+    if q is None:
         rows, key = sessions.list_sessions(get_db(), g.user_id, limit, after)
-    return {"sessions": rows, "next_cursor": key and session_cursor(key)}
+        return {"sessions": rows, "next_cursor": key and session_cursor(key), "partial": False}
+    gate = get_search_gate()
+    with gate.enter(g.user_id):
+        found = search.search_sessions(get_db(), g.user_id, q, limit, after, gate.budget)
+    cursor = found.next_key and session_cursor(found.next_key)
+    return {"sessions": found.sessions, "next_cursor": cursor, "partial": found.partial}
 
 
 @bp.get("/sessions/<session_id>")
@@ -54,8 +69,9 @@ def index(limit: int, cursor: str | None = None, q: str | None = None) -> dict[s
 @bp.alt_response(200, schema=SessionDetail, success=True, description="The session.")
 @bp.doc(security=BEARER)
 def show(session_id: str) -> dict[str, Any]:
-    """Show a session with all its messages, usage and cost."""
-    return sessions.get_session(get_db(), g.user_id, session_id, get_prices())
+    """Show a session with its newest messages (`earlier_cursor` pages the rest), usage and
+    cost."""
+    return sessions.get_session(get_db(), g.user_id, session_id, get_prices(), newest())
 
 
 @bp.patch("/sessions/<session_id>")
@@ -85,17 +101,17 @@ def rename(body: dict[str, Any], session_id: str) -> dict[str, Any]:
     },
 )
 def export_chat(session_id: str, format: str) -> Response:
-    """Download a session (its messages as stored) as Markdown or JSON."""
-    session = sessions.get_session(get_db(), g.user_id, session_id, get_prices())
-    body = export.export_markdown(session) if format == "md" else export.export_json(session)
-    name = export.filename(session, format)
+    """Download a session (its active branch as stored) as Markdown or JSON, streamed."""
+    head, ids = sessions.session_head(get_db(), g.user_id, session_id, get_prices())
+    parts = export.parts(get_db(), head, ids, format)
     return Response(
-        body,
+        _streamed(export.body(parts, get_engine().deps.store.call)),
         content_type=export.FORMATS[format],
         headers={
-            "Content-Disposition": f'attachment; filename="{name}"',
+            "Content-Disposition": f'attachment; filename="{export.filename(head, format)}"',
             "Cache-Control": "no-store",
         },
+        direct_passthrough=True,
     )
 
 
@@ -104,11 +120,17 @@ def export_chat(session_id: str, format: str) -> Response:
 @bp.arguments(MessagePageQuery, location="query", as_kwargs=True)
 @bp.alt_response(200, schema=MessagePage, success=True, description="Oldest first.")
 @bp.doc(security=BEARER)
-def messages(session_id: str, limit: int, cursor: str | None = None) -> dict[str, Any]:
-    """List a session's messages, oldest first, a page at a time."""
-    after = int(cursor) if cursor else None
-    rows, key = sessions.list_messages(get_db(), g.user_id, session_id, limit, after)
-    return {"messages": rows, "next_cursor": None if key is None else str(key)}
+def messages(
+    session_id: str, limit: int, cursor: str | None = None, before: str | None = None
+) -> dict[str, Any]:
+    """List a session's messages, oldest first, a page at a time (forwards, or `before`)."""
+    after, end = (int(cursor) if cursor else None), (int(before) if before else None)
+    rows, key, earlier = sessions.list_messages(get_db(), g.user_id, session_id, limit, after, end)
+    return {
+        "messages": rows,
+        "next_cursor": None if key is None else str(key),
+        "earlier_cursor": None if earlier is None else str(earlier),
+    }
 
 
 @bp.put("/sessions/<session_id>/active_leaf")
@@ -120,7 +142,7 @@ def messages(session_id: str, limit: int, cursor: str | None = None) -> dict[str
 def switch(body: dict[str, Any], session_id: str) -> dict[str, Any]:
     """Show another branch: the one through `message_id` (to its newest end)."""
     sessions.switch_branch(get_db(), g.user_id, session_id, body["message_id"])
-    return sessions.get_session(get_db(), g.user_id, session_id, get_prices())
+    return sessions.get_session(get_db(), g.user_id, session_id, get_prices(), newest())
 
 
 @bp.delete("/sessions/<session_id>")
@@ -136,3 +158,14 @@ def destroy(session_id: str) -> tuple[str, int]:
         turns.wait(running, timeout=turns.timings.stale_after)  # a few heartbeats at most
     sessions.delete_session(get_db(), g.user_id, session_id)
     return "", 204
+
+
+def newest() -> int:
+    """How many of a session's newest messages its detail shows (SESSION_MESSAGES)."""
+    return int(current_app.config["SESSION_MESSAGES"])
+
+
+def _streamed(body: BodyFactory) -> Iterable[bytes]:
+    """A body the host streams from its loop, else one the engine's loop runs."""
+    hook = request.environ.get(STREAM_HOOK)
+    return hook(body) if hook is not None else get_engine().runtime.iterate(body)

@@ -10,7 +10,7 @@ from marshmallow import EXCLUDE, Schema, ValidationError, fields, post_load, val
 from engine.errors import Refused
 from routes.api import BEARER, Blueprint
 from routes.auth import login_required
-from routes.deps import get_db, get_token_guard, get_turns
+from routes.deps import get_db, get_session_limits, get_token_guard, get_turns
 from routes.errors import APIError
 from routes.responses import TURN_HEADERS, UI_SSE, UICancelAccepted, UIChatMessages
 from routes.schemas import IF_BUSY, WS, check_message_size, storable
@@ -152,7 +152,9 @@ def chat(body: dict[str, Any]) -> Response:
         turn_id, message_id = decide(ask), ask.message_id  # decisions ask the limits
     else:
         get_turns().admit(g.user_id)  # before the chat's row is made: a refusal writes nothing
-        session_id = session_id or ui_chats.chat_session(get_db(), g.user_id, body["id"], True)
+        session_id = session_id or ui_chats.chat_session(
+            get_db(), g.user_id, body["id"], True, get_session_limits()
+        )
         turn_id = get_turns().start(g.user_id, session_id, ask).turn_id
         message_id = None
     # The follow-up's client holds its decisions: they are not sent back (ai 6 cannot read them).

@@ -9,20 +9,28 @@ from sqlalchemy import and_, delete, or_, select
 from sqlalchemy.orm import Session
 
 from engine.errors import NotFoundError, TurnConflict
+from engine.session_limits import SessionLimits
 from engine.store import approvals, tree
 from models import ChatSession, Message, Turn
 from models.base import iso
 from models.chat import MESSAGE_QUEUED, TURN_QUEUED, TURN_RUNNING
 from models.db import Database
+from models.searchable import search_title
 from services.pricing import Prices, summarize
 
 
-def create_session(db: Database, user_id: int, title: str | None = None) -> dict[str, Any]:
-    """Create an empty session."""
+def create_session(
+    db: Database, user_id: int, title: str | None = None, limits: SessionLimits | None = None
+) -> dict[str, Any]:
+    """Create an empty session, within the user's `limits` (refused: nothing is written)."""
     with db.transaction() as s:
-        session = ChatSession(user_id=user_id, title=title)
+        if limits is not None:
+            limits.check(s.connection(), user_id)
+        session = ChatSession(user_id=user_id, title=title, search_title=search_title(title))
         s.add(session)
         s.flush()
+        if limits is not None:
+            limits.count(user_id)
         return session_dict(session)
 
 
@@ -51,40 +59,90 @@ def list_sessions(
 
 
 def list_messages(
-    db: Database, user_id: int, session_id: str, limit: int = 50, after: int | None = None
-) -> tuple[list[dict[str, Any]], int | None]:
-    """Return a page of the active branch, first message first, and the next page's key.
+    db: Database,
+    user_id: int,
+    session_id: str,
+    limit: int = 50,
+    after: int | None = None,
+    before: int | None = None,
+) -> tuple[list[dict[str, Any]], int | None, int | None]:
+    """Return a page of the active branch, first message first, and the keys around it.
 
-    The key is the number of messages of the branch before the next page.
+    A key is a number of messages of the branch: the page starts after `after` of them, or
+    ends before the `before`-th (given both: the last `limit` between them). The keys returned
+    are where the next page starts (None: the branch ends here) and where the page before
+    ends (None: this page starts the branch).
     """
-    start = 0 if after is None else after
     with db.read() as s:
         _owned(s.get(ChatSession, session_id), user_id, "session")
-        page = _branch(s, session_id)
-        return page[start : start + limit], start + limit if len(page) > start + limit else None
+        ids = tree.shown_ids(s.connection(), session_id)
+        if before is not None:
+            end = min(before, len(ids))
+            start = max(min(after or 0, end), end - limit)
+        else:
+            start = min(after or 0, len(ids))
+            end = min(start + limit, len(ids))
+        page = _messages(s, session_id, ids[start:end])
+    return page, end if end < len(ids) else None, start or None
 
 
 def get_session(
-    db: Database, user_id: int, session_id: str, prices: Prices | None = None
+    db: Database,
+    user_id: int,
+    session_id: str,
+    prices: Prices | None = None,
+    newest: int = 100,
 ) -> dict[str, Any]:
-    """Return a session with its active branch, queued messages, pending approvals and
-    running turn, or raise NotFound; with `prices`, also its token totals and `cost`.
+    """Return a session with the newest `newest` messages of its active branch, queued
+    messages, pending approvals and running turn, or raise NotFound; with `prices`, also
+    its token totals and `cost` (over every message of every branch).
+
+    `earlier_cursor` is the key of the messages before those shown (None: none), for
+    `list_messages(before=...)`.
     """
     with db.read() as s:
         session = _owned(s.get(ChatSession, session_id), user_id, "session")
         out = session_dict(session)
-        out["messages"] = _branch(s, session_id)
-        out["active_leaf_id"] = session.active_leaf_id
-        out["running_turn_id"] = _running(s, user_id, session_id)
-        out["queued"] = _queued(s, session_id)
-        out["approvals"] = approvals.pending(s.connection(), session_id)
-        spent = s.execute(
-            select(Message.model, Message.usage).where(Message.session_id == session_id)
-        ).all()
-    if prices is not None:
-        # Every branch was paid for: the cost counts them all.
-        out.update(summarize(((model, usage) for model, usage in spent), prices))
+        ids = tree.shown_ids(s.connection(), session_id)
+        start = max(0, len(ids) - newest)
+        out["messages"] = _messages(s, session_id, ids[start:])
+        out["earlier_cursor"] = str(start) if start else None
+        out["message_count"] = len(ids)
+        out.update(_state(s, user_id, session))
+        if prices is not None:
+            out.update(spent(s, session_id, prices))
     return out
+
+
+def session_head(
+    db: Database, user_id: int, session_id: str, prices: Prices | None = None
+) -> tuple[dict[str, Any], list[str]]:
+    """A session without its messages (as `get_session` shows it otherwise) and the ids of
+    its active branch's shown messages, for reading them in batches; or raise NotFound."""
+    with db.read() as s:
+        session = _owned(s.get(ChatSession, session_id), user_id, "session")
+        out = session_dict(session)
+        out.update(_state(s, user_id, session))
+        if prices is not None:
+            out.update(spent(s, session_id, prices))
+        return out, tree.shown_ids(s.connection(), session_id)
+
+
+def branch_messages(db: Database, session_id: str, ids: list[str]) -> list[dict[str, Any]]:
+    """The messages `ids` of a session (a slice of `session_head`'s ids), in that order."""
+    with db.read() as s:
+        return _messages(s, session_id, ids)
+
+
+def spent(s: Session, session_id: str, prices: Prices) -> dict[str, Any]:
+    """The token totals and cost of every message of the session, read in batches."""
+    # Every branch was paid for: the cost counts them all.
+    rows = s.execute(
+        select(Message.model, Message.usage)
+        .where(Message.session_id == session_id)
+        .execution_options(yield_per=500)
+    )
+    return summarize(((model, usage) for model, usage in rows), prices)
 
 
 def switch_branch(db: Database, user_id: int, session_id: str, message_id: str) -> str:
@@ -113,7 +171,7 @@ def rename_session(db: Database, user_id: int, session_id: str, title: str) -> d
     """Give a session a new title; return the session."""
     with db.transaction() as s:
         session = _owned(s.get(ChatSession, session_id), user_id, "session")
-        session.title = title
+        session.title, session.search_title = title, search_title(title)
         s.flush()
         return session_dict(session)
 
@@ -171,14 +229,22 @@ def running_turn(db: Database, user_id: int, session_id: str) -> str | None:
         return _running(s, user_id, session_id)
 
 
-def _branch(s: Session, session_id: str) -> list[dict[str, Any]]:
-    """The active branch's messages, each with its siblings' ids."""
-    conn = s.connection()
-    ids = tree.path_ids(conn, session_id)
+def _messages(s: Session, session_id: str, ids: list[str]) -> list[dict[str, Any]]:
+    """The messages `ids`, in that order, each with its siblings' ids."""
     rows = {m.id: m for m in s.scalars(select(Message).where(Message.id.in_(ids)))}
-    shown = [rows[i] for i in ids if rows[i].status in tree.SHOWN]
-    versions = tree.siblings(conn, session_id, [m.id for m in shown])
+    shown = [rows[i] for i in ids if i in rows]
+    versions = tree.siblings(s.connection(), session_id, [m.id for m in shown])
     return [message_dict(m, versions[m.id]) for m in shown]
+
+
+def _state(s: Session, user_id: int, session: ChatSession) -> dict[str, Any]:
+    """What a session holds besides its messages: its leaf, running turn, queue, approvals."""
+    return {
+        "active_leaf_id": session.active_leaf_id,
+        "running_turn_id": _running(s, user_id, session.id),
+        "queued": _queued(s, session.id),
+        "approvals": approvals.pending(s.connection(), session.id),
+    }
 
 
 def _queued(s: Session, session_id: str) -> list[dict[str, Any]]:

@@ -12,6 +12,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from engine.errors import NotFoundError
+from engine.session_limits import SessionLimits
 from engine.store import tree
 from models import ChatSession, Message, ToolRun, Turn, UIChat, new_id
 from models.chat import TURN_RUNNING
@@ -23,8 +24,15 @@ RESUME_MESSAGE_HEADER = "X-Resume-Message-Id"
 RESUME_STEPS_HEADER = "X-Resume-Steps"
 
 
-def chat_session(db: Database, user_id: int, chat_id: str, create: bool = False) -> str | None:
-    """Return the session of the user's chat `chat_id`; with `create`, make one if missing."""
+def chat_session(
+    db: Database,
+    user_id: int,
+    chat_id: str,
+    create: bool = False,
+    limits: SessionLimits | None = None,
+) -> str | None:
+    """Return the session of the user's chat `chat_id`; with `create`, make one if missing
+    (within the user's `limits`: refused, nothing is written)."""
     with db.read() as s:
         found = _lookup(s, user_id, chat_id)
     if found is not None or not create:
@@ -32,10 +40,14 @@ def chat_session(db: Database, user_id: int, chat_id: str, create: bool = False)
     session_id = new_id("ses")
     try:
         with db.transaction() as s:
+            if limits is not None:
+                limits.check(s.connection(), user_id)
             s.execute(insert(ChatSession).values(id=session_id, user_id=user_id))
             s.execute(
                 insert(UIChat).values(user_id=user_id, chat_id=chat_id, session_id=session_id)
             )
+            if limits is not None:
+                limits.count(user_id)
     except IntegrityError:
         # Another request created this chat first: use its session.
         with db.read() as s:

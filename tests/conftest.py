@@ -17,6 +17,7 @@ from models.migrate import upgrade
 # inherit this environment); the limit's own tests set it explicitly.
 os.environ.setdefault("USER_MAX_CONCURRENT_TURNS", "1000")
 os.environ.setdefault("RATE_LIMIT", "off")
+os.environ.setdefault("SESSION_RATE_LIMIT", "off")
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 TRANSCRIPTS = SHARED / "transcripts"

@@ -17,8 +17,16 @@ from sqlalchemy.orm import Session
 from engine.store import tree
 from engine.store.fence import HELD, Lease, held_params, hold
 from models import Message, ToolRun, utcnow
-from models.chat import DECLINED, TOOL_APPROVED, TOOL_AWAITING, TOOL_DONE, TOOL_RUNNING
+from models.chat import (
+    DECLINED,
+    MESSAGE_FINISHED,
+    TOOL_APPROVED,
+    TOOL_AWAITING,
+    TOOL_DONE,
+    TOOL_RUNNING,
+)
 from models.db import Database
+from models.searchable import search_text
 from streaming.history import repair_history
 
 M, R = Message.__table__.c, ToolRun.__table__.c
@@ -178,6 +186,8 @@ class MessageStore:
         """Add a message at the end of the active branch (once, however often called)."""
         row = {"id": message_id, "session_id": lease.session_id, "turn_id": lease.turn_id}
         row.update(role=role, content=content, status=status, **fields)
+        if status in MESSAGE_FINISHED:
+            row["search_text"] = search_text(content)
         with self.db.begin() as conn:
             # Locked before the position (max + 1) is read, as a start locks it: a message
             # queued on the session meanwhile must not get the same position.
@@ -192,7 +202,13 @@ class MessageStore:
                 tree.set_leaf(conn, lease.session_id, message_id)
 
     def update_message(self, lease: Lease, message_id: str, **fields: Any) -> None:
-        """Overwrite some columns of one of the turn's messages."""
+        """Overwrite some columns of one of the turn's messages.
+
+        A message's text becomes searchable as it ends (a finished `status` with its
+        `content`), not at each block: the work stays once per message.
+        """
+        if fields.get("status") in MESSAGE_FINISHED and "content" in fields:
+            fields["search_text"] = search_text(fields["content"])
         with self.db.begin() as conn:
             params = {"_id": message_id, **held_params(lease), **fields}
             if not conn.execute(_UPDATE, params).rowcount:

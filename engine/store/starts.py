@@ -23,6 +23,7 @@ from engine.store.messages import NEXT_POSITION
 from engine.store.records import Runnable, insert_turn
 from models import Message, Turn, TurnEvents, new_id, utcnow
 from models.chat import MESSAGE_FINISHED, MESSAGE_QUEUED, TURN_QUEUED, TURN_RUNNING
+from models.searchable import search_text
 from streaming import protocol as P
 from streaming.protocol import encode_event
 
@@ -119,6 +120,7 @@ def start(
                 "role": "user",
                 "status": MESSAGE_QUEUED,
                 "content": [{"type": "text", "text": ask.text}],
+                "search_text": search_text(ask.text),
                 "_session": session_id,
             },
         )

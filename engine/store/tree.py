@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Connection, Row, bindparam, literal, select, update
+from sqlalchemy import Connection, Row, bindparam, literal, or_, select, update
 
 from models import ChatSession, Message
 from models.chat import MESSAGE_FINISHED
@@ -45,6 +45,7 @@ def _path_statement(*columns: Any) -> Any:
 # Built once: the model's view is read at every turn's start.
 _CONVERSATION = _path_statement(M.id, M.role, M.content, M.status, M.stop_reason)
 _PATH_IDS = _path_statement(M.id)
+_PATH_SHOWN = _path_statement(M.id, M.status)
 
 
 def conversation(conn: Connection, session_id: str) -> list[dict[str, Any]]:
@@ -119,11 +120,25 @@ def asks(content: Sequence[dict[str, Any]] | None) -> bool:
     return any(block.get("type") != "tool_result" for block in content or ())
 
 
+def shown_ids(conn: Connection, session_id: str) -> list[str]:
+    """The ids of the active branch's rows shown to people, first message first."""
+    return [r.id for r in conn.execute(_PATH_SHOWN, {"_session": session_id}) if r.status in SHOWN]
+
+
 def siblings(conn: Connection, session_id: str, ids: Sequence[str]) -> dict[str, list[str]]:
-    """For each message of `ids`, the shown messages sharing its parent and role, oldest first."""
+    """For each message of `ids`, the shown messages sharing its parent and role, oldest first.
+
+    Only the rows under the parents of `ids` are read, so a page costs the same in any session.
+    """
+    if not ids:
+        return {}
+    parents = set(conn.scalars(select(M.parent_id).where(M.id.in_(ids))))
+    near = [M.parent_id.in_([p for p in parents if p is not None])]
+    if None in parents:
+        near.append(M.parent_id.is_(None))
     rows = conn.execute(
         select(M.id, M.parent_id, M.role)
-        .where(M.session_id == session_id, M.status.in_(SHOWN))
+        .where(M.session_id == session_id, M.status.in_(SHOWN), or_(*near))
         .order_by(M.position)
     ).all()
     groups: dict[tuple[str | None, str], list[str]] = {}

@@ -12,6 +12,7 @@ from sqlalchemy.exc import IntegrityError
 from engine.errors import LeaseLost, NotFoundError, TurnConflict
 from engine.events.log import last_seq
 from engine.limits import RUNNING, Admission
+from engine.session_limits import SessionLimits
 from engine.store import approvals, starts
 from engine.store.fence import Lease, db_now
 from engine.store.records import NewTurn, Runnable
@@ -19,6 +20,7 @@ from engine.store.starts import Ask, Placed
 from models import ChatSession, Message, Turn, TurnEvents, Worker, new_id, utcnow
 from models.chat import MESSAGE_FINISHED, TURN_AWAITING, TURN_RUNNING
 from models.db import Database
+from models.searchable import search_title
 
 __all__ = ["Ask", "NewTurn", "Placed", "Runnable", "TurnState", "TurnStore"]
 
@@ -52,8 +54,13 @@ class TurnState:
 class TurnStore:
     """Every write of a turn row, each in its own short transaction."""
 
-    def __init__(self, db: Database, admission: Admission | None = None) -> None:
-        self.db = db
+    def __init__(
+        self,
+        db: Database,
+        admission: Admission | None = None,
+        sessions: SessionLimits | None = None,
+    ) -> None:
+        self.db, self.sessions = db, sessions
         # The per-user limits every start, promotion and continuation asks (engine/limits.py).
         self.admission = admission or Admission()
 
@@ -85,11 +92,20 @@ class TurnStore:
             with self.db.begin() as conn:
                 # The user first: concurrent starts cannot both take the last place.
                 refusal = self.admission.check(conn, user_id)
+                created = session_id is None
                 if session_id is None:
+                    if self.sessions is not None:
+                        self.sessions.check(conn, user_id)
                     session_id = new_id("ses")
                     title = (ask.text or "")[:80] or None
                     conn.execute(
-                        _NEW_SESSION, {"id": session_id, "user_id": user_id, "title": title}
+                        _NEW_SESSION,
+                        {
+                            "id": session_id,
+                            "user_id": user_id,
+                            "title": title,
+                            "search_title": search_title(title),
+                        },
                     )
                 else:
                     # Locked: a start, a queued turn's promotion and a decision serialize.
@@ -97,7 +113,15 @@ class TurnStore:
                     if row is None or row.user_id != user_id:
                         raise NotFoundError("session", session_id)
                     if row.title is None and ask.text:
-                        conn.execute(_TITLE, {"_session": session_id, "title": ask.text[:80]})
+                        title = ask.text[:80]
+                        conn.execute(
+                            _TITLE,
+                            {
+                                "_session": session_id,
+                                "title": title,
+                                "search_title": search_title(title),
+                            },
+                        )
                 placed, question = starts.start(
                     conn, user_id, session_id, turn_id, ask, worker_id, max_queued, traceparent
                 )
@@ -108,6 +132,8 @@ class TurnStore:
                     raise refusal
                 if last_check is not None:
                     last_check()  # after every other refusal, so none of them uses it up
+                if created and self.sessions is not None:
+                    self.sessions.count(user_id)
         except IntegrityError as err:
             raise TurnConflict(session_id or "") from err
         new = NewTurn(turn_id, session_id, question, traceparent=traceparent)

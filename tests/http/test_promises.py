@@ -192,7 +192,7 @@ def walk_pages(live: LiveServer) -> None:
         response = live.get(path, params={"cursor": wrong})
         assert response.status_code == 422 and "cursor" in response.json()["error"]["details"]
     gone = live.get("/api/sessions", params={"cursor": "1.ses_gone"}).json()
-    assert gone == {"sessions": [], "next_cursor": None}  # before every session: an empty page
+    assert gone == {"sessions": [], "next_cursor": None, "partial": False}  # an empty page
 
 
 def test_json_must_be_utf_8(live: LiveServer) -> None:

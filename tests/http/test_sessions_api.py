@@ -11,6 +11,7 @@ import pytest
 from models import ChatSession, Message, new_id
 from models.db import Database
 from models.migrate import upgrade
+from models.searchable import search_text
 from tests.backends import fresh_postgres
 from tests.conftest import make_user
 
@@ -42,6 +43,7 @@ def add_messages(db: Database, session_id: str, *messages: tuple[str, list[Any]]
                 role=role,
                 content=content,
                 parent_id=parent,
+                search_text=search_text(content),
             )
             s.add(row)
             parent = row.id

@@ -185,7 +185,11 @@ def test_users_only_see_their_own_sessions_and_turns(live: LiveServer) -> None:
         response = live.http.request(method, path, headers=bob)
         assert response.status_code == 404, (method, path)
         assert response.json()["error"]["code"] == "not_found"
-    assert live.get("/api/sessions", headers=bob).json() == {"sessions": [], "next_cursor": None}
+    assert live.get("/api/sessions", headers=bob).json() == {
+        "sessions": [],
+        "next_cursor": None,
+        "partial": False,
+    }
     response = live.post(
         f"/api/sessions/{turn['session_id']}/turns", json={"message": "x"}, headers=bob
     )

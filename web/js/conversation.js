@@ -6,7 +6,7 @@
 import { api } from './rest.js';
 import { Approvals } from './approvals.js';
 import { decorate, showBranch } from './branches.js';
-import { storedTurns } from './history.js';
+import { storedTurns, withEarlier } from './history.js';
 import { advance, attach, detach, follow, stop } from './live.js';
 import { enqueue } from './queue.js';
 import { send } from './sending.js';
@@ -52,9 +52,12 @@ export class Conversation {
     this.model = localStorage.getItem(MODEL_KEY);
     this.loads = 0;
     this.pinned = true;
+    this.shown = null; // the session as last drawn: its messages and `earlier_cursor`
+    this.loadingEarlier = false;
     ui.scroller.addEventListener('scroll', () => {
       const { scrollTop, scrollHeight, clientHeight } = ui.scroller;
       this.pinned = scrollHeight - scrollTop - clientHeight < 80;
+      if (scrollTop < 80) this.loadEarlier();
     });
   }
 
@@ -165,6 +168,7 @@ export class Conversation {
     detach(this);
     this.loads += 1;
     this.sessionId = null;
+    this.shown = null;
     localStorage.removeItem(SESSION_KEY);
     this.forget();
     this.ui.title.textContent = 'New chat';
@@ -183,9 +187,10 @@ export class Conversation {
 
   /**
    * Draw a chat from storage (or from `given`, a session detail just fetched) and re-attach
-   * to its running turn and queued messages; `keepScroll` leaves the reader where they were.
+   * to its running turn and queued messages; `keepScroll` leaves the reader where they were
+   * (`fromBottom`: that far from the end, when messages were added above).
    */
-  async open(id, given = null, keepScroll = false) {
+  async open(id, given = null, keepScroll = false, fromBottom = null) {
     detach(this);
     this.remember(id);
     const load = ++this.loads;
@@ -200,6 +205,7 @@ export class Conversation {
     }
     if (load !== this.loads) return; // another chat was opened meanwhile
     const scrolled = this.ui.scroller.scrollTop;
+    this.shown = session;
     this.forget();
     this.ui.empty.hidden = true;
     this.setTitle(session.title);
@@ -232,9 +238,29 @@ export class Conversation {
       const shown = last;
       api.getTurn(shown.turnId).then((t) => load === this.loads && shown.outcome(t), () => {});
     }
-    if (keepScroll) this.ui.scroller.scrollTop = scrolled;
+    if (keepScroll) {
+      const { scroller } = this.ui;
+      scroller.scrollTop = fromBottom === null ? scrolled : scroller.scrollHeight - fromBottom;
+    }
     this.followScroll();
     this.renderStatus();
+  }
+
+  /** Draw the messages before those shown (the reader reached the top), keeping their place. */
+  async loadEarlier() {
+    const shown = this.shown;
+    if (!shown?.earlier_cursor || this.running || this.loadingEarlier) return;
+    this.loadingEarlier = true;
+    try {
+      const page = await api.earlierMessages(shown.id, shown.earlier_cursor);
+      if (this.shown !== shown) return; // another chat was opened, or this one redrawn
+      const { scrollHeight, scrollTop } = this.ui.scroller;
+      await this.open(shown.id, withEarlier(shown, page), true, scrollHeight - scrollTop);
+    } catch (err) {
+      this.onError(err);
+    } finally {
+      this.loadingEarlier = false;
+    }
   }
 
   /** Send a question (see sending.js); `body` and `replacing` for an edit or regenerate. */

@@ -1,5 +1,10 @@
 // A stored session as turns of synthetic events, so a reload renders through the very same
-// code as a live stream.
+// code as a live stream. A session comes with its newest messages; earlier pages join it here.
+
+/** `session` with `page` (the messages before its first, from its `earlier_cursor`) in front. */
+export function withEarlier(session, page) {
+  return { ...session, messages: [...page.messages, ...session.messages], earlier_cursor: page.earlier_cursor };
+}
 
 /**
  * Group a session's stored messages into turns: `{ turnId, userText, events: [[type, data]],

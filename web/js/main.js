@@ -7,7 +7,7 @@ import { Conversation } from './conversation.js';
 import { copyFrom, listenForCodeCopies } from './copy.js';
 import { listenForLinks, toast } from './dialogs.js';
 import { el } from './dom.js';
-import { SessionList } from './sessions.js';
+import { SessionList, searchAll } from './sessions.js';
 import { SourcesPanel } from './sources.js';
 import { initTheme } from './theme.js';
 import { EXAMPLES, errorText } from './words.js';
@@ -120,8 +120,10 @@ async function showList() {
   }
   const mine = ++searches;
   try {
-    const found = await api.searchSessions(query);
-    if (mine === searches) list.renderResults(found, chat.sessionId, query);
+    await searchAll((cursor) => api.searchSessions(query, cursor), {
+      current: () => mine === searches,
+      onFound: (found, more) => list.renderResults(found, chat.sessionId, query, more),
+    });
   } catch (err) {
     if (mine === searches) notify(err);
   }

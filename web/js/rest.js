@@ -100,8 +100,15 @@ export function sourcePath(source) {
 export const api = {
   /** Every session, newest first: the API gives them a page of at most 100 at a time. */
   listSessions: () => allSessions(),
-  /** Sessions whose title or messages hold `q`, each with its `match`. */
-  searchSessions: (q) => allSessions(`&q=${encodeURIComponent(q)}`),
+  /**
+   * One page of the sessions whose title or messages hold `q`, each with its `match`, from
+   * `cursor` on: `{ sessions, next_cursor, partial }` (see searchAll in sessions.js).
+   */
+  searchSessions: (q, cursor = null) =>
+    request('GET', `/api/sessions?limit=100&q=${encodeURIComponent(q)}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`),
+  /** The page of a session's messages just before `before` (an `earlier_cursor`). */
+  earlierMessages: (id, before) =>
+    request('GET', `/api/sessions/${path(id)}/messages?limit=100&before=${encodeURIComponent(before)}`),
   renameSession: (id, title) => request('PATCH', `/api/sessions/${path(id)}`, { title }),
   /** The chat as a file: `{ blob, name }` from the server's Content-Disposition. */
   exportSession: async (id, format) => {

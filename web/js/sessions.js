@@ -46,10 +46,12 @@ export class SessionList {
     this.root.replaceChildren(el('li', { class: 'none', text }));
   }
 
-  /** Draw search results for `query`: each with the words around the match. */
-  renderResults(sessions, currentId, query) {
+  /** Draw search results for `query`: each with the words around the match; `more` while
+   * older chats are still being searched. */
+  renderResults(sessions, currentId, query, more = false) {
     const items = sessions.map((session) => this.item(session, currentId, query));
-    if (!items.length) items.push(el('li', { class: 'none', text: `No chats mention “${query}”.` }));
+    if (more) items.push(el('li', { class: 'none', text: 'Searching older chats…' }));
+    else if (!items.length) items.push(el('li', { class: 'none', text: `No chats mention “${query}”.` }));
     this.root.replaceChildren(...items);
   }
 
@@ -82,6 +84,34 @@ export class SessionList {
       }),
     );
   }
+}
+
+/**
+ * Every result of a search, page after page, from `fetchPage(cursor)`. A page the server cut
+ * at its time budget (`partial`, maybe empty) is followed by the next; a 429 (too many
+ * searches at once) is asked again after its Retry-After. `onFound(found, more)` after each
+ * page; stops at the end, at `max` results, or as soon as `current()` is false.
+ */
+export async function searchAll(fetchPage, { current, onFound, max = 500 }) {
+  const found = [];
+  let cursor = null;
+  while (current()) {
+    let page;
+    try {
+      page = await fetchPage(cursor);
+    } catch (err) {
+      if (err.status !== 429) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 1000 * (err.details?.retry_after || 1)));
+      continue;
+    }
+    if (!current()) break;
+    found.push(...page.sessions);
+    cursor = page.next_cursor;
+    const more = Boolean(cursor) && found.length < max;
+    onFound(found, more);
+    if (!more) break;
+  }
+  return found;
 }
 
 function slug(name) {
