@@ -105,8 +105,12 @@ def test_an_interrupting_message_runs_before_the_messages_already_queued(
     b = chat.send({"message": "Question B"})
     now = chat.send({"message": "Stop: show my accounts.", "if_busy": "interrupt"})
     assert now["status"] == "queued" and now["interrupted_turn_id"] == first["turn_id"]
-    waiting = [q["turn_id"] for q in chat.session()["queued"]]
-    assert waiting == [now["turn_id"], a["turn_id"], b["turn_id"]], "it runs next"
+    session = chat.session()
+    waiting = [q["turn_id"] for q in session["queued"]]
+    if session["running_turn_id"] == now["turn_id"]:  # the first turn stopped already
+        assert waiting == [a["turn_id"], b["turn_id"]], "it ran next"
+    else:
+        assert waiting == [now["turn_id"], a["turn_id"], b["turn_id"]], "it runs next"
     assert chat.events(first["turn_id"])[-1][2]["status"] == "cancelled"
     for turn in (now, a, b):
         assert chat.events(turn["turn_id"])[-1][2]["status"] == "completed"
