@@ -37,8 +37,17 @@ def compose_answer(intent: Intent, results: Results) -> str:
     return plain(compose_cited(intent, results))
 
 
+# How a call of a write tool reads when the user (or time, or a new message) said no: the
+# result is an error for the model, but the answer says what the user decided.
+NOT_TAKEN = ("The user declined", "Nobody approved", "The user sent a new message instead")
+SAID, UNLESS = "The user said: ", " Do not take it"
+
+
 def compose_cited(intent: Intent, results: Results) -> Answer:
     """Return the answer, its sentences stating figures citing the results they come from."""
+    refused = not_taken(results)
+    if refused is not None:
+        return refused
     errors = [
         f"- {name}: {md_text(r['error'])}"
         for name, _, r in results
@@ -52,3 +61,18 @@ def compose_cited(intent: Intent, results: Results) -> Answer:
             return english_only(intent.language)
         return HONEST.get(intent.kind, NOT_UNDERSTOOD)
     return writer(intent, results)
+
+
+def not_taken(results: Results) -> str | None:
+    """What the answer says when a change the model asked for was not approved."""
+    for name, _, result in results:
+        error = str(result.get("error", "")) if isinstance(result, dict) else ""
+        if name in ("set_budget", "categorize_transaction") and error.startswith(NOT_TAKEN):
+            said = error.split(SAID, 1)[1].split(UNLESS, 1)[0] if SAID in error else ""
+            reason = f" You said: “{md_text(said)}”." if said else ""
+            if error.startswith("The user declined"):
+                return f"Understood: I did not make that change.{reason}"
+            if error.startswith("Nobody approved"):
+                return "Nobody approved that change in time, so I did not make it."
+            return "You moved on before approving that change, so I did not make it."
+    return None

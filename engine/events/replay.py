@@ -73,19 +73,24 @@ def tool_result_events(
 ) -> list[tuple[str, dict[str, Any]]]:
     """Return the `tool_result` events of a stored tool results message (but `skip`)."""
     return [
-        (
-            P.TOOL_RESULT,
-            {
-                "message_id": msg.id,
-                "tool_use_id": b["tool_use_id"],
-                "name": names.get(b["tool_use_id"]),
-                "is_error": bool(b.get("is_error")),
-                "content": b.get("content"),
-            },
-        )
+        (P.TOOL_RESULT, tool_result(msg.id, b, names.get(b["tool_use_id"])))
         for b in msg.content
         if b.get("type") == "tool_result" and b["tool_use_id"] not in skip
     ]
+
+
+def tool_result(message_id: str, block: dict[str, Any], name: str | None) -> dict[str, Any]:
+    """The `tool_result` event of one stored block (live, replayed or caught up alike)."""
+    data = {
+        "message_id": message_id,
+        "tool_use_id": block["tool_use_id"],
+        "name": name,
+        "is_error": bool(block.get("is_error")),
+        "content": block.get("content"),
+    }
+    if "declined" in block:
+        data["declined"] = block["declined"]
+    return data
 
 
 def message_events(msg: Message) -> list[tuple[str, dict[str, Any]]]:

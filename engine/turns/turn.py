@@ -22,6 +22,7 @@ from engine.errors import (
     TurnCancelled,
     TurnFailed,
 )
+from engine.events.replay import tool_result
 from engine.store.fence import Lease
 from engine.store.records import NewTurn, Runnable
 from engine.turns import ending, resume
@@ -300,16 +301,7 @@ class Turn:
             deps.messages.add_message, self.lease, message_id, "user", blocks, "complete"
         )
         for run, block in zip(runs, blocks, strict=True):
-            result = {
-                "message_id": message_id,
-                "tool_use_id": run.tool_use_id,
-                "name": run.name,
-                "is_error": run.is_error,
-                "content": block["content"],
-            }
-            if "declined" in block:
-                result["declined"] = block["declined"]  # what people read, not the content
-            self.outbox.emit(P.TOOL_RESULT, result)
+            self.outbox.emit(P.TOOL_RESULT, tool_result(message_id, block, run.name))
         return {"role": "user", "content": blocks, "id": message_id}
 
 

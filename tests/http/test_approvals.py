@@ -11,7 +11,9 @@ import pytest
 from sqlalchemy import select, update
 
 from demo_data.finance import seed_finance
-from models import Budget, Category, ToolRun, utcnow
+from engine.events.replay import tool_result_events
+from models import Budget, Category, Message, ToolRun, utcnow
+from tests.helpers import text_of
 from tests.http.conftest import LiveServer
 from tests.http.control import Chat
 
@@ -134,6 +136,14 @@ def test_a_declined_action_is_not_taken_and_the_model_reads_why(seeded: LiveServ
     assert [a["approval"] for a in listed] == ["declined"]
     export = seeded.get(f"/api/sessions/{chat.sid}/export?format=md").text
     assert "**Declined**: too much" in export and "Tool error" not in export
+    # The answer says what the user decided; the instruction meant for the model stays out.
+    said = text_of(events)
+    assert "I did not make that change" in said and "too much" in said
+    assert "Do not take it" not in said and "Do not take it" not in export
+    # A turn rebuilt from its rows (a takeover, a lost archive) shows the decision too.
+    with seeded.app.extensions["db"].read() as s:
+        row = s.get(Message, result["message_id"])
+        assert tool_result_events(row, {})[0][1]["declined"] == {"reason": "too much"}
 
 
 def test_a_new_message_declines_what_waits(seeded: LiveServer) -> None:
