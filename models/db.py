@@ -26,6 +26,14 @@ def is_outage(err: BaseException) -> bool:
     return isinstance(err, OUTAGE_ERRORS)
 
 
+def is_bad_value(err: BaseException) -> bool:
+    """True if `err` is the database (or its driver) refusing a value a statement carried: a
+    NUL in a PostgreSQL string, a number out of range, text that is not valid Unicode."""
+    if isinstance(err, exc.DataError):
+        return True
+    return isinstance(err, UnicodeEncodeError) and err.reason == "surrogates not allowed"
+
+
 class Database:
     """One engine per app; `transaction()` yields a session committed on exit.
 

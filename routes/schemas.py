@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -38,6 +40,54 @@ def storable(value: str) -> None:
         value.encode("utf-8")
     except UnicodeEncodeError as err:
         raise ValidationError("Must be valid Unicode (no lone surrogates).") from err
+
+
+def unstorable_fields(data: Mapping[str, Any], names: Iterable[str]) -> dict[str, list[str]]:
+    """The fields of `data` among `names` holding text no database can store anywhere inside
+    them (strings, list items, object keys and values), each with the reason and where."""
+    problems = {}
+    for name in names:
+        if name in data and (problem := _first_unstorable(name, data[name])):
+            problems[name] = [problem]
+    return problems
+
+
+def _first_unstorable(name: str, value: Any) -> str | None:
+    """Why some text in the field `name` cannot be stored, and where; None if all of it can."""
+    # A stack, not recursion: a body may nest as deep as the JSON parser allows.
+    stack: list[tuple[str, Any]] = [(name, value)]
+    while stack:
+        where, value = stack.pop()
+        texts: list[Any] = [value]
+        children: list[tuple[str, Any]] = []
+        if isinstance(value, dict):
+            # Keys are checked before their values: a path in the answer holds no bad text.
+            texts = list(value)
+            children = [(f"{where}.{key}", item) for key, item in value.items()]
+        elif isinstance(value, list):
+            children = [(f"{where}[{i}]", item) for i, item in enumerate(value)]
+        for text in texts:
+            try:
+                if isinstance(text, str):
+                    storable(text)
+            except ValidationError as err:
+                return f"{err.messages[0]}" + ("" if where == name else f" (in {where})")
+        stack += children
+    return None
+
+
+# One line of plain text: no C0 or C1 control character (nor DEL), no line or paragraph
+# separator, no bidi embedding, override or isolate (they reorder the text shown after them).
+NOT_ONE_LINE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def one_line(value: str) -> None:
+    """Reject a title or name that is not one line of plain text."""
+    if found := NOT_ONE_LINE.search(value):
+        raise ValidationError(
+            f"Must be one line of plain text: U+{ord(found.group()):04X} is a control, "
+            "line-separator or bidi formatting character."
+        )
 
 
 MESSAGE_ID = [validate.Length(min=1, max=64), validate.Regexp(NO_NUL), storable]
@@ -151,7 +201,7 @@ class SessionRequest(Schema):
 
     title = fields.String(
         load_default=None,
-        validate=[validate.Length(max=200), validate.Regexp(NO_NUL), storable],
+        validate=[validate.Length(max=200), validate.Regexp(NO_NUL), storable, one_line],
     )
 
 
@@ -164,6 +214,7 @@ class SessionRename(Schema):
             validate.Length(min=1, max=200),
             validate.Regexp(NON_BLANK, error="The title must not be blank (nor contain NUL)."),
             storable,
+            one_line,
         ],
         metadata={"description": "The new title, 1 to 200 characters, not only whitespace."},
     )
@@ -225,7 +276,9 @@ MAX_TOKEN_LIFETIME = timedelta(days=3650)
 class TokenRequest(Schema):
     """Body of POST /api/tokens: a name and, optionally, when the token expires."""
 
-    name = fields.String(required=True, validate=[validate.Length(min=1, max=100), storable])
+    name = fields.String(
+        required=True, validate=[validate.Length(min=1, max=100), storable, one_line]
+    )
     expires_in = fields.Integer(
         strict=True, validate=validate.Range(min=60, max=int(MAX_TOKEN_LIFETIME.total_seconds()))
     )
