@@ -35,7 +35,7 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     logging.basicConfig(level=os.environ.get("LOG_LEVEL", "INFO"))
     logging.getLogger("httpx2").setLevel(logging.WARNING)
 
-    db = Database(app.config["DATABASE_URL"], timings.store_connect, timings.store_busy)
+    db = Database(app.config["DATABASE_URL"], timings)
     app.extensions["db"] = db
     app.extensions["prices"] = price_table(app.config.get("MODEL_PRICES"))
     engine = app.extensions["engine"] = build_engine(app.config, db)
