@@ -76,18 +76,28 @@ def _first_unstorable(name: str, value: Any) -> str | None:
     return None
 
 
-# One line of plain text: no C0 or C1 control character (nor DEL), no line or paragraph
-# separator, no bidi embedding, override or isolate (they reorder the text shown after them).
-NOT_ONE_LINE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+# What one line of plain text never holds: a C0 or C1 control character (nor DEL), a line or
+# paragraph separator, a bidi embedding, override or isolate (they reorder the text after them).
+NOT_PLAIN = r"\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069"
+# The whitespace of WS that one line of plain text may hold.
+SPACES = r" \u00a0\u1680\u2000-\u200a\u202f\u205f\u3000\ufeff"
 
 
-def one_line(value: str) -> None:
-    """Reject a title or name that is not one line of plain text."""
-    if found := NOT_ONE_LINE.search(value):
-        raise ValidationError(
-            f"Must be one line of plain text: U+{ord(found.group()):04X} is a control, "
-            "line-separator or bidi formatting character."
-        )
+class OneLine(validate.Regexp):
+    """A title or a name: one line of plain text, not blank unless `blank`. A Regexp, so the
+    OpenAPI document carries its pattern; its error names the character refused."""
+
+    def __init__(self, *, blank: bool, error: str = "Must not be blank.") -> None:
+        some = rf"[{SPACES}]*[^{WS}{NOT_PLAIN}]" if not blank else ""
+        super().__init__(rf"\A{some}[^{NOT_PLAIN}]*\Z", error=error)
+
+    def __call__(self, value: str) -> str:
+        if found := re.search(f"[{NOT_PLAIN}]", value):
+            raise ValidationError(
+                f"Must be one line of plain text: U+{ord(found.group()):04X} is a control, "
+                "line-separator or bidi formatting character."
+            )
+        return super().__call__(value)
 
 
 MESSAGE_ID = [validate.Length(min=1, max=64), validate.Regexp(NO_NUL), storable]
@@ -201,7 +211,7 @@ class SessionRequest(Schema):
 
     title = fields.String(
         load_default=None,
-        validate=[validate.Length(max=200), validate.Regexp(NO_NUL), storable, one_line],
+        validate=[validate.Length(max=200), OneLine(blank=True), storable],
     )
 
 
@@ -212,9 +222,8 @@ class SessionRename(Schema):
         required=True,
         validate=[
             validate.Length(min=1, max=200),
-            validate.Regexp(NON_BLANK, error="The title must not be blank (nor contain NUL)."),
+            OneLine(blank=False, error="The title must not be blank."),
             storable,
-            one_line,
         ],
         metadata={"description": "The new title, 1 to 200 characters, not only whitespace."},
     )
@@ -277,7 +286,7 @@ class TokenRequest(Schema):
     """Body of POST /api/tokens: a name and, optionally, when the token expires."""
 
     name = fields.String(
-        required=True, validate=[validate.Length(min=1, max=100), storable, one_line]
+        required=True, validate=[validate.Length(min=1, max=100), OneLine(blank=True), storable]
     )
     expires_in = fields.Integer(
         strict=True, validate=validate.Range(min=60, max=int(MAX_TOKEN_LIFETIME.total_seconds()))
