@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from flask import Flask
+from flask import Flask, Response, request
 from flask_cors import CORS
 
 from cli import register_cli
@@ -36,7 +36,7 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     logging.basicConfig(level=os.environ.get("LOG_LEVEL", "INFO"))
     logging.getLogger("httpx2").setLevel(logging.WARNING)
 
-    db = Database(app.config["DATABASE_URL"], timings.store_connect, timings.store_busy)
+    db = Database(app.config["DATABASE_URL"], timings)
     app.extensions["db"] = db
     app.extensions["prices"] = price_table(app.config.get("MODEL_PRICES"))
     engine = app.extensions["engine"] = build_engine(app.config, db)
@@ -69,15 +69,26 @@ def _allow_origins(app: Flask, origins: list[str]) -> None:
     """Let web apps on `origins` call the API and read event streams (none by default)."""
     if not origins:
         return
+    # Every method an API route answers, so a new one is allowed cross-origin with its route.
+    methods = {m for r in app.url_map.iter_rules() if r.rule.startswith("/api/") for m in r.methods}
     CORS(
         app,
         resources={r"/api/*": {"origins": origins}},
         allow_headers=["Authorization", "Content-Type", "Last-Event-ID"],
         expose_headers=["X-Session-Id", "X-Turn-Id"],
-        methods=["GET", "POST", "DELETE", "OPTIONS"],
+        methods=sorted(methods - {"HEAD"}),
         max_age=600,
         supports_credentials=False,
+        always_send=False,  # CORS headers only for a request that names its Origin
     )
+
+    @app.after_request
+    def _vary_by_origin(response: Response) -> Response:
+        # An API answer depends on the Origin asked from (allowed, refused, or none): a cache
+        # must not hand one origin's answer to another.
+        if request.path.startswith("/api/"):
+            response.vary.add("Origin")
+        return response
 
 
 def hosted(config: dict[str, Any] | None = None) -> Hosted:

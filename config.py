@@ -50,12 +50,21 @@ class Timings:
     forget_workers: float = 3600.0
     drain: float = 20.0
     # The store (database): an outage is waited out this long before a turn fails, retrying
-    # with backoff; connections give up after `store_connect`; SQLite waits for its lock.
+    # with backoff. No wait for the database is without end (models/deadlines.py): a connect
+    # gives up after `store_connect`, a wait for a pooled connection after `store_checkout`;
+    # PostgreSQL cancels a statement after `store_statement` and a lock wait after
+    # `store_lock` (SQLite's writers wait as long for the write lock); the client gives up on
+    # an answer after `store_answer` (a server that accepts and never answers); TCP
+    # keepalives probe an idle connection after `store_keepalive`.
     store_outage: float = 120.0
     store_backoff_base: float = 0.05
     store_backoff_cap: float = 2.0
     store_connect: float = 5.0
-    store_busy: float = 30.0
+    store_checkout: float = 5.0
+    store_statement: float = 4.0
+    store_lock: float = 3.0
+    store_answer: float = 5.0
+    store_keepalive: float = 5.0
     # The event log: Redis retries, its writer's coalescing, its followers' blocking reads;
     # how long finished logs stay in memory and streams in Redis.
     log_backoff_base: float = 0.05

@@ -3,16 +3,22 @@
 from __future__ import annotations
 
 import contextlib
+import sqlite3
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
+from typing import Any
 
 from sqlalchemy import Connection, Engine, create_engine, event, exc
 from sqlalchemy.orm import Session, sessionmaker
 
+from config import Timings
+from models import deadlines
+
 # What an unreachable or unwritable database raises (refused or dropped connections, a full
-# disk, a read-only or locked file, an exhausted pool): a statement that failed so changed
-# nothing, and may succeed once the database is back.
+# disk, a read-only or locked file, an exhausted pool, a deadline of models/deadlines.py, a
+# statement or lock timeout): a statement that failed so changed nothing, and may succeed
+# once the database is back.
 OUTAGE_ERRORS = (
     exc.OperationalError,
     exc.InterfaceError,
@@ -26,6 +32,14 @@ def is_outage(err: BaseException) -> bool:
     return isinstance(err, OUTAGE_ERRORS)
 
 
+def is_bad_value(err: BaseException) -> bool:
+    """True if `err` is the database (or its driver) refusing a value a statement carried: a
+    NUL in a PostgreSQL string, a number out of range, text that is not valid Unicode."""
+    if isinstance(err, exc.DataError):
+        return True
+    return isinstance(err, UnicodeEncodeError) and err.reason == "surrogates not allowed"
+
+
 class Database:
     """One engine per app; `transaction()` yields a session committed on exit.
 
@@ -33,12 +47,17 @@ class Database:
     once skip the ORM's per-call work (about a quarter of the CPU of a short write).
     """
 
-    def __init__(self, url: str, connect_timeout: float = 5.0, busy_timeout: float = 30.0) -> None:
+    def __init__(self, url: str, timings: Timings | None = None) -> None:
+        timings = timings or Timings()
         self.url = url
-        self.engine = make_engine(url, connect_timeout, busy_timeout)
+        self.engine = make_engine(url, timings)
         # SQLite takes one writer at a time; others wait in its busy handler, which sleeps
         # in growing steps (up to 100 ms). Queue this process's writers on a lock instead.
-        self._writers = threading.Lock() if url.startswith("sqlite") else contextlib.nullcontext()
+        self._writers: AbstractContextManager[Any] = (
+            WriterQueue(timings.store_lock)
+            if url.startswith("sqlite")
+            else contextlib.nullcontext()
+        )
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
         self._read_engine = self.engine.execution_options(read_only=True)
         self._readers = sessionmaker(self._read_engine, expire_on_commit=False)
@@ -72,16 +91,44 @@ class Database:
         self.engine.dispose()
 
 
-def make_engine(url: str, connect_timeout: float = 5.0, busy_timeout: float = 30.0) -> Engine:
-    """Create an engine; SQLite gets WAL, a busy timeout and enforced foreign keys."""
+class WriterQueue:
+    """This process's SQLite writers, one at a time; each waits at most `patience` seconds
+    for its turn, then fails as an outage (503 for a request; the engine retries)."""
+
+    def __init__(self, patience: float) -> None:
+        self.patience = patience
+        self._lock = threading.Lock()
+
+    def __enter__(self) -> None:
+        if not self._lock.acquire(timeout=self.patience):
+            raise exc.TimeoutError(f"the database stayed locked for {self.patience:g} s")
+
+    def __exit__(self, *_: object) -> None:
+        self._lock.release()
+
+
+def make_engine(url: str, timings: Timings | None = None) -> Engine:
+    """Create an engine whose every wait is bounded (see models/deadlines.py); SQLite gets
+    WAL, a busy timeout and enforced foreign keys."""
+    timings = timings or Timings()
+    # A request or a statement of the engine waits this long for a pooled connection.
+    pool = {"pool_size": 10, "max_overflow": 20, "pool_timeout": timings.store_checkout}
     if not url.startswith("sqlite"):
-        # A server that drops packets instead of refusing would hold a connect for minutes.
-        connect = {"connect_timeout": max(1, round(connect_timeout))}
-        return create_engine(
-            url, pool_pre_ping=True, pool_size=10, max_overflow=20, connect_args=connect
+        engine = create_engine(
+            url, pool_pre_ping=True, connect_args=deadlines.connect_args(timings), **pool
         )
+        if engine.dialect.driver == "psycopg":
+            answering = deadlines.answering_connection(timings)
+
+            @event.listens_for(engine, "do_connect")
+            def _connect(_dialect, _record, cargs, cparams):  # type: ignore[no-untyped-def]
+                return answering.connect(*cargs, **cparams)
+
+        return engine
+    # Waiting for another process's write lock: as long as for this process's writers.
+    busy_timeout = timings.store_lock
     connect_args = {"check_same_thread": False, "timeout": busy_timeout}
-    engine = create_engine(url, connect_args=connect_args)
+    engine = create_engine(url, connect_args=connect_args, **pool)
 
     @event.listens_for(engine, "connect")
     def _pragmas(dbapi_conn, _record) -> None:  # type: ignore[no-untyped-def]
@@ -101,6 +148,11 @@ def make_engine(url: str, connect_timeout: float = 5.0, busy_timeout: float = 30
         read_only = conn.get_execution_options().get("read_only", False)
         # Straight to the driver: SQLAlchemy's execution path around a bare BEGIN cost more
         # than the statements of most transactions.
-        conn.connection.driver_connection.execute("BEGIN" if read_only else "BEGIN IMMEDIATE")
+        begin = "BEGIN" if read_only else "BEGIN IMMEDIATE"
+        try:
+            conn.connection.driver_connection.execute(begin)
+        except sqlite3.OperationalError as err:
+            # Locked past the busy timeout, or unwritable: an outage, as SQLAlchemy wraps it.
+            raise exc.OperationalError(begin, None, err) from err
 
     return engine

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Mapping
 from typing import Any
 
 import flask_smorest
@@ -12,11 +14,9 @@ from webargs.flaskparser import FlaskParser
 
 from routes.errors import APIError
 from routes.responses import ErrorResponse
+from routes.schemas import unstorable_fields
 from tools.jsonschema import extend
 
-# The docs page loads Swagger UI from the project's own copy (web/vendor, pinned): /docs works
-# without internet.
-SWAGGER_UI = "/web/vendor/swagger-ui/"
 BEARER = [{"bearer": []}]
 
 DESCRIPTION = """The chat backend's HTTP API.
@@ -25,8 +25,16 @@ Every error, 4xx or 5xx (including those of the HTTP server itself: 400, 408, 41
 has one shape: `{"error": {"code": "...", "message": "...", "details": {...}}}`. Input that
 fails validation (body, query or header) is 422 `validation_error` with per-field messages in
 `details`; malformed JSON is 400 `invalid_json`; a non-JSON body or a charset other than UTF-8
-is 415. Lists are paginated by cursor: pass `next_cursor` back as `cursor` until it is null.
+is 415. Text no database can store (a NUL character or a lone surrogate, in any body, query or
+header field) is 422 `validation_error` naming the field; an id in a path that no record can
+have (one holding a control character or a lone surrogate, or over 128 characters) is 404
+`not_found`. Lists are paginated by cursor: pass `next_cursor` back as `cursor` until it is
+null.
 """
+# The longest id a path may hold: AI SDK chat ids are the longest (128); ours are shorter.
+MAX_PATH_ID = 128
+# What no id has: control characters (C0, DEL, C1) and lone surrogates.
+NOT_IN_IDS = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
 
 OPENAPI_CONFIG: dict[str, Any] = {
     "API_TITLE": "Chat backend",
@@ -34,8 +42,7 @@ OPENAPI_CONFIG: dict[str, Any] = {
     "OPENAPI_VERSION": "3.1.0",
     "OPENAPI_URL_PREFIX": "/",
     "OPENAPI_JSON_PATH": "openapi.json",
-    "OPENAPI_SWAGGER_UI_PATH": "docs",
-    "OPENAPI_SWAGGER_UI_URL": SWAGGER_UI,
+    # /docs is routes/web.py's page, under its policy.
     "API_SPEC_OPTIONS": {"info": {"description": DESCRIPTION}},
 }
 
@@ -69,7 +76,27 @@ class JSONParser(FlaskParser):
                 "The request body must be a JSON object.",
                 {"_schema": ["Expected a JSON object."]},
             )
+        refuse_unstorable(body, schema)
         return body
+
+    def load_querystring(self, req: Request, schema: Schema) -> Any:
+        """The query string, once no parameter holds text no database can store."""
+        refuse_unstorable({name: req.args.getlist(name) for name in req.args}, schema)
+        return super().load_querystring(req, schema)
+
+    def load_headers(self, req: Request, schema: Schema) -> Any:
+        """The headers, once none the schema reads holds text no database can store."""
+        refuse_unstorable(req.headers, schema)
+        return super().load_headers(req, schema)
+
+
+def refuse_unstorable(data: Mapping[str, Any], schema: Schema) -> None:
+    """422 naming each field of `schema` whose text (anywhere inside it) no database can store:
+    one check for every request schema, before any view or database sees the value."""
+    names = [field.data_key or name for name, field in schema.load_fields.items()]
+    problems = unstorable_fields(data, names)
+    if problems:
+        raise APIError(422, "validation_error", "The request is invalid.", problems)
 
 
 class Blueprint(flask_smorest.Blueprint):
@@ -116,6 +143,19 @@ def refuse_unknown_query(app: Flask) -> None:
             raise APIError(
                 422, "validation_error", "The request is invalid.", dict(sorted(problems.items()))
             )
+
+
+def refuse_impossible_ids(app: Flask, blueprints: set[str]) -> None:
+    """404 for an id in the path of a route of `blueprints` that no record can have, before the
+    view or the database sees it (PostgreSQL refuses a NUL in any string it compares)."""
+
+    @app.url_value_preprocessor
+    def _possible_ids(_endpoint: str | None, values: dict[str, Any] | None) -> None:
+        if request.blueprint not in blueprints:
+            return
+        for value in (values or {}).values():
+            if isinstance(value, str) and (len(value) > MAX_PATH_ID or NOT_IN_IDS.search(value)):
+                raise APIError(404, "not_found", "No such resource.")
 
 
 def init_api(app: Flask) -> Api:

@@ -18,7 +18,7 @@ from engine.errors import (
     StorageUnavailable,
     TurnConflict,
 )
-from models.db import OUTAGE_ERRORS
+from models.db import OUTAGE_ERRORS, is_bad_value
 from streaming.protocol import error_body
 from telemetry import audit
 from telemetry.metrics import LIMIT_REFUSALS
@@ -117,5 +117,11 @@ def register_error_handlers(app: Flask) -> None:
 
     @app.errorhandler(Exception)
     def _unexpected(err: Exception) -> tuple[Response, int]:
+        if is_bad_value(err):
+            # Input validation let through a value the database refuses: the request's fault.
+            log.warning("the database refused a value: %s", type(err).__name__)
+            return error_response(
+                422, "invalid_value", "A value in the request cannot be stored; nothing changed."
+            )
         log.exception("unhandled error")
         return error_response(500, "internal_error", "Something went wrong on our side.")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -38,6 +40,64 @@ def storable(value: str) -> None:
         value.encode("utf-8")
     except UnicodeEncodeError as err:
         raise ValidationError("Must be valid Unicode (no lone surrogates).") from err
+
+
+def unstorable_fields(data: Mapping[str, Any], names: Iterable[str]) -> dict[str, list[str]]:
+    """The fields of `data` among `names` holding text no database can store anywhere inside
+    them (strings, list items, object keys and values), each with the reason and where."""
+    problems = {}
+    for name in names:
+        if name in data and (problem := _first_unstorable(name, data[name])):
+            problems[name] = [problem]
+    return problems
+
+
+def _first_unstorable(name: str, value: Any) -> str | None:
+    """Why some text in the field `name` cannot be stored, and where; None if all of it can."""
+    # A stack, not recursion: a body may nest as deep as the JSON parser allows.
+    stack: list[tuple[str, Any]] = [(name, value)]
+    while stack:
+        where, value = stack.pop()
+        texts: list[Any] = [value]
+        children: list[tuple[str, Any]] = []
+        if isinstance(value, dict):
+            # Keys are checked before their values: a path in the answer holds no bad text.
+            texts = list(value)
+            children = [(f"{where}.{key}", item) for key, item in value.items()]
+        elif isinstance(value, list):
+            children = [(f"{where}[{i}]", item) for i, item in enumerate(value)]
+        for text in texts:
+            try:
+                if isinstance(text, str):
+                    storable(text)
+            except ValidationError as err:
+                return f"{err.messages[0]}" + ("" if where == name else f" (in {where})")
+        stack += children
+    return None
+
+
+# What one line of plain text never holds: a C0 or C1 control character (nor DEL), a line or
+# paragraph separator, a bidi embedding, override or isolate (they reorder the text after them).
+NOT_PLAIN = r"\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069"
+# The whitespace of WS that one line of plain text may hold.
+SPACES = r" \u00a0\u1680\u2000-\u200a\u202f\u205f\u3000\ufeff"
+
+
+class OneLine(validate.Regexp):
+    """A title or a name: one line of plain text, not blank unless `blank`. A Regexp, so the
+    OpenAPI document carries its pattern; its error names the character refused."""
+
+    def __init__(self, *, blank: bool, error: str = "Must not be blank.") -> None:
+        some = rf"[{SPACES}]*[^{WS}{NOT_PLAIN}]" if not blank else ""
+        super().__init__(rf"\A{some}[^{NOT_PLAIN}]*\Z", error=error)
+
+    def __call__(self, value: str) -> str:
+        if found := re.search(f"[{NOT_PLAIN}]", value):
+            raise ValidationError(
+                f"Must be one line of plain text: U+{ord(found.group()):04X} is a control, "
+                "line-separator or bidi formatting character."
+            )
+        return super().__call__(value)
 
 
 MESSAGE_ID = [validate.Length(min=1, max=64), validate.Regexp(NO_NUL), storable]
@@ -151,7 +211,7 @@ class SessionRequest(Schema):
 
     title = fields.String(
         load_default=None,
-        validate=[validate.Length(max=200), validate.Regexp(NO_NUL), storable],
+        validate=[validate.Length(max=200), OneLine(blank=True), storable],
     )
 
 
@@ -162,7 +222,7 @@ class SessionRename(Schema):
         required=True,
         validate=[
             validate.Length(min=1, max=200),
-            validate.Regexp(NON_BLANK, error="The title must not be blank (nor contain NUL)."),
+            OneLine(blank=False, error="The title must not be blank."),
             storable,
         ],
         metadata={"description": "The new title, 1 to 200 characters, not only whitespace."},
@@ -225,7 +285,9 @@ MAX_TOKEN_LIFETIME = timedelta(days=3650)
 class TokenRequest(Schema):
     """Body of POST /api/tokens: a name and, optionally, when the token expires."""
 
-    name = fields.String(required=True, validate=[validate.Length(min=1, max=100), storable])
+    name = fields.String(
+        required=True, validate=[validate.Length(min=1, max=100), OneLine(blank=True), storable]
+    )
     expires_in = fields.Integer(
         strict=True, validate=validate.Range(min=60, max=int(MAX_TOKEN_LIFETIME.total_seconds()))
     )

@@ -25,7 +25,12 @@ UI_DOC = "The turn as the AI SDK's UI message stream (SSE `data:` chunks, then `
 
 TRIGGERS = ("submit-message", "regenerate-message")
 CLIENT_ID_MAX = 100  # Message.client_id
-CHAT_ID = [validate.Length(min=1, max=128), validate.Regexp(rf"\A[^/{WS}\x00]+\Z"), storable]
+# As an id in a path must be (routes/api.py): no slash, whitespace or control character.
+CHAT_ID = [
+    validate.Length(min=1, max=128),
+    validate.Regexp(rf"\A[^/{WS}\x00-\x1f\x7f-\x9f]+\Z"),
+    storable,
+]
 
 
 class UIChatRequest(Schema):

@@ -14,6 +14,7 @@ WEB = Path(__file__).resolve().parent.parent / "web"
 
 # Only our own files run. Model output is parsed only by DOMPurify (web/js/markdown.js), the
 # one Trusted Types policy allowed; any other HTML sink (innerHTML and friends) is an error.
+# No page may be framed (clickjacking), and no page sends where it was opened from.
 CSP = "; ".join(
     [
         "default-src 'none'",
@@ -28,6 +29,25 @@ CSP = "; ".join(
         "trusted-types dompurify",
     ]
 )
+# /docs: Swagger UI (web/vendor) and web/js/docs.js only, over /openapi.json. It draws its
+# icons from data: URLs and sets HTML itself (no Trusted Types here).
+DOCS_CSP = "; ".join(
+    [
+        "default-src 'none'",
+        "script-src 'self'",
+        "style-src 'self'",
+        "img-src 'self' data:",
+        "connect-src 'self'",
+        "base-uri 'none'",
+        "form-action 'none'",
+        "frame-ancestors 'none'",
+    ]
+)
+PAGE_HEADERS = {
+    "X-Frame-Options": "DENY",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+}
 
 bp = Blueprint(
     "web", __name__, static_folder=str(WEB), static_url_path="/web", description="The chat page."
@@ -40,6 +60,16 @@ bp = Blueprint(
 def index() -> Response:
     """Serve the chat page."""
     return send_from_directory(WEB, "index.html", max_age=0)
+
+
+@bp.get("/docs")
+@bp.alt_response(200, success=True, content_type="text/html", description="The page.")
+@bp.doc(responses={200: {"content": {"text/html": {"schema": {"type": "string"}}}}})
+def docs() -> Response:
+    """Serve the API's documentation: Swagger UI over /openapi.json."""
+    response = send_from_directory(WEB, "docs.html", max_age=0)
+    response.headers["Content-Security-Policy"] = DOCS_CSP
+    return response
 
 
 @bp.get("/web/js/protocol.js")
@@ -57,7 +87,6 @@ def protocol() -> Response:
 
 @bp.after_request
 def _page_headers(response: Response) -> Response:
-    response.headers["Content-Security-Policy"] = CSP
-    response.headers["X-Content-Type-Options"] = "nosniff"
-    response.headers["Referrer-Policy"] = "no-referrer"
+    response.headers.setdefault("Content-Security-Policy", CSP)
+    response.headers.update(PAGE_HEADERS)
     return response

@@ -5,7 +5,9 @@ A connection is held only while a request is due: its headers must arrive within
 within `body_timeout`, bounded in size. Requests are served one at a time, in order. A
 streamed body (server/wsgi.py's StreamBody) is written part by part from this loop, one
 write per part; a client that accepts nothing for `slow_reader` is dropped, and one that
-leaves cancels whatever serves it.
+leaves cancels whatever serves it. What llhttp lets through and RFC 9112 refuses is refused
+by server/conformance.py: the parser is fed so that every request starts a feed, and each
+request line is checked before the parser sees its end.
 """
 
 from __future__ import annotations
@@ -13,10 +15,12 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import deque
+from collections.abc import Iterator
 
 import httptools
 
 from config import Timings
+from server.conformance import check_hosts, check_request_line, check_transfer_encoding
 from server.responses import (
     CONTINUE,
     Refused,
@@ -79,6 +83,8 @@ class HttpConnection(asyncio.Protocol):
         self._write_paused = self._read_paused = self._heard = False
         self._in_message = self._in_head = self._continue = False
         self._began = self.loop.time()
+        # The request line being read (None once it was checked, until the request ends).
+        self._line: bytearray | None = bytearray()
         self._reset()
 
     def _reset(self) -> None:
@@ -116,14 +122,17 @@ class HttpConnection(asyncio.Protocol):
             self.site.emptied.set()
 
     def data_received(self, data: bytes) -> None:
-        """Feed the parser; refuse a request that is unparsable or over a limit."""
+        """Feed the parser; refuse a request that is unparsable, malformed or over a limit."""
         if self.closing:
             return
-        self._heard, in_head = True, self._in_head
+        self._heard = True
         try:
-            self.parser.feed_data(data)
+            for piece in self._pieces(data):
+                self._feed(piece)
         except httptools.HttpParserUpgrade:
             self.closing = True  # served as a plain request: the connection ends after it
+        except Refused as refused:
+            self._refuse(refused)
         except httptools.HttpParserError as err:
             cause = err.__context__
             if isinstance(cause, Refused):
@@ -132,11 +141,43 @@ class HttpConnection(asyncio.Protocol):
                 if cause is not None:
                     log.error("failed while parsing a request", exc_info=cause)
                 self._refuse(Refused(400, "bad_request", "The HTTP request could not be parsed."))
-        else:
-            if in_head and self._in_head:
-                self._raw_head += len(data)
-                if self._raw_head > MAX_HEAD_BYTES:
-                    self._refuse(Refused.header_too_large(MAX_HEADER_BYTES))
+
+    def _pieces(self, data: bytes) -> Iterator[memoryview]:
+        """`data` cut so that every request starts a piece (lazily: each cut is made after
+        the piece before it was fed, from what the parser then says)."""
+        view, start = memoryview(data), 0
+        while start < len(data):
+            end = self._cut(data, start)
+            yield view[start:end]
+            start = end
+
+    def _cut(self, data: bytes, start: int) -> int:
+        """The end of the piece from `start`: a request line, the rest of a head, a body of
+        known length, or one line of a chunked body (or of a head arriving in parts)."""
+        if self._in_message and not self._in_head and not self._chunked:
+            return start + max(1, self._declared - self._body_size)
+        if self._line is None and self._in_head and (end := data.find(b"\r\n\r\n", start)) >= 0:
+            return end + 4
+        return data.find(b"\n", start) + 1 or len(data)
+
+    def _feed(self, piece: memoryview) -> None:
+        """Feed one piece, checking a request line before the parser sees its end."""
+        if self._line is not None:
+            self._line += piece
+            if self._line.endswith(b"\n"):
+                line, self._line = bytes(self._line), None
+                if line == b"\r\n":
+                    self._line = bytearray()  # an empty line before a request is ignored
+                else:
+                    check_request_line(line)
+            elif len(self._line) > MAX_URL_BYTES + 32:
+                raise Refused(414, "uri_too_long", f"The URL is over {MAX_URL_BYTES} bytes.")
+        in_head = self._in_head
+        self.parser.feed_data(piece)
+        if in_head and self._in_head:
+            self._raw_head += len(piece)
+            if self._raw_head > MAX_HEAD_BYTES:
+                raise Refused.header_too_large(MAX_HEADER_BYTES)
 
     def pause_writing(self) -> None:
         """The client's buffers are full: it has `slow_reader` to take some bytes."""
@@ -178,6 +219,7 @@ class HttpConnection(asyncio.Protocol):
         if lowered == b"content-length":
             self._declared = int(value) if value.strip().isdigit() else 0
         elif lowered == b"transfer-encoding":
+            check_transfer_encoding(value, self.parser.get_http_version())
             self._chunked = True
         elif lowered == b"expect":
             self._expect = value.strip().lower() == b"100-continue"
@@ -185,6 +227,8 @@ class HttpConnection(asyncio.Protocol):
     def on_headers_complete(self) -> None:
         """Check the declared body; answer 100-continue; the body deadline starts."""
         self._in_head = False
+        hosts = [value for name, value in self._headers if name.lower() == b"host"]
+        check_hosts(hosts, self.parser.get_http_version())
         max_body = self.site.max_body
         if self._declared > max_body:
             raise Refused.too_large(max_body)
@@ -217,6 +261,7 @@ class HttpConnection(asyncio.Protocol):
             self.server,
         )
         self._in_message = False
+        self._line = bytearray()  # the next bytes are the next request's line
         self.queue.append((request, parser.should_keep_alive()))
         if self.task is None:
             self._next()

@@ -22,6 +22,7 @@ REASONS = {
     414: b"URI Too Long",
     431: b"Request Header Fields Too Large",
     500: b"Internal Server Error",
+    501: b"Not Implemented",
     503: b"Service Unavailable",
 }
 # Framing is the host's: the app's hop-by-hop headers are dropped (PEP 3333 forbids them).

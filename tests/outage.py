@@ -3,7 +3,10 @@
 `ServiceProxy` listens on a loopback port of its own and forwards to the real service. When
 it goes down it aborts every open connection and stops listening, so new connections are
 refused, as when the service itself stops; when it comes up it listens on the same port
-again. The real service stays up for every other test. `failing_statements` makes every
+again. When it freezes it keeps accepting connections and bytes but forwards nothing either
+way, as a service that hangs (stopped, swapping, behind a dead link) while its host's kernel
+still answers; when it thaws, what it held goes through. The real service stays up for every
+other test. `failing_statements` makes every
 statement of a SQLAlchemy engine fail as SQLite does on a full disk.
 """
 
@@ -54,6 +57,8 @@ class ServiceProxy:
         self._pairs: list[tuple[socket.socket, socket.socket]] = []
         self._lock = threading.Lock()
         self._listener: socket.socket | None = None
+        self._flowing = threading.Event()  # cleared while frozen
+        self._flowing.set()
         self.up()
 
     def url(self, url: str) -> str:
@@ -83,8 +88,17 @@ class ServiceProxy:
             for sock in pair:
                 abort(sock)
 
+    def freeze(self) -> None:
+        """Accept connections and bytes, forward nothing, answer nothing, until thawed."""
+        self._flowing.clear()
+
+    def thaw(self) -> None:
+        """Forward again, what was held first."""
+        self._flowing.set()
+
     def close(self) -> None:
         """Down for good."""
+        self.thaw()
         self.down()
 
     def _accept(self, listener: socket.socket) -> None:
@@ -105,17 +119,24 @@ class ServiceProxy:
                     return
                 self._pairs.append((client, upstream))
             for src, dst in ((client, upstream), (upstream, client)):
-                threading.Thread(target=pipe, args=(src, dst), daemon=True).start()
+                kwargs = {"gate": self._flowing}
+                threading.Thread(target=pipe, args=(src, dst), kwargs=kwargs, daemon=True).start()
 
 
 def pipe(
-    src: socket.socket, dst: socket.socket, seen: Callable[[bytes], None] | None = None
+    src: socket.socket,
+    dst: socket.socket,
+    seen: Callable[[bytes], None] | None = None,
+    gate: threading.Event | None = None,
 ) -> None:
-    """Copy `src` to `dst` (showing each chunk to `seen`) until either side ends; close both."""
+    """Copy `src` to `dst` (showing each chunk to `seen`, holding it while `gate` is clear)
+    until either side ends; close both."""
     try:
         while chunk := src.recv(65536):
             if seen is not None:
                 seen(chunk)
+            if gate is not None:
+                gate.wait()
             dst.sendall(chunk)
     except OSError:
         pass

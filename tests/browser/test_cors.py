@@ -74,6 +74,9 @@ try {
     body: JSON.stringify({message: 'And my budgets?', session_id: session.id})});
   out.chatTurn = chat.headers.get('X-Turn-Id');
   await chat.text();
+  const renamed = await fetch(`${api}/api/sessions/${session.id}`, {
+    method: 'PATCH', headers: json, body: JSON.stringify({title: 'Renamed cross-origin'})});
+  out.renamed = renamed.status;
   const missing = await fetch(`${api}/api/sessions/nope`, {headers: auth});
   out.error = [missing.status, (await missing.json()).error.code];
 } catch (err) {
@@ -116,6 +119,7 @@ def test_a_web_app_on_an_allowed_origin_uses_the_api(
     assert out["resumed"] == [200, "id: 3"]  # Last-Event-ID passes the preflight
     assert out["chatTurn"].startswith("turn_")  # X-Turn-Id is exposed
     assert out["error"] == [404, "not_found"]  # errors are readable too
+    assert out["renamed"] == 200  # PATCH passes the preflight
 
     session = server.get("/api/sessions").json()["sessions"][0]
     turn = server.post(f"/api/sessions/{session['id']}/turns", json={"message": "Hi"}).json()
