@@ -20,6 +20,7 @@ from routes.errors import register_error_handlers
 from services.pricing import price_table
 from services.search import SearchBudget, SearchGate
 from services.token_watch import TokenWatcher
+from services.ui_chats import RESUME_MESSAGE_HEADER, RESUME_STEPS_HEADER
 from streaming.hosting import Hosted
 from telemetry import access, audit, tracing
 
@@ -74,7 +75,14 @@ def _allow_origins(app: Flask, origins: list[str]) -> None:
     CORS(
         app,
         resources={r"/api/*": {"origins": origins}},
-        allow_headers=["Authorization", "Content-Type", "Last-Event-ID"],
+        # The AI SDK resumes a chat at the client's step with the X-Resume-* headers.
+        allow_headers=[
+            "Authorization",
+            "Content-Type",
+            "Last-Event-ID",
+            RESUME_MESSAGE_HEADER,
+            RESUME_STEPS_HEADER,
+        ],
         expose_headers=["X-Session-Id", "X-Turn-Id"],
         methods=sorted(methods - {"HEAD"}),
         max_age=600,

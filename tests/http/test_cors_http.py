@@ -91,3 +91,16 @@ def test_every_api_answer_varies_by_origin(
         cors_client.get("/", headers={"Origin": LISTED}).headers.get("Access-Control-Allow-Origin")
         is None
     )  # the API only
+
+
+def test_an_ai_sdk_client_may_resume_at_its_step_cross_origin(cors_client: Any) -> None:
+    answer = cors_client.options(
+        "/api/ui/chat/chat_x/stream",
+        headers={
+            "Origin": LISTED,
+            "Access-Control-Request-Method": "GET",
+            "Access-Control-Request-Headers": "authorization,x-resume-message-id,x-resume-steps",
+        },
+    )
+    allowed = {h.strip().lower() for h in answer.headers["Access-Control-Allow-Headers"].split(",")}
+    assert {"x-resume-message-id", "x-resume-steps"} <= allowed
