@@ -118,7 +118,8 @@ def converse_long(
             chunk = service.peek(started.turn_id, 0)
             out.events.append(decode_stream(chunk.frames))
         out.stored = service.deps.messages.conversation(out.session_id)
-        out.shown = get_session(db, user_id, out.session_id, app.extensions["prices"])
+        # Every message shown, however long the conversation (the detail holds the newest).
+        out.shown = get_session(db, user_id, out.session_id, app.extensions["prices"], 10**6)
     finally:
         app.extensions["engine"].close()
         upstream.close()

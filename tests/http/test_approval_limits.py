@@ -48,10 +48,14 @@ def db_url(
 
 @pytest.fixture
 def app_config(app_config: dict[str, Any]) -> dict[str, Any]:
-    """The default running limit, a daily budget far away, timings at 1/20."""
+    """The default running limit, a daily budget far away, timings at 1/4.
+
+    Not less: the database's own deadlines scale too (a lock wait gives up after 0.75 s
+    here), while eight decisions at once really queue for the user's row.
+    """
     return {
         **app_config,
-        "TIME_SCALE": 0.05,
+        "TIME_SCALE": 0.25,
         "USER_MAX_CONCURRENT_TURNS": 4,
         "USER_DAILY_TOKENS": BUDGET,
     }
