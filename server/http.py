@@ -326,10 +326,14 @@ class HttpConnection(asyncio.Protocol):
             raise Refused(414, "uri_too_long", f"The URL is over {MAX_URL_BYTES} bytes.")
 
     def on_header(self, name: bytes, value: bytes) -> None:
-        """Collect a header, refusing headers over the limit in all."""
+        """Collect a header, refusing headers over the limit in all; drop a trailer field."""
         self._head_size += len(name) + len(value) + 4
         if self._head_size > MAX_HEADER_BYTES:
             raise Refused.header_too_large(MAX_HEADER_BYTES)
+        if self.part is Part.BODY:
+            # A chunked body's trailer: never merged into the headers (RFC 9110, 6.5.1), so
+            # none can add a Host or credentials after the head was checked.
+            return
         self._headers.append((name, value))
         lowered = name.lower()
         if lowered == b"content-length":
