@@ -101,7 +101,7 @@ def test_a_request_in_parts_then_keep_alive(loop: asyncio.AbstractEventLoop) -> 
         ]
         assert connection._deadline is not header_deadline  # a new one, from the response
         connection.connection_lost(None)
-        assert connection.state is State.CLOSED and connection._deadline is None
+        assert connection.states[-1] is State.CLOSED and connection._deadline is None
 
     loop.run_until_complete(run())
 

@@ -172,7 +172,7 @@ def raising(app: Flask) -> Iterator[list[APIError]]:
     pending: list[APIError] = []
 
     @app.get("/raise")
-    def _raise() -> None:
+    def _raise() -> str:
         raise pending.pop()
 
     yield pending
