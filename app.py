@@ -16,7 +16,7 @@ from config import Timings, load_settings, load_timings
 from engine.build import build_engine
 from models.db import Database
 from routes import register_blueprints
-from routes.errors import register_error_handlers
+from routes.errors import register_error_handlers, render_host_error
 from services.pricing import price_table
 from services.search import SearchBudget, SearchGate
 from services.token_watch import TokenWatcher
@@ -101,6 +101,17 @@ def _allow_origins(app: Flask, origins: list[str]) -> None:
 
 def hosted(config: dict[str, Any] | None = None) -> Hosted:
     """What a host serves: the app, and its engine as the background work on the host's loop."""
-    app = create_app(config)
-    # Health checks and metrics never wait behind a burst of turn starts in the app's pool.
-    return Hosted(app, app.extensions["engine"], express=frozenset({"/healthz", "/metrics"}))
+    return host(create_app(config))
+
+
+def host(app: Flask) -> Hosted:
+    """`app` as a host serves it: its engine on the host's loop, its express paths, and the
+    wording and access lines of the answers the host makes itself."""
+    return Hosted(
+        app,
+        app.extensions["engine"],
+        # Health checks and metrics never wait behind a burst of turn starts in the app's pool.
+        express=frozenset({"/healthz", "/metrics"}),
+        render_error=render_host_error,
+        access_log=access.host_answered,
+    )

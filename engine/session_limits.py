@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from sqlalchemy import Connection, bindparam, func, select
 
-from engine.errors import Refused
+from engine.errors import Conflict
 from engine.ratelimit import RateLimiter, user_key
 from models import ChatSession, User
 
@@ -36,7 +36,7 @@ class SessionLimits:
     max_sessions: int | None = None
 
     def check(self, conn: Connection, user_id: int) -> None:
-        """Raise LimitExceeded (429) or Refused (409) if the user may not create a session."""
+        """Raise LimitExceeded (429) or Conflict (409) if the user may not create a session."""
         if self.rate is not None:
             self.rate.test(user_key(user_id))
         if self.max_sessions is None:
@@ -45,11 +45,10 @@ class SessionLimits:
             conn.execute(_LOCK_USER, {"_user": user_id})
         kept = conn.scalar(_SESSIONS, {"_user": user_id}) or 0
         if kept >= self.max_sessions:
-            raise Refused(
-                "too_many_sessions",
+            raise Conflict(
                 f"You have {kept} chats (at most {self.max_sessions}); delete some to start "
                 "another.",
-                conflict=True,
+                code="too_many_sessions",
             )
 
     def count(self, user_id: int) -> None:

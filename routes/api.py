@@ -12,7 +12,7 @@ from flask import Flask, Request, request
 from marshmallow import Schema
 from webargs.flaskparser import FlaskParser
 
-from routes.errors import APIError
+from engine.errors import BadRequest, NotFound, Unprocessable, UnsupportedMediaType
 from routes.responses import ErrorResponse
 from routes.schemas import unstorable_fields
 from tools.jsonschema import extend
@@ -56,25 +56,22 @@ class JSONParser(FlaskParser):
         if not raw.strip() and not any(f.required for f in schema.load_fields.values()):
             return {}
         if req.mimetype != "application/json":
-            raise APIError(415, "unsupported_media_type", "Send the body as application/json.")
+            raise UnsupportedMediaType("Send the body as application/json.")
         charset = req.mimetype_params.get("charset", "utf-8").lower()
         if charset not in ("utf-8", "utf8"):
-            raise APIError(
-                415,
-                "unsupported_charset",
+            raise UnsupportedMediaType(
                 "JSON is UTF-8 (RFC 8259): send charset=utf-8 or no charset.",
-                {"charset": [f"{charset} is not supported."]},
+                code="unsupported_charset",
+                details={"charset": [f"{charset} is not supported."]},
             )
         try:
             body = json.loads(raw)
         except (ValueError, RecursionError) as err:
-            raise APIError(400, "invalid_json", "The request body is not valid JSON.") from err
+            raise BadRequest("The request body is not valid JSON.", code="invalid_json") from err
         if not isinstance(body, dict):
-            raise APIError(
-                422,
-                "validation_error",
+            raise Unprocessable(
                 "The request body must be a JSON object.",
-                {"_schema": ["Expected a JSON object."]},
+                details={"_schema": ["Expected a JSON object."]},
             )
         refuse_unstorable(body, schema)
         return body
@@ -96,7 +93,7 @@ def refuse_unstorable(data: Mapping[str, Any], schema: Schema) -> None:
     names = [field.data_key or name for name, field in schema.load_fields.items()]
     problems = unstorable_fields(data, names)
     if problems:
-        raise APIError(422, "validation_error", "The request is invalid.", problems)
+        raise Unprocessable("The request is invalid.", details=problems)
 
 
 class Blueprint(flask_smorest.Blueprint):
@@ -140,9 +137,7 @@ def refuse_unknown_query(app: Flask) -> None:
             if len(values) > 1:
                 problems.setdefault(name, []).append("Given more than once.")
         if problems:
-            raise APIError(
-                422, "validation_error", "The request is invalid.", dict(sorted(problems.items()))
-            )
+            raise Unprocessable("The request is invalid.", details=dict(sorted(problems.items())))
 
 
 def refuse_impossible_ids(app: Flask, blueprints: set[str]) -> None:
@@ -155,7 +150,7 @@ def refuse_impossible_ids(app: Flask, blueprints: set[str]) -> None:
             return
         for value in (values or {}).values():
             if isinstance(value, str) and (len(value) > MAX_PATH_ID or NOT_IN_IDS.search(value)):
-                raise APIError(404, "not_found", "No such resource.")
+                raise NotFound("resource")
 
 
 def init_api(app: Flask) -> Api:

@@ -9,9 +9,9 @@ from typing import Any, TypeVar
 from flask import current_app, g, request
 from itsdangerous import BadSignature, SignatureExpired, URLSafeTimedSerializer
 
+from engine.errors import Unauthorized
 from routes.deps import get_db
-from routes.errors import APIError
-from services.tokens import TokenRejected, authenticate, check_token_id
+from services.tokens import authenticate, check_token_id
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -33,17 +33,14 @@ def _user_from_events_token(token: str, turn_id: str) -> tuple[int, int | None]:
     try:
         data = _serializer().loads(token, max_age=max_age)
     except SignatureExpired as err:
-        raise APIError(401, "token_expired", "The events token has expired.") from err
+        raise Unauthorized("The events token has expired.", code="token_expired") from err
     except BadSignature as err:
-        raise APIError(401, "invalid_token", "The events token is not valid.") from err
+        raise Unauthorized("The events token is not valid.", code="invalid_token") from err
     if data.get("t") != turn_id:
-        raise APIError(401, "invalid_token", "The events token is for another turn.")
+        raise Unauthorized("The events token is for another turn.", code="invalid_token")
     token_id = data.get("k")
     if token_id is not None:
-        try:
-            check_token_id(get_db(), int(token_id))
-        except TokenRejected as err:
-            raise APIError(401, err.code, err.message) from err
+        check_token_id(get_db(), int(token_id))
     return int(data["u"]), token_id
 
 
@@ -51,11 +48,8 @@ def _user_from_bearer() -> tuple[int, int]:
     header = request.headers.get("Authorization", "")
     scheme, _, token = header.partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
-        raise APIError(401, "unauthorized", "Send 'Authorization: Bearer <token>'.")
-    try:
-        caller = authenticate(get_db(), token.strip())
-    except TokenRejected as err:
-        raise APIError(401, err.code, err.message) from err
+        raise Unauthorized("Send 'Authorization: Bearer <token>'.")
+    caller = authenticate(get_db(), token.strip())
     return caller.user_id, caller.token_id
 
 

@@ -6,8 +6,8 @@ import hmac
 
 from flask import Response, current_app, request
 
+from engine.errors import Unauthorized
 from routes.api import Blueprint
-from routes.errors import APIError
 from telemetry.metrics import render
 
 bp = Blueprint("metrics", __name__, description="Prometheus metrics of every worker.")
@@ -30,6 +30,6 @@ def metrics() -> Response:
     if expected:
         scheme, _, given = request.headers.get("Authorization", "").partition(" ")
         if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip(), expected):
-            raise APIError(401, "unauthorized", "Send 'Authorization: Bearer <METRICS_TOKEN>'.")
+            raise Unauthorized("Send 'Authorization: Bearer <METRICS_TOKEN>'.")
     body, content_type = render()
     return Response(body, content_type=content_type, headers={"Cache-Control": "no-store"})

@@ -19,8 +19,8 @@ from marshmallow import (
     validates_schema,
 )
 
+from engine.errors import ContentTooLarge
 from engine.store.starts import BUSY_POLICIES, Ask
-from routes.errors import APIError
 from tools.finance.schemas import TransactionsInput
 
 # An event id: digits only, at most 18 of them (any such number fits in 64 bits).
@@ -344,10 +344,9 @@ def check_message_size(data: dict[str, Any]) -> dict[str, Any]:
     """Raise 413 for a message over MAX_MESSAGE_CHARS; return `data`."""
     limit = current_app.config["MAX_MESSAGE_CHARS"]
     if len(data.get("message") or "") > limit:
-        raise APIError(
-            413,
-            "message_too_large",
+        raise ContentTooLarge(
             f"The message is over {limit} characters.",
-            {"message": [f"Longer than the limit of {limit} characters."]},
+            code="message_too_large",
+            details={"message": [f"Longer than the limit of {limit} characters."]},
         )
     return data

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from flask import Response, g, request
 
+from engine.errors import RangeNotSatisfiable
 from routes.deps import get_engine, get_token_guard, get_turns
-from routes.errors import APIError
 from streaming.hosting import STREAM_HOOK, BodyFactory
 from streaming.protocol import decode_stream
 from streaming.shapes import Frames
@@ -64,9 +64,8 @@ def _check_in_range(turn_id: str, after: int) -> None:
     if first and first[0][2].get("replayed"):
         return  # rebuilt from storage: any position gets it renumbered after it, with `reset`
     if after > written.last_seq:
-        raise APIError(
-            416,
-            "last_event_id_out_of_range",
+        raise RangeNotSatisfiable(
             f"Last-Event-ID {after} is past the turn's last event ({written.last_seq}).",
-            {"last_event_id": after, "last_available": written.last_seq},
+            code="last_event_id_out_of_range",
+            details={"last_event_id": after, "last_available": written.last_seq},
         )

@@ -7,11 +7,10 @@ from typing import Any
 from flask import Response, g
 from marshmallow import EXCLUDE, Schema, ValidationError, fields, post_load, validate
 
-from engine.errors import Refused
+from engine.errors import Conflict, NotFound
 from routes.api import BEARER, Blueprint
 from routes.auth import login_required
 from routes.deps import get_db, get_session_limits, get_token_guard, get_turns
-from routes.errors import APIError
 from routes.responses import TURN_HEADERS, UI_SSE, UICancelAccepted, UIChatMessages
 from routes.schemas import IF_BUSY, WS, check_message_size, storable
 from routes.sse import stream_response
@@ -208,7 +207,7 @@ def cancel(chat_id: str) -> tuple[dict[str, Any], int]:
     """Ask the chat's running turn to stop (useChat's stop() only closes the connection)."""
     session_id = ui_chats.chat_session(get_db(), g.user_id, chat_id)
     if session_id is None:
-        raise APIError(404, "not_found", "No such chat.")
+        raise NotFound("chat")
     running = sessions.running_turn(get_db(), g.user_id, session_id)
     if running is not None:
         get_turns().cancel(running)
@@ -222,10 +221,9 @@ def decide(follow_up: ui_asks.FollowUp) -> str:
     for d in follow_up.decisions:
         decision = get_turns().decide(g.user_id, d.turn_id, d.tool_use_id, d.approved, d.reason)
     if decision is None or decision.continuation is None:
-        raise Refused(
-            "already_answered",
+        raise Conflict(
             "A newer message declined these actions; reload the conversation.",
-            conflict=True,
+            code="already_answered",
         )
     return decision.continuation
 

@@ -26,6 +26,7 @@ from collections.abc import Callable
 
 from config import Timings
 from server.responses import Refused, error_response
+from streaming.hosting import RenderError, plain_error
 
 log = logging.getLogger(__name__)
 BURST = 16
@@ -52,10 +53,11 @@ class DescriptorGuard:
         reserve: int,
         timings: Timings,
         limit: int | None = None,
+        render: RenderError = plain_error,
     ) -> None:
         self.open_connections = open_connections
         self.capacity = (raise_fd_limit() if limit is None else limit) - reserve
-        self.refusal = error_response(Refused.busy(timings))
+        self.refusal = error_response(Refused.busy(timings), render)
         self.refusing = False
 
     def full(self, connecting: int) -> bool:

@@ -8,14 +8,20 @@ write per part; a client that accepts nothing for `slow_reader` is dropped, and 
 leaves cancels whatever serves it. What llhttp lets through and RFC 9112 refuses is refused
 by server/conformance.py: the parser is fed so that every request starts a feed, and each
 request line is checked before the parser sees its end.
+
+A connection is in one `State` at a time; TRANSITIONS says which may follow which, and a
+state's request deadline (DEADLINES) is armed when it is entered and cancelled when it is
+left. Where the parser is in the bytes (`Part`) is apart from it: a pipelined request is read
+while the one before it is served.
 """
 
 from __future__ import annotations
 
 import asyncio
+import enum
 import logging
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import httptools
 
@@ -30,8 +36,7 @@ from server.responses import (
     response_head,
 )
 from server.wsgi import Request, Response, StreamBody, WSGIPool
-from streaming.hosting import StreamBroken
-from telemetry import access
+from streaming.hosting import AccessLog, RenderError, StreamBroken, no_access_log, plain_error
 
 log = logging.getLogger(__name__)
 MAX_URL_BYTES = 8 * 1024
@@ -39,6 +44,95 @@ MAX_HEADER_BYTES = 32 * 1024
 # httptools gathers one header line whole before it is counted: the raw bytes of a head
 # are bounded too, so a header line that never ends cannot grow without bound.
 MAX_HEAD_BYTES = MAX_URL_BYTES + MAX_HEADER_BYTES + 1024
+
+
+class State(enum.Enum):
+    """What a connection is doing."""
+
+    NEW = "new"  # its transport is not made yet
+    IDLE = "idle"  # waiting for a request: nothing came since the last response
+    READING_HEAD = "reading head"  # some of a request's head came (or an empty line)
+    READING_BODY = "reading body"  # a head came whole, none is served: its body is due
+    SERVING = "serving"  # the app answers a request; pipelined ones wait, unread
+    STREAMING = "streaming"  # a stream body is written part by part
+    DRAINING = "draining"  # the response being written is the last: nothing more is read
+    CLOSED = "closed"
+
+
+_ANSWERED = frozenset(
+    {
+        State.IDLE,
+        State.READING_HEAD,
+        State.READING_BODY,
+        State.SERVING,
+        State.DRAINING,
+        State.CLOSED,
+    }
+)
+TRANSITIONS: dict[State, frozenset[State]] = {
+    State.NEW: frozenset({State.IDLE, State.CLOSED}),
+    State.IDLE: frozenset({State.READING_HEAD, State.CLOSED}),
+    State.READING_HEAD: frozenset({State.READING_BODY, State.DRAINING, State.CLOSED}),
+    State.READING_BODY: frozenset({State.SERVING, State.DRAINING, State.CLOSED}),
+    # After a response: the next request waiting, one partly read, none, or the end.
+    State.SERVING: _ANSWERED | {State.STREAMING},
+    State.STREAMING: _ANSWERED,
+    State.DRAINING: frozenset({State.CLOSED}),
+    State.CLOSED: frozenset(),
+}
+# The Timings field each state's deadline comes from: a request's head must come within
+# `header_timeout` of the connection or of the previous response, its body within
+# `body_timeout` of its head. The other states are bounded by the app, the slow-reader
+# timer and the server's shutdown.
+DEADLINES = {
+    State.IDLE: "header_timeout",
+    State.READING_HEAD: "header_timeout",
+    State.READING_BODY: "body_timeout",
+}
+
+
+_BUSY = (State.SERVING, State.STREAMING)  # a response is due that may keep the connection
+
+
+class Part(enum.Enum):
+    """Where the parser is in the bytes: between requests, in a head, or in a body."""
+
+    BETWEEN = "between"
+    HEAD = "head"
+    BODY = "body"
+
+
+class Backpressure:
+    """The client's side of writing: whether it takes bytes, and how long it may not."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, patience: float) -> None:
+        self.loop, self.patience = loop, patience
+        self.paused = False
+        self._slow: asyncio.TimerHandle | None = None
+        self._writable: asyncio.Future[None] | None = None
+
+    def pause(self, drop: Callable[[], None]) -> None:
+        """The client's buffers are full: `drop` it unless it takes bytes within `patience`."""
+        self.paused = True
+        self._slow = self.loop.call_later(self.patience, drop)
+
+    def resume(self) -> None:
+        """The client took bytes again: a waiting writer may write."""
+        self.paused = False
+        if self._slow is not None:
+            self._slow.cancel()
+        if self._writable is not None and not self._writable.done():
+            self._writable.set_result(None)
+
+    async def writable(self) -> None:
+        """Wait until the client takes bytes again."""
+        self._writable = self.loop.create_future()
+        await self._writable
+
+    def cancel(self) -> None:
+        """The connection is gone: the slow-reader timer with it."""
+        if self._slow is not None:
+            self._slow.cancel()
 
 
 class Site:
@@ -51,8 +145,12 @@ class Site:
         max_body: int,
         express: WSGIPool | None = None,
         express_paths: frozenset[str] = frozenset(),
+        render_error: RenderError = plain_error,
+        access_log: AccessLog = no_access_log,
     ) -> None:
         self.pool, self.timings, self.max_body = pool, timings, max_body
+        # The app's wording and logging of the answers the host makes itself.
+        self.render_error, self.access_log = render_error, access_log
         # Health checks and metrics: a pool of their own, never behind a burst of requests.
         self.express, self.express_paths = express, express_paths
         self.connections: set[HttpConnection] = set()
@@ -76,12 +174,11 @@ class HttpConnection(asyncio.Protocol):
         self.parser = httptools.HttpRequestParser(self)
         self.queue: deque[tuple[Request, bool]] = deque()  # pipelined requests, read whole
         self.task: asyncio.Task[None] | None = None  # serving a request: busy
-        self.closing = False  # no request after the current one
-        self._deadline: asyncio.TimerHandle | None = None
-        self._slow: asyncio.TimerHandle | None = None
-        self._writable: asyncio.Future[None] | None = None
-        self._write_paused = self._read_paused = self._heard = False
-        self._in_message = self._in_head = self._continue = False
+        self.state = State.NEW
+        self.part = Part.BETWEEN
+        self._deadline: asyncio.TimerHandle | None = None  # the state's, per DEADLINES
+        self.writes = Backpressure(self.loop, site.timings.slow_reader)
+        self._read_paused = self._continue = False
         self._began = self.loop.time()
         # The request line being read (None once it was checked, until the request ends).
         self._line: bytearray | None = bytearray()
@@ -94,6 +191,28 @@ class HttpConnection(asyncio.Protocol):
         self._head_size = self._raw_head = self._body_size = self._declared = 0
         self._chunked = self._expect = False
 
+    def _enter(self, state: State) -> None:
+        """Move to `state`: the old state's deadline ends, the new one's starts (the head's
+        deadline runs on from IDLE into READING_HEAD)."""
+        if state not in TRANSITIONS[self.state]:
+            raise RuntimeError(f"a connection cannot go from {self.state} to {state}")
+        deadline, kept = DEADLINES.get(state), DEADLINES.get(self.state)
+        self.state = state
+        if deadline == kept and deadline is not None:
+            return
+        if self._deadline is not None:
+            self._deadline.cancel()
+            self._deadline = None
+        if deadline is not None:
+            delay = getattr(self.site.timings, deadline)
+            self._deadline = self.loop.call_later(delay, self._expire)
+
+    def _close(self) -> None:
+        """Close the transport (once); nothing more is read or served."""
+        if self.state is not State.CLOSED:
+            self._enter(State.CLOSED)
+            self.transport.close()
+
     # asyncio.Protocol
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -104,16 +223,15 @@ class HttpConnection(asyncio.Protocol):
         self.server = (local[0], local[1]) if isinstance(local, tuple) else None
         self.site.connections.add(self)
         if self.site.stopping:
-            transport.close()
+            self._close()
         else:
-            self._arm(self.site.timings.header_timeout)
+            self._enter(State.IDLE)
 
     def connection_lost(self, exc: Exception | None) -> None:
         """The connection is gone: stop whatever serves it."""
-        self.closing = True
-        for handle in (self._deadline, self._slow):
-            if handle is not None:
-                handle.cancel()
+        if self.state is not State.CLOSED:
+            self._enter(State.CLOSED)
+        self.writes.cancel()
         if self.task is not None:
             self.task.cancel()
         connections = self.site.connections
@@ -123,14 +241,15 @@ class HttpConnection(asyncio.Protocol):
 
     def data_received(self, data: bytes) -> None:
         """Feed the parser; refuse a request that is unparsable, malformed or over a limit."""
-        if self.closing:
+        if self.state in (State.DRAINING, State.CLOSED):
             return
-        self._heard = True
+        if self.state is State.IDLE:
+            self._enter(State.READING_HEAD)
         try:
             for piece in self._pieces(data):
                 self._feed(piece)
         except httptools.HttpParserUpgrade:
-            self.closing = True  # served as a plain request: the connection ends after it
+            self._drain()  # served as a plain request: the connection ends after it
         except Refused as refused:
             self._refuse(refused)
         except httptools.HttpParserError as err:
@@ -154,10 +273,12 @@ class HttpConnection(asyncio.Protocol):
     def _cut(self, data: bytes, start: int) -> int:
         """The end of the piece from `start`: a request line, the rest of a head, a body of
         known length, or one line of a chunked body (or of a head arriving in parts)."""
-        if self._in_message and not self._in_head and not self._chunked:
+        if self.part is Part.BODY and not self._chunked:
             return start + max(1, self._declared - self._body_size)
-        if self._line is None and self._in_head and (end := data.find(b"\r\n\r\n", start)) >= 0:
-            return end + 4
+        if self._line is None and self.part is Part.HEAD:
+            end = data.find(b"\r\n\r\n", start)
+            if end >= 0:
+                return end + 4
         return data.find(b"\n", start) + 1 or len(data)
 
     def _feed(self, piece: memoryview) -> None:
@@ -172,25 +293,20 @@ class HttpConnection(asyncio.Protocol):
                     check_request_line(line)
             elif len(self._line) > MAX_URL_BYTES + 32:
                 raise Refused(414, "uri_too_long", f"The URL is over {MAX_URL_BYTES} bytes.")
-        in_head = self._in_head
+        in_head = self.part is Part.HEAD
         self.parser.feed_data(piece)
-        if in_head and self._in_head:
+        if in_head and self.part is Part.HEAD:
             self._raw_head += len(piece)
             if self._raw_head > MAX_HEAD_BYTES:
                 raise Refused.header_too_large(MAX_HEADER_BYTES)
 
     def pause_writing(self) -> None:
         """The client's buffers are full: it has `slow_reader` to take some bytes."""
-        self._write_paused = True
-        self._slow = self.loop.call_later(self.site.timings.slow_reader, self._drop_slow)
+        self.writes.pause(self._drop_slow)
 
     def resume_writing(self) -> None:
         """The client took bytes again: a waiting stream may write."""
-        self._write_paused = False
-        if self._slow is not None:
-            self._slow.cancel()
-        if self._writable is not None and not self._writable.done():
-            self._writable.set_result(None)
+        self.writes.resume()
 
     # httptools callbacks
 
@@ -198,7 +314,7 @@ class HttpConnection(asyncio.Protocol):
         """A request starts; a pipelined one waits, and the socket is not read meanwhile."""
         self._reset()
         self._began = self.loop.time()
-        self._in_message = self._in_head = True
+        self.part = Part.HEAD
         if self.task is not None and not self._read_paused:
             self._read_paused = True
             self.transport.pause_reading()
@@ -210,10 +326,14 @@ class HttpConnection(asyncio.Protocol):
             raise Refused(414, "uri_too_long", f"The URL is over {MAX_URL_BYTES} bytes.")
 
     def on_header(self, name: bytes, value: bytes) -> None:
-        """Collect a header, refusing headers over the limit in all."""
+        """Collect a header, refusing headers over the limit in all; drop a trailer field."""
         self._head_size += len(name) + len(value) + 4
         if self._head_size > MAX_HEADER_BYTES:
             raise Refused.header_too_large(MAX_HEADER_BYTES)
+        if self.part is Part.BODY:
+            # A chunked body's trailer: never merged into the headers (RFC 9110, 6.5.1), so
+            # none can add a Host or credentials after the head was checked.
+            return
         self._headers.append((name, value))
         lowered = name.lower()
         if lowered == b"content-length":
@@ -226,7 +346,7 @@ class HttpConnection(asyncio.Protocol):
 
     def on_headers_complete(self) -> None:
         """Check the declared body; answer 100-continue; the body deadline starts."""
-        self._in_head = False
+        self.part = Part.BODY
         hosts = [value for name, value in self._headers if name.lower() == b"host"]
         check_hosts(hosts, self.parser.get_http_version())
         max_body = self.site.max_body
@@ -238,8 +358,8 @@ class HttpConnection(asyncio.Protocol):
             raise Refused(400, "bad_request", "Upgrade requests with a body are not served.")
         self._continue = self._expect and has_body and self.parser.get_http_version() == "1.1"
         if self.task is None:
+            self._enter(State.READING_BODY)
             self._send_continue()
-            self._arm(self.site.timings.body_timeout)
 
     def on_body(self, body: bytes) -> None:
         """Collect the body, refusing one over the limit."""
@@ -260,7 +380,7 @@ class HttpConnection(asyncio.Protocol):
             self.client,
             self.server,
         )
-        self._in_message = False
+        self.part = Part.BETWEEN
         self._line = bytearray()  # the next bytes are the next request's line
         self.queue.append((request, parser.should_keep_alive()))
         if self.task is None:
@@ -271,11 +391,10 @@ class HttpConnection(asyncio.Protocol):
     def stop(self) -> None:
         """The server stops: close now if idle, else once the current response is done."""
         if self.task is None:
-            self.transport.close()
+            self._close()
 
     def _next(self) -> None:
-        if self._deadline is not None:
-            self._deadline.cancel()
+        self._enter(State.SERVING)
         request, keep_alive = self.queue.popleft()
         self.task = self.loop.create_task(self._serve(request, keep_alive))
 
@@ -285,17 +404,19 @@ class HttpConnection(asyncio.Protocol):
                 response = await self.site.pool_for(request).submit(request)
             except Exception:
                 log.exception("the WSGI app failed: %s %r", request.method, request.target)
-                response = internal_error()
-            keep_alive = keep_alive and not self.closing and not self.site.stopping
+                response = internal_error(self.site.render_error)
+            keep_alive = keep_alive and self.state is State.SERVING and not self.site.stopping
             if type(response.body) is StreamBody:
+                if self.state is State.SERVING:
+                    self._enter(State.STREAMING)
                 keep_alive = await self._stream(request, response, keep_alive)
             else:
                 head, keep_alive = response_head(request, response, keep_alive)
                 if has_body(response, request):
                     head += response.body  # type: ignore[operator]
                 self.transport.write(head)
-            if keep_alive and self._write_paused:
-                await self._wait_writable()  # pipelined responses never pile up unread
+            if keep_alive and self.writes.paused:
+                await self.writes.writable()  # pipelined responses never pile up unread
         except Exception:
             log.exception("failed while answering %s %r", request.method, request.target)
             keep_alive = False
@@ -303,20 +424,19 @@ class HttpConnection(asyncio.Protocol):
         self._done(keep_alive)
 
     def _done(self, keep_alive: bool) -> None:
-        if not keep_alive or self.closing or self.site.stopping:
-            self.transport.close()
+        if not keep_alive or self.site.stopping or self.state not in _BUSY:
+            self._close()
         elif self.queue:
             self._next()
         else:
             if self._read_paused:
                 self._read_paused = False
                 self.transport.resume_reading()
-            self._heard = self._in_message
-            if self._in_message and not self._in_head:
+            if self.part is Part.BODY:
+                self._enter(State.READING_BODY)
                 self._send_continue()
-                self._arm(self.site.timings.body_timeout)
             else:
-                self._arm(self.site.timings.header_timeout)
+                self._enter(State.READING_HEAD if self.part is Part.HEAD else State.IDLE)
 
     async def _stream(self, request: Request, response: Response, keep_alive: bool) -> bool:
         """Write a StreamBody's parts as they come; False once the connection must end."""
@@ -332,8 +452,8 @@ class HttpConnection(asyncio.Protocol):
             async for part in body:
                 if part:
                     write(b"%x\r\n%b\r\n" % (len(part), part) if chunked else part)
-                    if self._write_paused:
-                        await self._wait_writable()
+                    if self.writes.paused:
+                        await self.writes.writable()
         except Exception as exc:
             # No final chunk: the client sees an unfinished response and reconnects.
             if isinstance(exc, StreamBroken):
@@ -350,44 +470,39 @@ class HttpConnection(asyncio.Protocol):
             write(b"0\r\n\r\n")
         return keep_alive
 
-    async def _wait_writable(self) -> None:
-        self._writable = self.loop.create_future()
-        await self._writable
-
     # Deadlines and refusals
-
-    def _arm(self, delay: float) -> None:
-        if self._deadline is not None:
-            self._deadline.cancel()
-        self._deadline = self.loop.call_later(delay, self._expire)
 
     def _expire(self) -> None:
         self._deadline = None
-        if self.task is not None or self.closing:
+        if self.state not in DEADLINES:
             return
-        if not (self._heard or self._in_message):
-            self.transport.close()  # an idle connection: nothing to answer
+        if self.state is State.IDLE:
+            self._close()  # an idle connection: nothing to answer
             return
-        part = "headers" if self._in_head or not self._in_message else "body"
+        part = "headers" if self.state is State.READING_HEAD else "body"
         timings = self.site.timings
         seconds = timings.header_timeout if part == "headers" else timings.body_timeout
         message = f"The request {part} did not arrive within {seconds:g} seconds."
         self._refuse(Refused(408, "request_timeout", message))
 
+    def _drain(self) -> None:
+        """Read nothing more: the response being written, if any, ends the connection."""
+        if self.state is not State.DRAINING:
+            self._enter(State.DRAINING)
+
     def _refuse(self, refused: Refused) -> None:
         log.info("refused a request: %s %s", refused.status, refused.message)
         self._log(refused.status)
-        self.closing = True
-        if self._deadline is not None:
-            self._deadline.cancel()
         if self.task is None:
-            self.transport.write(error_response(refused))
-            self.transport.close()
-        elif not self._read_paused:
+            self.transport.write(error_response(refused, self.site.render_error))
+            self._close()
+        else:
             # A pipelined request, behind a response being written: that response ends the
             # connection, and the client sends the refused request again on a new one.
-            self._read_paused = True
-            self.transport.pause_reading()
+            self._drain()
+            if not self._read_paused:
+                self._read_paused = True
+                self.transport.pause_reading()
 
     def _log(self, status: int) -> None:
         """An access line for a response the host made itself (the app logs its own)."""
@@ -396,9 +511,7 @@ class HttpConnection(asyncio.Protocol):
         except (httptools.HttpParserError, UnicodeDecodeError):
             method = "-"
         path = self._url.split(b"?", 1)[0].decode("latin-1") or "-"
-        seconds = self.loop.time() - self._began
-        access.observe(method, None, status, seconds)
-        access.write(method, path, status, seconds, None, None)
+        self.site.access_log(method, path, status, self.loop.time() - self._began)
 
     def _send_continue(self) -> None:
         if self._continue:

@@ -1,7 +1,7 @@
 """The bytes the host writes: response heads for the app's answers, and its own refusals.
 
 Every response the host makes itself (a refused request, an app that failed, a busy
-worker) carries the one JSON error shape, `streaming.protocol.error_json`.
+worker) is worded by the app's `RenderError` (streaming/hosting.py): the app's one error shape.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from email.utils import formatdate
 
 from config import Timings
 from server.wsgi import Request, Response
-from streaming.protocol import error_json
+from streaming.hosting import RenderError
 
 CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
 REASONS = {
@@ -64,12 +64,13 @@ class Refused(Exception):
         return cls(503, "server_busy", "The server is busy; retry later.", retry)
 
 
-def error_response(refused: Refused) -> bytes:
-    """A whole response carrying the JSON error shape; it closes the connection."""
-    body = error_json(refused.code, refused.message)
-    head = b"HTTP/1.1 %d %b\r\ncontent-type: application/json\r\ncontent-length: %d\r\n" % (
+def error_response(refused: Refused, render: RenderError) -> bytes:
+    """A whole response worded by the app's `render`; it closes the connection."""
+    content_type, body = render(refused.status, refused.code, refused.message)
+    head = b"HTTP/1.1 %d %b\r\ncontent-type: %b\r\ncontent-length: %d\r\n" % (
         refused.status,
         REASONS.get(refused.status, b"Error"),
+        content_type,
         len(body),
     )
     return b"%bdate: %b\r\n%bconnection: close\r\n\r\n%b" % (
@@ -80,10 +81,10 @@ def error_response(refused: Refused) -> bytes:
     )
 
 
-def internal_error() -> Response:
+def internal_error(render: RenderError) -> Response:
     """The response to a request whose app call failed."""
-    body = error_json("internal_error", "Something went wrong on our side.")
-    return Response(b"500 Internal Server Error", [(b"content-type", b"application/json")], body)
+    content_type, body = render(500, "internal_error", "Something went wrong on our side.")
+    return Response(b"500 Internal Server Error", [(b"content-type", content_type)], body)
 
 
 def has_body(response: Response, request: Request) -> bool:

@@ -66,7 +66,13 @@ class Server:
                 hosted.wsgi, settings.express_threads, settings.multiprocess, "express"
             )
         self.site = Site(
-            self.pool, settings.timings, settings.max_body, self.express, hosted.express
+            self.pool,
+            settings.timings,
+            settings.max_body,
+            self.express,
+            hosted.express,
+            hosted.render_error,
+            hosted.access_log,
         )
         self.acceptors: list[Acceptor] = []
         self._hurry = asyncio.Event()
@@ -85,7 +91,12 @@ class Server:
                     pool.stop()
                 raise
         connections = self.site.connections
-        guard = DescriptorGuard(lambda: len(connections), settings.fd_reserve, settings.timings)
+        guard = DescriptorGuard(
+            lambda: len(connections),
+            settings.fd_reserve,
+            settings.timings,
+            render=self.site.render_error,
+        )
         factory = partial(HttpConnection, self.site)
         self.acceptors = [
             Acceptor(loop, sock, factory, settings.timings, guard) for sock in self.sockets

@@ -17,8 +17,8 @@ import sys
 from dataclasses import replace
 
 import uvloop
-from gunicorn.arbiter import Arbiter
-from gunicorn.workers.base import Worker as BaseWorker
+from gunicorn.arbiter import Arbiter  # type: ignore[import-untyped]
+from gunicorn.workers.base import Worker as BaseWorker  # type: ignore[import-untyped]
 
 from server.serve import Server, ServerSettings
 
@@ -29,8 +29,10 @@ from server.serve import Server, ServerSettings
 GC_THRESHOLDS = (5000, 20, 100)
 
 
-class Worker(BaseWorker):
+class Worker(BaseWorker):  # type: ignore[misc]
     """One worker process: an event loop for connections and streams, threads for the app."""
+
+    alive: bool  # gunicorn's: False once the worker was told to stop
 
     def init_process(self) -> None:
         """Make the event loop (signals are installed on it), then boot as gunicorn does."""

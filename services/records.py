@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.errors import NotFoundError, Refused
+from engine.errors import NotFound, Unprocessable
 from models.db import Database
 from tools.finance.sources import resolve
 from tools.finance.transactions import get_transactions
@@ -24,7 +24,7 @@ def record(db: Database, user_id: int, kind: str, ident: int) -> dict[str, Any]:
     """Return the user's record behind the source `<kind>:<ident>`, or raise NotFound."""
     rows = resolve(db, user_id, f"{kind}:{ident}")
     if not rows:
-        raise NotFoundError(KINDS[kind], str(ident))
+        raise NotFound(KINDS[kind], str(ident))
     return rows[0]
 
 
@@ -39,7 +39,7 @@ def transactions(db: Database, user_id: int, query: dict[str, Any]) -> dict[str,
         found = get_transactions(ToolContext(user_id, db), query).result
     except ToolInputError as err:
         message = BAD_CURSOR if err.field == "cursor" else err.message
-        raise Refused("validation_error", message, field=err.field) from err
+        raise Unprocessable(message, field=err.field) from err
     return {
         "transactions": found["transactions"],
         "count": found["count"],

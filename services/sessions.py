@@ -8,7 +8,7 @@ from typing import Any
 from sqlalchemy import and_, delete, or_, select
 from sqlalchemy.orm import Session
 
-from engine.errors import NotFoundError, TurnConflict
+from engine.errors import NotFound, TurnConflict
 from engine.session_limits import SessionLimits
 from engine.store import approvals, tree
 from models import ChatSession, Message, Turn
@@ -154,7 +154,7 @@ def switch_branch(db: Database, user_id: int, session_id: str, message_id: str) 
         conn = s.connection()
         row = tree.message(conn, session_id, message_id)
         if row is None or row.status not in tree.SHOWN:
-            raise NotFoundError("message", message_id)
+            raise NotFound("message", message_id)
         leaf = tree.descend(conn, message_id)
         tree.set_leaf(conn, session_id, leaf)
         return leaf
@@ -276,5 +276,5 @@ def _running(s: Session, user_id: int, session_id: str) -> str | None:
 
 def _owned(row: Any, user_id: int, kind: str) -> Any:
     if row is None or row.user_id != user_id:
-        raise NotFoundError(kind)
+        raise NotFound(kind)
     return row

@@ -8,7 +8,7 @@ from typing import Any
 
 from sqlalchemy import bindparam, func, or_, select, update
 
-from engine.errors import NotFoundError
+from engine.errors import Conflict, NotFound, Unauthorized
 from models import ApiToken, User
 from models.base import utcnow
 from models.db import Database
@@ -24,18 +24,6 @@ _BY_HASH = select(_T.id, _T.user_id, _T.expires_at, _T.revoked_at, _T.last_used_
     _T.token_hash == bindparam("_hash")
 )
 _USED = update(ApiToken.__table__).where(_T.id == bindparam("_id"))
-
-
-class TokenRejected(Exception):
-    """A bearer token that is unknown, revoked or expired."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code, self.message = code, message
-
-
-class TooManyTokens(Exception):
-    """The user already holds MAX_ACTIVE_TOKENS usable tokens."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,12 +42,12 @@ def aware(moment: datetime | None) -> datetime | None:
 
 
 def authenticate(db: Database, token: str) -> Caller:
-    """Return the caller a clear token stands for, or raise TokenRejected."""
+    """Return the caller a clear token stands for, or raise Unauthorized."""
     now = utcnow()
     with db.begin_read() as conn:
         row = conn.execute(_BY_HASH, {"_hash": ApiToken.hash(token)}).one_or_none()
     if row is None:
-        raise TokenRejected("unauthorized", "The API token is not valid.")
+        raise Unauthorized("The API token is not valid.")
     check_usable(row.expires_at, row.revoked_at, now)
     last = aware(row.last_used_at)
     if last is None or now - last >= LAST_USED_EVERY:
@@ -69,23 +57,23 @@ def authenticate(db: Database, token: str) -> Caller:
 
 
 def check_token_id(db: Database, token_id: int) -> None:
-    """Raise TokenRejected unless the token with this id is still usable."""
+    """Raise Unauthorized unless the token with this id is still usable."""
     with db.read() as s:
         row = s.execute(
             select(ApiToken.expires_at, ApiToken.revoked_at).where(ApiToken.id == token_id)
         ).one_or_none()
     if row is None:
-        raise TokenRejected("token_revoked", "The API token was revoked.")
+        raise Unauthorized("The API token was revoked.", code="token_revoked")
     check_usable(row.expires_at, row.revoked_at, utcnow())
 
 
 def check_usable(expires_at: datetime | None, revoked_at: datetime | None, now: datetime) -> None:
-    """Raise TokenRejected for a revoked or expired token."""
+    """Raise Unauthorized for a revoked or expired token."""
     if revoked_at is not None:
-        raise TokenRejected("token_revoked", "The API token was revoked.")
+        raise Unauthorized("The API token was revoked.", code="token_revoked")
     expiry = aware(expires_at)
     if expiry is not None and expiry <= now:
-        raise TokenRejected("token_expired", "The API token has expired.")
+        raise Unauthorized("The API token has expired.", code="token_expired")
 
 
 def list_tokens(db: Database, user_id: int, current: int | None = None) -> list[dict[str, Any]]:
@@ -116,10 +104,13 @@ def create_token(
             )
         )
         if (active or 0) >= MAX_ACTIVE_TOKENS:
-            raise TooManyTokens()
+            raise Conflict(
+                f"A user may hold {MAX_ACTIVE_TOKENS} usable tokens; revoke one first.",
+                code="too_many_tokens",
+            )
         user = s.get(User, user_id)
         if user is None:
-            raise NotFoundError("user")
+            raise NotFound("user")
         row, clear = ApiToken.issue(user, name, expires_at)
         s.add(row)
         s.flush()
@@ -141,7 +132,7 @@ def revoke_token(db: Database, user_id: int, token_id: int) -> None:
             .values(revoked_at=utcnow())
         )
         if done.rowcount != 1:  # type: ignore[attr-defined]
-            raise NotFoundError("token")
+            raise NotFound("token")
     audit.record("token_revoked", user_id=user_id, token_id=token_id)
 
 

@@ -13,7 +13,7 @@ from typing import Any
 from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
-from engine.errors import Refused
+from engine.errors import Unprocessable
 from engine.store import tree
 from engine.store.starts import Ask
 from models import Message, ToolRun, Turn
@@ -57,9 +57,9 @@ def plan(db: Database, session_id: str | None, body: dict[str, Any]) -> Ask | Fo
             if_busy=if_busy,
         )  # fmt: skip
     if body.get("message_id") is not None:
-        raise Refused(
-            "unknown_message",
+        raise Unprocessable(
             "messageId names no message of this chat to edit.",
+            code="unknown_message",
             field="messageId",
         )
     return Ask(body["message"], client_id=client_id, if_busy=if_busy)
@@ -115,7 +115,7 @@ def _regenerate(s: Session, session_id: str | None, target: str, if_busy: str | 
     else:
         question = _question(s, session_id, target)
         if question is None:
-            raise Refused("not_an_answer", NOT_AN_ANSWER, field="messageId")
+            raise Unprocessable(NOT_AN_ANSWER, code="not_an_answer", field="messageId")
         question_id = question.id
         asked = s.scalars(
             select(Turn.id)
@@ -138,7 +138,7 @@ def _regenerate(s: Session, session_id: str | None, target: str, if_busy: str | 
     # Nothing was answered (the turn failed first): ask the same question again.
     asked_again = s.get(Message, question_id) if question_id else None
     if asked_again is None:
-        raise Refused("not_an_answer", NOT_AN_ANSWER, field="messageId")
+        raise Unprocessable(NOT_AN_ANSWER, code="not_an_answer", field="messageId")
     text = "\n".join(b.get("text", "") for b in asked_again.content if b.get("type") == "text")
     return Ask(
         text, edit=True, parent_id=asked_again.parent_id, client_id=asked_again.client_id,
@@ -161,14 +161,16 @@ def _follow_up(s: Session, session_id: str | None, body: dict[str, Any]) -> Foll
     found = {r.tool_use_id: r.requested_in for r in runs if r.preview is not None}
     unknown = sorted(set(decided) - set(found))
     if unknown:
-        raise Refused(
-            "unknown_approval", f"No action of this chat waits for {unknown[0]}.", field="messages"
+        raise Unprocessable(
+            f"No action of this chat waits for {unknown[0]}.",
+            code="unknown_approval",
+            field="messages",
         )
     message_id = body["assistant_id"]
     paused = set(found.values())
     if any(head(s, t) != message_id for t in paused):
-        raise Refused(
-            "unknown_approval", "The approvals belong to another message.", field="messages"
+        raise Unprocessable(
+            "The approvals belong to another message.", code="unknown_approval", field="messages"
         )
     waiting = s.scalars(
         select(ToolRun.tool_use_id).where(
@@ -179,9 +181,9 @@ def _follow_up(s: Session, session_id: str | None, body: dict[str, Any]) -> Foll
     ).all()
     missing = sorted(set(waiting) - set(decided))
     if missing:
-        raise Refused(
-            "approvals_missing",
+        raise Unprocessable(
             f"Approve or decline every action the message asks for ({missing[0]} has no answer).",
+            code="approvals_missing",
             field="messages",
         )
     return FollowUp(

@@ -11,7 +11,7 @@ from sqlalchemy import insert, or_, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from engine.errors import NotFoundError
+from engine.errors import NotFound
 from engine.session_limits import SessionLimits
 from engine.store import tree
 from models import ChatSession, Message, ToolRun, Turn, UIChat, new_id
@@ -75,7 +75,7 @@ def chat_messages(db: Database, user_id: int, chat_id: str) -> dict[str, Any]:
     with db.read() as s:
         session_id = _lookup(s, user_id, chat_id)
         if session_id is None:
-            raise NotFoundError("chat", chat_id)
+            raise NotFound("chat", chat_id)
         turns = s.execute(
             select(
                 Turn.id,

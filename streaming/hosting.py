@@ -17,6 +17,11 @@ own, so they never queue behind the app's other requests (a burst of turn starts
 A host also runs the app's background work on its loop: `Hosted.background` is started
 before the host serves, drained when it is asked to stop gracefully (SIGTERM), and stopped
 once its connections are done.
+
+A host answers some requests itself (one it cannot parse, too large, too slow, a worker out
+of descriptors, an app that failed): `Hosted.render_error` words those answers as the app
+words its own errors, and `Hosted.access_log` logs them as the app logs its requests. A host
+imports nothing of the app but this module.
 """
 
 from __future__ import annotations
@@ -39,6 +44,31 @@ class StreamHook(Protocol):
         ...
 
 
+class RenderError(Protocol):
+    """How an app words an error its host answers: the content type and the body."""
+
+    def __call__(self, status: int, code: str, message: str) -> tuple[bytes, bytes]:
+        """Return (content type, body) for a response of `status`."""
+        ...
+
+
+class AccessLog(Protocol):
+    """How an app logs a request its host answered itself (`path` without the query)."""
+
+    def __call__(self, method: str, path: str, status: int, seconds: float) -> None:
+        """Log one answered request."""
+        ...
+
+
+def plain_error(status: int, code: str, message: str) -> tuple[bytes, bytes]:
+    """An error as plain text, for an app that gives no renderer."""
+    return b"text/plain; charset=utf-8", f"{code}: {message}\n".encode()
+
+
+def no_access_log(method: str, path: str, status: int, seconds: float) -> None:
+    """Log nothing, for an app that gives no access log."""
+
+
 class Background(Protocol):
     """Work an app runs beside its requests, on the host's event loop."""
 
@@ -57,7 +87,8 @@ class Background(Protocol):
 
 @dataclass(frozen=True)
 class Hosted:
-    """What a host serves: a WSGI application, and its background work if any.
+    """What a host serves: a WSGI application, its background work if any, and how the host
+    words and logs the answers it makes itself.
 
     Callable as the WSGI app itself, so a server that knows nothing of `background` (or a
     loader that insists on a callable, as gunicorn's does) can still serve it.
@@ -67,6 +98,8 @@ class Hosted:
     background: Background | None = None
     # Exact paths (no query) a host should never queue behind other requests.
     express: frozenset[str] = frozenset()
+    render_error: RenderError = plain_error
+    access_log: AccessLog = no_access_log
 
     def __call__(
         self, environ: dict[str, Any], start_response: Callable[..., Any]

@@ -63,6 +63,12 @@ def observe(method: str, route: str | None, status: int, seconds: float) -> None
     REQUEST_SECONDS.labels(method, route or UNMATCHED, str(status)).observe(seconds)
 
 
+def host_answered(method: str, path: str, status: int, seconds: float) -> None:
+    """Log a request the HTTP host answered itself (`path` raw: no route matched it)."""
+    observe(method, None, status, seconds)
+    write(method, path, status, seconds, None, None)
+
+
 def install(app: Flask) -> None:
     """Describe every request, and log it now or, for a stream, when the stream ends."""
 

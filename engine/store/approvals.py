@@ -19,7 +19,7 @@ from typing import Any
 
 from sqlalchemy import Connection, insert, select, update
 
-from engine.errors import NotFoundError, Refused
+from engine.errors import Conflict, NotFound
 from engine.limits import RUNNING, Admission
 from engine.store import starts, tree
 from engine.store.messages import NEXT_POSITION, StoredRun
@@ -95,7 +95,7 @@ def decide(
     owner = select(T.session_id, T.user_id).where(T.id == turn_id)
     turn = conn.execute(owner).first()
     if turn is None or turn.user_id != user_id:
-        raise NotFoundError("turn", turn_id)
+        raise NotFound("turn", turn_id)
     # The user, the session, then the turn: the order a start and a turn's end lock them in.
     admission.lock(conn, user_id)
     conn.execute(select(S.id).where(S.id == turn.session_id).with_for_update())
@@ -103,13 +103,11 @@ def decide(
     key = (R.session_id == turn.session_id, R.tool_use_id == tool_use_id)
     run = conn.execute(select(ToolRun.__table__).where(*key, R.requested_in == turn_id)).first()
     if run is None or run.preview is None:
-        raise NotFoundError("approval request", tool_use_id)
+        raise NotFound("approval request", tool_use_id)
     wanted = APPROVED if approved else DECLINED
     if run.approval is not None:
         if run.approval != wanted:
-            raise Refused(
-                "already_decided", f"This action was already {run.approval}.", conflict=True
-            )
+            raise Conflict(f"This action was already {run.approval}.", code="already_decided")
         return Decision(run_dict(run), continuation(conn, turn_id))
     if approved:
         values = {"status": TOOL_APPROVED, "approval": wanted, "decided_at": utcnow()}
@@ -356,7 +354,7 @@ class ApprovalStore:
         with self.db.begin_read() as conn:
             owner = conn.scalar(select(T.user_id).where(T.id == turn_id))
             if owner != user_id:
-                raise NotFoundError("turn", turn_id)
+                raise NotFound("turn", turn_id)
             rows = conn.execute(
                 select(ToolRun.__table__).where(R.requested_in == turn_id).order_by(R.id)
             ).all()

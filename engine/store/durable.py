@@ -2,7 +2,7 @@
 
 A statement that fails because the database is unreachable or unwritable (models.db's
 OUTAGE_ERRORS) changed nothing, so `durable` runs it again with jittered backoff until it
-succeeds or `patience` runs out (StorageUnavailable). Every write it retries is written to
+succeeds or `patience` runs out (OutageOutlasted). Every write it retries is written to
 be run twice safely (an insert that finds its row, a finish that finds itself finished).
 The store also remembers when it last failed: the reaper trusts no heartbeat that was
 missed while the database itself was down.
@@ -21,7 +21,7 @@ from functools import partial
 from typing import Any, TypeVar
 
 from config import Timings
-from engine.errors import StorageUnavailable
+from engine.errors import OutageOutlasted
 from models.db import is_outage
 
 T = TypeVar("T")
@@ -73,7 +73,7 @@ class Store:
                     log.warning("the database is unreachable (%s); waiting", type(err).__name__)
                 left = float("inf") if patience is None else started + patience - now
                 if left <= 0:
-                    raise StorageUnavailable() from err
+                    raise OutageOutlasted() from err
                 await asyncio.sleep(min(left, delay * self._rng.uniform(0.5, 1.0)))
                 delay = min(t.store_backoff_cap, delay * 2)
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from sqlalchemy import Connection, and_, func, insert, not_, select, update
 
-from engine.errors import LimitExceeded, Refused, TurnConflict
+from engine.errors import Conflict, LimitExceeded, TurnConflict, Unprocessable
 from engine.limits import RUNNING, Admission
 from engine.store import approvals, tree
 from engine.store.messages import NEXT_POSITION
@@ -88,10 +88,9 @@ def start(
         if ask.if_busy == "reject":
             raise TurnConflict(session_id)
         if waiting >= max_queued:
-            raise Refused(
-                "queue_full",
+            raise Conflict(
                 f"{waiting} messages already wait for the running turn; wait or cancel one.",
-                conflict=True,
+                code="queue_full",
             )
     status = TURN_QUEUED if queued else TURN_RUNNING
     message_id = None
@@ -277,10 +276,9 @@ def _sent(conn: Connection, session_id: str, ask: Ask) -> tuple[Placed, str] | N
     if row is None:
         return None
     if row.content != [{"type": "text", "text": ask.text}]:
-        raise Refused(
-            "client_id_reused",
+        raise Conflict(
             "This client_id names another message of this session: send a new one.",
-            conflict=True,
+            code="client_id_reused",
             field="client_id",
         )
     return Placed(row.status == TURN_QUEUED, replay_of=row.turn_id), row.id
@@ -289,14 +287,16 @@ def _sent(conn: Connection, session_id: str, ask: Ask) -> tuple[Placed, str] | N
 def _check(conn: Connection, session_id: str, ask: Ask) -> str | None:
     """Refuse an ask the tree cannot take; return the question a regenerate answers again."""
     if ask.if_busy not in BUSY_POLICIES:
-        raise Refused("invalid_if_busy", f"if_busy must be one of {', '.join(BUSY_POLICIES)}.")
+        raise Unprocessable(
+            f"if_busy must be one of {', '.join(BUSY_POLICIES)}.", code="invalid_if_busy"
+        )
     if ask.regenerate is not None:
         row = tree.message(conn, session_id, ask.regenerate)
         question = tree.question_of(conn, ask.regenerate) if row is not None else None
         if row is None or row.role != "assistant" or question is None:
-            raise Refused(
-                "not_an_answer",
+            raise Unprocessable(
                 "regenerate must name an answer (an assistant message) of this session.",
+                code="not_an_answer",
                 field="regenerate",
             )
         return question
@@ -305,9 +305,9 @@ def _check(conn: Connection, session_id: str, ask: Ask) -> str | None:
         # A question follows an answer, or the results of calls a new message declined.
         follows = row is not None and (row.role == "assistant" or not tree.asks(row.content))
         if not follows or row.status not in MESSAGE_FINISHED:
-            raise Refused(
-                "invalid_parent",
+            raise Unprocessable(
                 "parent_id must name an answer of this session (null: a first message).",
+                code="invalid_parent",
                 field="parent_id",
             )
     return None

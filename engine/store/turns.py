@@ -9,7 +9,7 @@ from datetime import timedelta
 from sqlalchemy import and_, bindparam, func, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
-from engine.errors import LeaseLost, NotFoundError, TurnConflict
+from engine.errors import LeaseLost, NotFound, TurnConflict
 from engine.events.log import last_seq
 from engine.limits import RUNNING, Admission
 from engine.session_limits import SessionLimits
@@ -77,10 +77,10 @@ class TurnStore:
         """Create a turn for `ask` (and the session if None is given): running, or queued.
 
         Raises TurnConflict while another turn runs on the session and `ask.if_busy` is
-        `reject`, NotFoundError for a session that is missing or someone else's, Refused
-        for a question the tree cannot take, LimitExceeded when the admission refuses the
-        user (over the day's tokens; every running place taken, unless the turn queues
-        anyway). One transaction: all or nothing. `last_check` runs once the rows are
+        `reject`, NotFound for a session that is missing or someone else's, Unprocessable
+        (Conflict) for a question the tree cannot take, LimitExceeded when the admission
+        refuses the user (over the day's tokens; every running place taken, unless the turn
+        queues anyway). One transaction: all or nothing. `last_check` runs once the rows are
         written, before the commit: what it raises refuses the turn, writing nothing.
         A message sent before (`ask.once`, same `client_id`) returns the turn it started,
         `placed.replay_of`, with a lease that is not the caller's to run it by.
@@ -111,7 +111,7 @@ class TurnStore:
                     # Locked: a start, a queued turn's promotion and a decision serialize.
                     row = conn.execute(_SESSION, {"_session": session_id}).first()
                     if row is None or row.user_id != user_id:
-                        raise NotFoundError("session", session_id)
+                        raise NotFound("session", session_id)
                     if row.title is None and ask.text:
                         title = ask.text[:80]
                         conn.execute(

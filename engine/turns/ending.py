@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 from typing import Protocol
 
-from engine.errors import LeaseLost, StorageUnavailable
+from engine.errors import LeaseLost, OutageOutlasted, StorageUnavailable
 from engine.events.log import last_seq
 from engine.store.fence import Lease
 from engine.store.records import NewTurn, Runnable
@@ -26,7 +26,7 @@ from streaming.protocol import encode_event
 from streaming.view import view_of
 
 log = logging.getLogger(__name__)
-UNAVAILABLE = (StorageUnavailable.code, StorageUnavailable.message)
+UNAVAILABLE = (OutageOutlasted.code, OutageOutlasted.message)
 INTERNAL = ("internal_error", "The turn failed on our side.")
 
 

@@ -12,6 +12,7 @@ from typing import Any
 from flask import Flask
 
 from app import create_app as create_real_app
+from app import host
 from streaming.hosting import Hosted
 
 
@@ -40,5 +41,4 @@ def create_app() -> Flask:
 
 def hosted() -> Hosted:
     """The audited app and its engine, as `app.hosted()` gives them to the server."""
-    app = create_app()
-    return Hosted(app, app.extensions["engine"])
+    return host(create_app())

@@ -7,12 +7,13 @@ import socket
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from config import Timings
+from routes.errors import render_host_error
 from server.serve import RunningServer, ServerSettings, serve_in_thread
-from streaming.hosting import Hosted, WSGIApp
+from streaming.hosting import Hosted, WSGIApp, plain_error
 
 # Every timing shrunk together (a header deadline of 0.5 s, a slow reader dropped after 1.5 s).
 FAST = Timings().scaled(0.05)
@@ -155,12 +156,23 @@ class Live:
             client.close()
 
 
+def worded(app: Hosted | WSGIApp) -> Hosted:
+    """`app`, whose host words its own answers as the chat app does (the one JSON shape)."""
+    hosted = app if isinstance(app, Hosted) else Hosted(app)
+    if hosted.render_error is plain_error:
+        hosted = replace(hosted, render_error=render_host_error)
+    return hosted
+
+
 @contextmanager
 def serving(app: Hosted | WSGIApp, settings: ServerSettings | None = None) -> Iterator[Live]:
-    """Serve `app` (FAST timings, 4 threads unless told) for the test's duration."""
+    """Serve `app` (FAST timings, 4 threads unless told) for the test's duration; the host's
+    own answers are worded as the chat app words them."""
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
-    running = serve_in_thread(app, sock, settings or ServerSettings(timings=FAST, threads=4))
+    running = serve_in_thread(
+        worded(app), sock, settings or ServerSettings(timings=FAST, threads=4)
+    )
     assert running.started.wait(PATIENCE) and running.error is None, running.error
     try:
         yield Live(sock.getsockname()[1], running)

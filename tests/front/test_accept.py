@@ -11,6 +11,7 @@ import pytest
 import uvloop
 
 from config import Timings
+from routes.errors import render_host_error
 from server.accept import BURST, Acceptor, DescriptorGuard
 
 
@@ -137,7 +138,9 @@ def test_a_failing_accept_pauses_instead_of_spinning_then_serves(loop, listener,
 
 def test_newcomers_past_the_descriptor_limit_get_503_at_once(loop, listener, connect) -> None:
     # A limit of 10 less a reserve of 6 leaves 4 places, 3 of them taken.
-    guard = DescriptorGuard(lambda: 3, reserve=6, timings=Timings(), limit=10)
+    guard = DescriptorGuard(
+        lambda: 3, reserve=6, timings=Timings(), limit=10, render=render_host_error
+    )
     acceptor = Acceptor(loop, listener, Echo, Timings(), guard)
     first, second = connect(2)
     acceptor._accept()

@@ -4,6 +4,7 @@ reaches the app; the forms RFC 9112 allows are still served."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -34,11 +35,27 @@ REFUSED: list[tuple[str, bytes, int, str]] = [
     ("unknown method", b"FOO / HTTP/1.1\r\n" + H + b"\r\n", 400, "bad_request"),
     ("asterisk without OPTIONS", b"GET * HTTP/1.1\r\n" + H + b"\r\n", 400, "bad_request"),
     ("relative target", b"GET api HTTP/1.1\r\n" + H + b"\r\n", 400, "bad_request"),
+    ("no target", b"GET HTTP/1.1\r\n" + H + b"\r\n", 400, "bad_request"),
+    ("no method", b"/ HTTP/1.1\r\n" + H + b"\r\n", 400, "bad_request"),
+    ("tab before version", b"GET /\tHTTP/1.1\r\n" + H + b"\r\n", 400, "bad_request"),
+    ("bare LF after the request line", b"GET / HTTP/1.1\n" + H + b"\r\n", 400, "bad_request"),
+    ("HTTP/1.10", b"GET / HTTP/1.10\r\n" + H + b"\r\n", 400, "bad_request"),
+    ("HTTP/11", b"GET / HTTP/11\r\n" + H + b"\r\n", 400, "bad_request"),
+    ("HTTPS/1.1", b"GET / HTTPS/1.1\r\n" + H + b"\r\n", 400, "bad_request"),
+    ("HTTP/2 preface", b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", 400, "bad_request"),
+    ("space in target", b"GET /a b HTTP/1.1\r\n" + H + b"\r\n", 400, "bad_request"),
+    ("control in target", b"GET /\x01 HTTP/1.1\r\n" + H + b"\r\n", 400, "bad_request"),
+    ("DEL in target", b"GET /\x7f HTTP/1.1\r\n" + H + b"\r\n", 400, "bad_request"),
+    ("obs-text in target", b"GET /\xff HTTP/1.1\r\n" + H + b"\r\n", 400, "bad_request"),
+    ("absolute-form, bad scheme", b"GET 1http://a/ HTTP/1.1\r\n" + H + b"\r\n", 400, "bad_request"),
     # Host: exactly one on HTTP/1.1, at most one on HTTP/1.0, always a host[:port].
     ("no Host", b"GET / HTTP/1.1\r\n\r\n", 400, "bad_request"),
     ("two Hosts", b"GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", 400, "bad_request"),
     ("two equal Hosts", b"GET / HTTP/1.1\r\nHost: a\r\nHost: a\r\n\r\n", 400, "bad_request"),
     ("two Hosts, HTTP/1.0", b"GET / HTTP/1.0\r\nHost: a\r\nHost: b\r\n\r\n", 400, "bad_request"),
+    ("two Hosts, either case", b"GET / HTTP/1.1\r\nHost: a\r\nhost: b\r\n\r\n", 400, "bad_request"),
+    ("Host list", b"GET / HTTP/1.1\r\nHost: a, b\r\n\r\n", 400, "bad_request"),
+    ("unclosed IPv6 Host", b"GET / HTTP/1.1\r\nHost: [::1\r\n\r\n", 400, "bad_request"),
     ("empty Host", b"GET / HTTP/1.1\r\nHost: \r\n\r\n", 400, "bad_request"),
     ("Host with a space", b"GET / HTTP/1.1\r\nHost: a b\r\n\r\n", 400, "bad_request"),
     ("Host with a path", b"GET / HTTP/1.1\r\nHost: a/b\r\n\r\n", 400, "bad_request"),
@@ -119,6 +136,48 @@ REFUSED: list[tuple[str, bytes, int, str]] = [
         "bad_request",
     ),
     (
+        "Content-Length and Transfer-Encoding on HTTP/1.0",
+        b"POST / HTTP/1.0\r\nContent-Length: 3\r\n" + CHUNKED + b"\r\nabc",
+        400,
+        "bad_request",
+    ),
+    (
+        "Transfer-Encoding folded onto a second line",
+        b"POST / HTTP/1.1\r\n" + H + b"Transfer-Encoding:\r\n chunked\r\n\r\n0\r\n\r\n",
+        400,
+        "bad_request",
+    ),
+    (
+        "vertical tab before chunked",
+        b"POST / HTTP/1.1\r\n" + H + b"Transfer-Encoding: \x0bchunked\r\n\r\n0\r\n\r\n",
+        400,
+        "bad_request",
+    ),
+    (
+        "chunked, with a trailing comma",
+        b"POST / HTTP/1.1\r\n" + H + b"Transfer-Encoding: chunked,\r\n\r\n0\r\n\r\n",
+        400,
+        "bad_request",
+    ),
+    (
+        "empty Transfer-Encoding",
+        b"POST / HTTP/1.1\r\n" + H + b"Transfer-Encoding: \r\n\r\n",
+        400,
+        "bad_request",
+    ),
+    (
+        "empty Content-Length",
+        b"POST / HTTP/1.1\r\n" + H + b"Content-Length: \r\n\r\n",
+        400,
+        "bad_request",
+    ),
+    (
+        "Content-Length of two numbers",
+        b"POST / HTTP/1.1\r\n" + H + b"Content-Length: 1 2\r\n\r\nab",
+        400,
+        "bad_request",
+    ),
+    (
         "Transfer-Encoding on HTTP/1.0",
         b"POST / HTTP/1.0\r\n" + CHUNKED + b"\r\n0\r\n\r\n",
         400,
@@ -180,6 +239,45 @@ REFUSED: list[tuple[str, bytes, int, str]] = [
         "bad_request",
     ),
     (
+        "empty chunk size",
+        b"POST / HTTP/1.1\r\n" + H + CHUNKED + b"\r\n\r\nabc\r\n0\r\n\r\n",
+        400,
+        "bad_request",
+    ),
+    (
+        "bare LF in a chunk extension",
+        b"POST / HTTP/1.1\r\n" + H + CHUNKED + b"\r\n3;x\nabc\r\n0\r\n\r\n",
+        400,
+        "bad_request",
+    ),
+    (
+        "bare LF after chunk data",
+        b"POST / HTTP/1.1\r\n" + H + CHUNKED + b"\r\n3\r\nabc\n0\r\n\r\n",
+        400,
+        "bad_request",
+    ),
+    (
+        "Content-Length in the trailer",
+        b"POST / HTTP/1.1\r\n" + H + CHUNKED + b"\r\n3\r\nabc\r\n0\r\nContent-Length: 9\r\n\r\n",
+        400,
+        "bad_request",
+    ),
+    (
+        "Transfer-Encoding in the trailer",
+        b"POST / HTTP/1.1\r\n"
+        + H
+        + CHUNKED
+        + b"\r\n3\r\nabc\r\n0\r\nTransfer-Encoding: gzip\r\n\r\n",
+        400,
+        "bad_request",
+    ),
+    (
+        "obs-fold in the trailer",
+        b"POST / HTTP/1.1\r\n" + H + CHUNKED + b"\r\n3\r\nabc\r\n0\r\nX-A: b\r\n c\r\n\r\n",
+        400,
+        "bad_request",
+    ),
+    (
         "chunk longer than its size",
         b"POST / HTTP/1.1\r\n" + H + CHUNKED + b"\r\n3\r\nabcd\r\n0\r\n\r\n",
         400,
@@ -205,6 +303,11 @@ REFUSED: list[tuple[str, bytes, int, str]] = [
     ("space before a colon", b"GET / HTTP/1.1\r\n" + H + b"X-A : b\r\n\r\n", 400, "bad_request"),
     ("no colon", b"GET / HTTP/1.1\r\n" + H + b"XA\r\n\r\n", 400, "bad_request"),
     ("empty name", b"GET / HTTP/1.1\r\n" + H + b": b\r\n\r\n", 400, "bad_request"),
+    ("space inside a name", b"GET / HTTP/1.1\r\n" + H + b"X A: b\r\n\r\n", 400, "bad_request"),
+    ("slash in a name", b"GET / HTTP/1.1\r\n" + H + b"X/A: b\r\n\r\n", 400, "bad_request"),
+    ("bare CR ending a line", b"GET / HTTP/1.1\r\nHost: a\r\r\n\r\n", 400, "bad_request"),
+    ("LF CR ending a line", b"GET / HTTP/1.1\r\nHost: a\n\r\n", 400, "bad_request"),
+    ("bare LF ending the head", b"GET / HTTP/1.1\r\n" + H + b"\n", 400, "bad_request"),
 ]
 
 SERVED: list[tuple[str, bytes, bytes]] = [
@@ -310,6 +413,29 @@ def test_a_request_line_sent_byte_by_byte_is_checked(live: Live, app: Counting) 
     reply = client.reply()
     assert (reply.status, reply.error()["code"]) == (400, "bad_request")
     assert app.calls == 0
+
+
+def headers_app(environ: dict[str, Any], start_response: Callable[..., Any]) -> list[bytes]:
+    """Echo the request's headers as the app sees them, and its body."""
+    body = environ["wsgi.input"].read()
+    start_response("200 OK", [("Content-Type", "application/json")])
+    seen = {k: v for k, v in environ.items() if k.startswith("HTTP_")}
+    return [json.dumps({"headers": seen, "body": body.decode()}).encode()]
+
+
+def test_trailer_fields_never_reach_the_app_as_headers() -> None:
+    # Merged, a trailer would add a second Host, or credentials, after the head was checked.
+    trailer = b"0\r\nHost: evil\r\nAuthorization: Bearer x\r\nX-Forwarded-For: 1.2.3.4\r\n\r\n"
+    with serving(headers_app, ServerSettings(timings=FAST.scaled(4), threads=2)) as live:
+        client = live.connect()
+        client.send(b"POST / HTTP/1.1\r\n" + H + CHUNKED + b"\r\n3\r\nabc\r\n" + trailer)
+        reply = client.reply()
+    assert reply.status == 200
+    seen = json.loads(reply.body)
+    assert seen == {
+        "headers": {"HTTP_HOST": "a", "HTTP_TRANSFER_ENCODING": "chunked"},
+        "body": "abc",
+    }
 
 
 def test_well_formed_pipelined_requests_are_all_served(live: Live, app: Counting) -> None:

@@ -193,10 +193,10 @@ GUARDED = """
 import resource, socket, sys
 resource.setrlimit(resource.RLIMIT_NOFILE, (64, 100))
 from server.serve import ServerSettings, serve_in_thread
-from tests.front.live import text_app
+from tests.front.live import text_app, worded
 sock = socket.socket()
 sock.bind(("127.0.0.1", 0))
-running = serve_in_thread(text_app, sock, ServerSettings(fd_reserve=96, threads=2))
+running = serve_in_thread(worded(text_app), sock, ServerSettings(fd_reserve=96, threads=2))
 assert running.started.wait(10) and running.error is None
 print(sock.getsockname()[1], resource.getrlimit(resource.RLIMIT_NOFILE)[0], flush=True)
 sys.stdin.read()

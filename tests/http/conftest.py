@@ -9,8 +9,8 @@ from typing import Any
 import httpx2
 import pytest
 
+from app import host
 from server.serve import ServerSettings, serve_in_thread
-from streaming.hosting import Hosted
 from streaming.protocol import decode_stream
 
 
@@ -27,7 +27,7 @@ class LiveServer:
         settings = ServerSettings(
             timings=app.config["TIMINGS"], max_body=app.config["MAX_CONTENT_LENGTH"]
         )
-        self.server = serve_in_thread(Hosted(app, app.extensions["engine"]), sock, settings)
+        self.server = serve_in_thread(host(app), sock, settings)
         assert self.server.started.wait(20), "the server did not start"
         assert self.server.error is None, self.server.error
         self.headers = {"Authorization": f"Bearer {token}"}

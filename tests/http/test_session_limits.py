@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from sqlalchemy import func, select
 
-from engine.errors import LimitExceeded, Refused
+from engine.errors import Conflict, LimitExceeded
 from models import ChatSession, Message, Turn, UIChat
 from models.db import Database
 from tests.backends import fresh_postgres
@@ -147,7 +147,7 @@ def check_turn_store(config: dict[str, Any]) -> None:
         for n in range(2):
             turns.start_turn(user_id, None, f"question {n}")
         before = rows(db, user_id)
-        with pytest.raises((LimitExceeded, Refused)):
+        with pytest.raises((LimitExceeded, Conflict)):
             turns.start_turn(user_id, None, "one more")
         assert rows(db, user_id) == before
     finally:
