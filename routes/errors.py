@@ -6,7 +6,7 @@ import logging
 import math
 from typing import Any
 
-from flask import Flask, Response, current_app, jsonify
+from flask import Flask, Response, jsonify
 from marshmallow import ValidationError
 from werkzeug.exceptions import HTTPException
 
@@ -19,6 +19,7 @@ from engine.errors import (
     TurnConflict,
 )
 from models.db import OUTAGE_ERRORS, is_bad_value
+from routes.deps import get_settings
 from streaming.protocol import error_body
 from telemetry import audit
 from telemetry.metrics import LIMIT_REFUSALS
@@ -70,7 +71,7 @@ def register_error_handlers(app: Flask) -> None:
         response, status = error_response(
             503, "server_restarting", "This server is restarting; retry in a moment."
         )
-        retry = current_app.config["TIMINGS"].restart_retry_after
+        retry = get_settings().timings.restart_retry_after
         response.headers["Retry-After"] = str(max(1, math.ceil(retry)))
         return response, status
 
@@ -81,7 +82,7 @@ def register_error_handlers(app: Flask) -> None:
             StorageUnavailable.code,
             "The server cannot reach its database right now; nothing was changed. Retry soon.",
         )
-        retry = current_app.config["TIMINGS"].outage_retry_after
+        retry = get_settings().timings.outage_retry_after
         response.headers["Retry-After"] = str(max(1, math.ceil(retry)))
         return response, status
 
