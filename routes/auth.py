@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from functools import wraps
 from typing import Any, TypeVar
@@ -29,7 +30,8 @@ def sign_events_token(user_id: int, turn_id: str) -> str:
 
 
 def _user_from_events_token(token: str, turn_id: str) -> tuple[int, int | None]:
-    max_age = get_settings().timings.events_token_max_age
+    # Whole seconds, as itsdangerous counts them (a scaled lifetime may have a fraction).
+    max_age = math.ceil(get_settings().timings.events_token_max_age)
     try:
         data = _serializer().loads(token, max_age=max_age)
     except SignatureExpired as err:

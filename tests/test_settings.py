@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import MISSING, Field, fields
+from dataclasses import Field, fields
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +34,7 @@ def env_fields() -> list[Field[Any]]:
 
 
 def default_of(f: Field[Any]) -> Any:
-    return f.default_factory() if f.default is MISSING else f.default  # type: ignore[misc]
+    return f.default_factory() if callable(f.default_factory) else f.default
 
 
 def shown(f: Field[Any]) -> str:
@@ -243,7 +243,7 @@ def test_only_config_reads_the_environment_for_a_setting() -> None:
                 text = ast.unparse(target)
                 if text in ("os.environ", "os.environ.get", "os.getenv"):
                     key = node.slice if isinstance(node, ast.Subscript) else node.args[0]
-                    name = key.value if isinstance(key, ast.Constant) else ast.unparse(key)
+                    name = str(key.value) if isinstance(key, ast.Constant) else ast.unparse(key)
                     if not any(
                         name == n or re.fullmatch(n.replace("*", ".*"), name)
                         for n in READ_ELSEWHERE
