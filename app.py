@@ -12,7 +12,7 @@ from flask import Flask, Response, request
 from flask_cors import CORS
 
 from cli import register_cli
-from config import Settings, load_settings
+from config import Settings, load_settings, with_instance
 from demo_model.brain import LABEL as DEMO_LABEL
 from demo_model.transport import DEMO_KEY, DEMO_URL, Pace, demo_http
 from engine.build import build_engine
@@ -31,7 +31,7 @@ from telemetry import access, audit, tracing
 def create_app(config: Settings | Mapping[str, Any] | None = None) -> Flask:
     """Create and configure the app from `config`: Settings, or overrides of the environment
     by variable name (an unknown name is an error)."""
-    settings = config if isinstance(config, Settings) else load_settings(config)
+    settings = with_instance(config) if isinstance(config, Settings) else load_settings(config)
     app = Flask(__name__, instance_path=settings.instance_path)
     # The one setting the code reads from app.config; the others are Flask's own.
     app.config.update(

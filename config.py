@@ -499,9 +499,13 @@ def traces_requested(env: Mapping[str, object]) -> bool:
 
 
 def load_settings(overrides: Mapping[str, object] | None = None) -> Settings:
-    """The app's settings: the environment with `overrides` over it, its instance folder
-    made and its secret key there (one per folder, so every worker signs tokens alike)."""
-    settings = Settings.from_env(overrides=overrides)
+    """The app's settings: the environment with `overrides` over it, made ready to run."""
+    return with_instance(Settings.from_env(overrides=overrides))
+
+
+def with_instance(settings: Settings) -> Settings:
+    """`settings` with its instance folder made and, unless SECRET_KEY is set, the secret key
+    kept there (one per folder, so every worker signs tokens alike)."""
     Path(settings.instance_path).mkdir(parents=True, exist_ok=True)
     if settings.secret_key:
         return settings

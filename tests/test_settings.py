@@ -10,7 +10,15 @@ from typing import Any
 
 import pytest
 
-from config import READ_ELSEWHERE, TIMING_ENV, SettingError, Settings, Timings, load_settings
+from config import (
+    READ_ELSEWHERE,
+    TIMING_ENV,
+    SettingError,
+    Settings,
+    Timings,
+    load_settings,
+    with_instance,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs" / "configuration.md"
@@ -186,6 +194,9 @@ def test_load_settings_makes_the_instance_folder_and_one_secret_key_in_it(
     assert (instance / "secret_key").read_text().strip() == first.secret_key
     given = load_settings({"INSTANCE_PATH": str(instance), "SECRET_KEY": "mine"})
     assert given.secret_key == "mine"
+    elsewhere = tmp_path / "elsewhere"
+    made = with_instance(Settings.from_env({"INSTANCE_PATH": str(elsewhere)}))
+    assert made.secret_key == (elsewhere / "secret_key").read_text().strip()
 
 
 # Durations: all in Timings, all scaled.
