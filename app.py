@@ -4,16 +4,19 @@ what our server (gunicorn with server.worker.Worker) serves: the app and its eng
 from __future__ import annotations
 
 import logging
-import os
-from pathlib import Path
+from collections.abc import Mapping
+from functools import partial
 from typing import Any
 
 from flask import Flask, Response, request
 from flask_cors import CORS
 
 from cli import register_cli
-from config import Timings, load_settings, load_timings
+from config import Settings, load_settings, with_instance
+from demo_model.brain import LABEL as DEMO_LABEL
+from demo_model.transport import DEMO_KEY, DEMO_URL, Pace, demo_http
 from engine.build import build_engine
+from engine.upstream.client import Upstream
 from models.db import Database
 from routes import register_blueprints
 from routes.errors import register_error_handlers, render_host_error
@@ -25,29 +28,31 @@ from streaming.hosting import Hosted
 from telemetry import access, audit, tracing
 
 
-def create_app(config: dict[str, Any] | None = None) -> Flask:
-    """Create and configure the app; `config` overrides environment settings."""
-    instance = os.environ.get("INSTANCE_PATH") or str(Path(__file__).parent / "instance")
-    app = Flask(__name__, instance_path=instance)
-    app.config.from_mapping(load_settings(app.instance_path))
-    app.config.update(config or {})
+def create_app(config: Settings | Mapping[str, Any] | None = None) -> Flask:
+    """Create and configure the app from `config`: Settings, or overrides of the environment
+    by variable name (an unknown name is an error)."""
+    settings = with_instance(config) if isinstance(config, Settings) else load_settings(config)
+    app = Flask(__name__, instance_path=settings.instance_path)
+    # The one setting the code reads from app.config; the others are Flask's own.
+    app.config.update(
+        SETTINGS=settings, TESTING=settings.testing, MAX_CONTENT_LENGTH=settings.max_request_bytes
+    )
     # Every timing constant at once, scaled together by TIME_SCALE (see config.Timings).
-    timings: Timings = app.config.setdefault("TIMINGS", load_timings(config))
-    app.config.setdefault("EVENT_SPOOL_DIR", str(Path(app.instance_path, "spool")))
-    logging.basicConfig(level=os.environ.get("LOG_LEVEL", "INFO"))
+    timings = settings.timings
+    logging.basicConfig(level=settings.log_level)
     logging.getLogger("httpx2").setLevel(logging.WARNING)
 
-    db = Database(app.config["DATABASE_URL"], timings)
+    db = Database(settings.database_url, timings)
     app.extensions["db"] = db
-    app.extensions["prices"] = price_table(app.config.get("MODEL_PRICES"))
-    engine = app.extensions["engine"] = build_engine(app.config, db)
+    app.extensions["prices"] = price_table(settings.model_prices)
+    engine = app.extensions["engine"] = build_engine(settings, db, upstream(settings))
     app.extensions["turns"] = engine.service
     app.extensions["session_limits"] = engine.deps.turns.sessions
     app.extensions["search_gate"] = SearchGate(
-        app.config["SEARCH_USER_CONCURRENCY"],
-        app.config["SEARCH_CONCURRENCY"],
+        settings.search_user_concurrency,
+        settings.search_concurrency,
         timings.search_retry_after,
-        SearchBudget(timings.search_budget, app.config["SEARCH_MAX_SESSIONS"]),
+        SearchBudget(timings.search_budget, settings.search_max_sessions),
     )
     # Ends open streams whose token is revoked or expires; it polls through the engine's loop.
     app.extensions["token_watcher"] = TokenWatcher(db, timings.token_poll, engine.deps.store.call)
@@ -55,15 +60,25 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     # without one, the first request starts it in a loop of its own. CLI commands never do.
     app.before_request(engine.ensure_started)
 
-    tracing.setup(app, db.engine, bool(app.config.get("TRACING")))
+    tracing.setup(app, db.engine, settings.tracing)
     access.setup_logger()
-    audit.setup_logger(app.config["AUDIT_LOG"])
+    audit.setup_logger(settings.audit_log)
     access.install(app)
     register_error_handlers(app)
     register_blueprints(app)
     register_cli(app)
-    _allow_origins(app, app.config["CORS_ORIGINS"])
+    _allow_origins(app, list(settings.cors_origins))
     return app
+
+
+def upstream(settings: Settings) -> Upstream:
+    """The real API when a key is set, else the offline demo model (the engine never picks)."""
+    if settings.anthropic_api_key:
+        return Upstream.api(
+            settings.anthropic_api_key, settings.anthropic_base_url, settings.anthropic_model
+        )
+    pace = Pace(settings.demo_event_delay)
+    return Upstream(partial(demo_http, pace), DEMO_KEY, DEMO_URL, DEMO_LABEL, pace)
 
 
 def _allow_origins(app: Flask, origins: list[str]) -> None:
@@ -71,7 +86,9 @@ def _allow_origins(app: Flask, origins: list[str]) -> None:
     if not origins:
         return
     # Every method an API route answers, so a new one is allowed cross-origin with its route.
-    methods = {m for r in app.url_map.iter_rules() if r.rule.startswith("/api/") for m in r.methods}
+    methods = {
+        m for r in app.url_map.iter_rules() if r.rule.startswith("/api/") for m in r.methods or ()
+    }
     CORS(
         app,
         resources={r"/api/*": {"origins": origins}},
@@ -99,7 +116,7 @@ def _allow_origins(app: Flask, origins: list[str]) -> None:
         return response
 
 
-def hosted(config: dict[str, Any] | None = None) -> Hosted:
+def hosted(config: Settings | Mapping[str, Any] | None = None) -> Hosted:
     """What a host serves: the app, and its engine as the background work on the host's loop."""
     return host(create_app(config))
 

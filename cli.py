@@ -17,6 +17,7 @@ from demo_data.cli import seed_demo
 from models import ApiToken, User
 from models.base import utcnow
 from models.migrate import upgrade
+from routes.deps import get_settings
 from telemetry import audit
 
 
@@ -33,7 +34,7 @@ def register_cli(app: Flask) -> None:
 @click.command("db-upgrade")
 def db_upgrade() -> None:
     """Apply every Alembic migration to the configured database."""
-    upgrade(current_app.config["DATABASE_URL"])
+    upgrade(get_settings().database_url)
     click.echo("database is at head")
 
 
@@ -131,7 +132,7 @@ def audit_command(
     path: str | None, event: str | None, user_id: int | None, since: datetime | None
 ) -> None:
     """Print the audit records (JSON lines) that match every filter given."""
-    path = path or current_app.config["AUDIT_LOG"]
+    path = path or get_settings().audit_log
     if path.strip().lower() in ("stderr", "off", "none", ""):
         raise click.ClickException("AUDIT_LOG is not a file: pass --file PATH")
     if since is not None and since.tzinfo is None:

@@ -1,23 +1,21 @@
-"""Settings read from the environment, with defaults that run anywhere."""
+"""Settings read from the environment once, typed, with every default in one place."""
 
 from __future__ import annotations
 
 import json
 import os
 import secrets
-from dataclasses import dataclass, fields
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from telemetry.tracing import enabled_by_env as tracing_enabled_by_env
-
-
-def _int(name: str, default: int) -> int:
-    return int(os.environ.get(name, default))
+# The instance folder's default: beside app.py (this file's folder).
+HERE = Path(__file__).resolve().parent
 
 
-def _float(name: str, default: float) -> float:
-    return float(os.environ.get(name, default))
+class SettingError(ValueError):
+    """A setting's value cannot be used; the message names its variable."""
 
 
 @dataclass(frozen=True)
@@ -104,6 +102,8 @@ class Timings:
     # past that); one refused because too many run is told to retry after `search_retry_after`.
     search_budget: float = 0.5
     search_retry_after: float = 1.0
+    # The signed token of an `events_url` (a browser's EventSource) works this long.
+    events_token_max_age: float = 3600.0
 
     def scaled(self, factor: float) -> Timings:
         """Return every constant multiplied by `factor`."""
@@ -128,110 +128,388 @@ TIMING_ENV = {
     "approval_ttl": "APPROVAL_TTL",
     "body_timeout": "BODY_TIMEOUT",
     "search_budget": "SEARCH_BUDGET_SECONDS",
+    "events_token_max_age": "EVENTS_TOKEN_MAX_AGE",
 }
 
+# Variables Settings does not parse, and who reads them.
+READ_ELSEWHERE = {
+    "PORT": "the Makefile",
+    "WORKERS": "the Makefile",
+    "DEMO_USER": "the Makefile",
+    "PROMETHEUS_MULTIPROC_DIR": "prometheus_client (gunicorn.conf.py makes one if unset)",
+    "CHAT_METRICS_TMP": "gunicorn.conf.py, its note to itself that it made that folder",
+    "OTEL_*": "the OpenTelemetry SDK and telemetry/tracing.py (the standard variables)",
+    "REQUIRE_POSTGRES": "the test suite",
+    "REQUIRE_REDIS": "the test suite",
+    "REQUIRE_NODE": "the test suite",
+    "REQUIRE_BROWSER": "the test suite",
+}
 
-def load_timings(overrides: dict[str, Any] | None = None) -> Timings:
-    """Build Timings from the environment (or `overrides`), then apply TIME_SCALE."""
-    source = {**os.environ, **(overrides or {})}
-    values = {
-        name: float(source[env])
-        for name, env in TIMING_ENV.items()
-        if source.get(env) not in (None, "")
-    }
-    return Timings(**values).scaled(float(source.get("TIME_SCALE") or 1.0))
-
-
-def _choice(name: str, default: str, choices: tuple[str, ...]) -> str:
-    value = os.environ.get(name, default).strip().lower()
-    if value not in choices:
-        raise ValueError(f"{name} must be one of {', '.join(choices)}, got {value!r}")
-    return value
-
-
-def _switch(name: str, default: bool) -> bool:
-    value = _choice(name, "on" if default else "off", ("on", "off", "true", "false", "1", "0"))
-    return value in ("on", "true", "1")
+# Parsers: each takes an environment string or an override's typed value.
+Parse = Callable[[object], Any]
 
 
-def _optional_int(name: str) -> int | None:
-    value = os.environ.get(name, "").strip()
-    return int(value) if value else None
+def _unset(raw: object) -> bool:
+    return raw is None or (isinstance(raw, str) and not raw.strip())
 
 
-def _json_object(name: str) -> dict[str, Any]:
-    value = os.environ.get(name, "").strip()
-    if not value:
-        return {}
+def _text(raw: object) -> str:
+    if not isinstance(raw, str):
+        raise SettingError(f"must be text, got {raw!r}")
+    return raw.strip()
+
+
+def _int(raw: object) -> int:
+    if isinstance(raw, int) and not isinstance(raw, bool):
+        return raw
     try:
-        parsed = json.loads(value)
+        return int(_text(raw))
     except ValueError as err:
-        raise ValueError(f"{name} must be a JSON object: {err}") from err
+        raise SettingError(f"must be a whole number, got {raw!r}") from err
+
+
+def _float(raw: object) -> float:
+    if isinstance(raw, int | float) and not isinstance(raw, bool):
+        return float(raw)
+    try:
+        return float(_text(raw))
+    except ValueError as err:
+        raise SettingError(f"must be a number, got {raw!r}") from err
+
+
+def _choice(*choices: str) -> Parse:
+    def parse(raw: object) -> str:
+        value = _text(raw).lower()
+        if value not in choices:
+            raise SettingError(f"must be one of {', '.join(choices)}, got {value!r}")
+        return value
+
+    return parse
+
+
+def _switch(raw: object) -> bool:
+    if isinstance(raw, bool):
+        return raw
+    return _choice("on", "off", "true", "false", "1", "0")(raw) in ("on", "true", "1")
+
+
+def _flag(raw: object) -> bool:
+    if not isinstance(raw, bool):
+        raise SettingError(f"must be True or False, got {raw!r}")
+    return raw
+
+
+def _json_object(raw: object) -> dict[str, Any]:
+    if isinstance(raw, dict):
+        return raw
+    try:
+        parsed = json.loads(_text(raw))
+    except ValueError as err:
+        raise SettingError(f"must be a JSON object: {err}") from err
     if not isinstance(parsed, dict):
-        raise ValueError(f"{name} must be a JSON object, got {type(parsed).__name__}")
+        raise SettingError(f"must be a JSON object, got {type(parsed).__name__}")
     return parsed
 
 
-def _list(name: str) -> list[str]:
-    return [item.strip() for item in os.environ.get(name, "").split(",") if item.strip()]
+def _names(raw: object) -> tuple[str, ...]:
+    items = raw if isinstance(raw, list | tuple) else _text(raw).split(",")
+    return tuple(_text(item) for item in items if _text(item))
 
 
-def load_settings(instance_path: str) -> dict[str, Any]:
-    """Return the app's configuration from environment variables."""
-    Path(instance_path).mkdir(parents=True, exist_ok=True)
-    return {
-        "DATABASE_URL": os.environ.get("DATABASE_URL")
-        or f"sqlite:///{Path(instance_path, 'chat.db')}",
-        "ANTHROPIC_API_KEY": os.environ.get("ANTHROPIC_API_KEY") or None,
-        "ANTHROPIC_BASE_URL": os.environ.get("ANTHROPIC_BASE_URL") or None,
-        "ANTHROPIC_MODEL": os.environ.get("ANTHROPIC_MODEL", "claude-sonnet-5-5"),
-        "MAX_TOKENS": _int("MAX_TOKENS", 4096),
-        "MODEL_CONTEXT_TOKENS": _int("MODEL_CONTEXT_TOKENS", 200_000),
-        "MODEL_PRICES": _json_object("MODEL_PRICES"),
-        "USER_DAILY_TOKENS": _optional_int("USER_DAILY_TOKENS"),
-        "USER_MAX_CONCURRENT_TURNS": _int("USER_MAX_CONCURRENT_TURNS", 4),
-        "MAX_TOOL_ROUNDS": _int("MAX_TOOL_ROUNDS", 10),
-        "MAX_MESSAGE_CHARS": _int("MAX_MESSAGE_CHARS", 16_000),
-        "MAX_CONTENT_LENGTH": _int("MAX_REQUEST_BYTES", 256 * 1024),
-        "UPSTREAM_MAX_RETRIES": _int("UPSTREAM_MAX_RETRIES", 4),
-        "MAX_TAKEOVERS": _int("MAX_TAKEOVERS", 3),
-        # A message sent while a turn runs: reject (409), queue it, or interrupt the turn.
-        "BUSY_POLICY": _choice("BUSY_POLICY", "queue", ("reject", "queue", "interrupt")),
-        "MAX_QUEUED_TURNS": _int("MAX_QUEUED_TURNS", 5),
-        # The engine's fixed pools: database statements, and tool handlers.
-        "STORE_THREADS": _int("STORE_THREADS", 8),
-        "TOOL_THREADS": _int("TOOL_THREADS", 8),
-        "EVENTS_TOKEN_MAX_AGE": _int("EVENTS_TOKEN_MAX_AGE", 3600),
-        "EVENT_LOG_URL": os.environ.get("EVENT_LOG_URL", "memory://"),
-        "DEMO_EVENT_DELAY": _float("DEMO_EVENT_DELAY", 0.0),
-        "PROMPT_CACHE": _choice("PROMPT_CACHE", "5m", ("off", "5m", "1h")),
-        # Tool input streamed as the model writes it, unvalidated (the turn copes with bad JSON).
-        "TOOL_EAGER_INPUT": _switch("TOOL_EAGER_INPUT", True),
-        # How a conversation longer than the window is sent: trim, compact or edit.
-        "CONTEXT_STRATEGY": _choice("CONTEXT_STRATEGY", "trim", ("trim", "compact", "edit")),
-        "CORS_ORIGINS": _list("CORS_ORIGINS"),
-        "RATE_LIMIT": os.environ.get("RATE_LIMIT", "60/minute"),
-        "RATE_LIMIT_STORAGE_URL": os.environ.get("RATE_LIMIT_STORAGE_URL") or None,
-        # New sessions per user: a rate, and a cap on those kept (0: unlimited).
-        "SESSION_RATE_LIMIT": os.environ.get("SESSION_RATE_LIMIT", "60/minute"),
-        "USER_MAX_SESSIONS": _int("USER_MAX_SESSIONS", 10_000),
-        # Search: sessions one request may scan, and searches at once per user and per process
-        # (well below the 16 http threads, so searches never hold them all).
-        "SEARCH_MAX_SESSIONS": _int("SEARCH_MAX_SESSIONS", 10_000),
-        "SEARCH_USER_CONCURRENCY": _int("SEARCH_USER_CONCURRENCY", 2),
-        "SEARCH_CONCURRENCY": _int("SEARCH_CONCURRENCY", 4),
-        # The newest messages `GET /api/sessions/<id>` shows; earlier ones are paged.
-        "SESSION_MESSAGES": _int("SESSION_MESSAGES", 100),
-        "METRICS_TOKEN": os.environ.get("METRICS_TOKEN") or None,
-        "AUDIT_LOG": os.environ.get("AUDIT_LOG") or "stderr",
-        "TRACING": tracing_enabled_by_env(),
-        "SECRET_KEY": os.environ.get("SECRET_KEY") or _instance_secret(instance_path),
+def _timings(raw: object) -> Timings:
+    if not isinstance(raw, Timings):
+        raise SettingError(f"must be a config.Timings, got {raw!r}")
+    return raw
+
+
+def _meta(
+    env: str | None, parse: Parse, doc: str, *, key: str | None = None, shown: str | None = None
+) -> dict[str, Any]:
+    """A Settings field's metadata: read from `env` (None: only set by code, under `key`).
+
+    `shown` is how docs/configuration.md writes a default that is not a plain value.
+    """
+    return {"env": env, "key": key or env, "parse": parse, "doc": doc, "shown": shown}
+
+
+def _setting(
+    env: str | None,
+    default: Any,
+    parse: Parse,
+    doc: str,
+    *,
+    key: str | None = None,
+    shown: str | None = None,
+) -> Any:
+    """A Settings field with an immutable default (see `_meta`)."""
+    return field(default=default, metadata=_meta(env, parse, doc, key=key, shown=shown))
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Every setting of the app, read once from the environment (docs/configuration.md).
+
+    A field's metadata holds its variable (`env`), its parser and a one-line description;
+    its default is the one default. Fields set only by code (tests) have `env` None.
+    """
+
+    # The model, storage and the event log.
+    database_url: str = _setting(
+        "DATABASE_URL",
+        "",
+        _text,
+        "any SQLAlchemy URL (unset: chat.db in the instance folder)",
+        shown="`sqlite:///instance/chat.db`",
+    )
+    event_log_url: str = _setting(
+        "EVENT_LOG_URL", "memory://", _text, "where turn events live: memory:// or redis://..."
+    )
+    anthropic_api_key: str | None = _setting(
+        "ANTHROPIC_API_KEY",
+        None,
+        _text,
+        "the real API's key (unset: the offline demo model)",
+        shown="unset: offline demo model",
+    )
+    anthropic_base_url: str | None = _setting(
+        "ANTHROPIC_BASE_URL", None, _text, "another API endpoint", shown="SDK default"
+    )
+    anthropic_model: str = _setting(
+        "ANTHROPIC_MODEL", "claude-sonnet-5-5", _text, "the model of the real API"
+    )
+    max_tokens: int = _setting("MAX_TOKENS", 4096, _int, "output token limit per model call")
+    model_context_tokens: int = _setting(
+        "MODEL_CONTEXT_TOKENS", 200_000, _int, "the model's context window, in tokens"
+    )
+    model_prices: dict[str, Any] = field(
+        default_factory=dict,
+        metadata=_meta(
+            "MODEL_PRICES",
+            _json_object,
+            "JSON object of prices per million tokens by model, over the built-in table",
+            shown="built-in table",
+        ),
+    )
+    prompt_cache: Literal["off", "5m", "1h"] = _setting(
+        "PROMPT_CACHE", "5m", _choice("off", "5m", "1h"), "prompt caching: off, 5m or 1h"
+    )
+    tool_eager_input: bool = _setting(
+        "TOOL_EAGER_INPUT", True, _switch, "stream tool input as the model writes it"
+    )
+    context_strategy: Literal["trim", "compact", "edit"] = _setting(
+        "CONTEXT_STRATEGY",
+        "trim",
+        _choice("trim", "compact", "edit"),
+        "how a conversation longer than the window is sent: trim, compact or edit",
+    )
+    max_tool_rounds: int = _setting(
+        "MAX_TOOL_ROUNDS", 10, _int, "model calls per turn before it ends max_rounds"
+    )
+    upstream_max_retries: int = _setting("UPSTREAM_MAX_RETRIES", 4, _int, "retries of a model call")
+    max_takeovers: int = _setting(
+        "MAX_TAKEOVERS", 3, _int, "worker deaths in a row one turn survives"
+    )
+    # The demo model's speed is what the model does, not a bound of ours: not in Timings.
+    demo_event_delay: float = _setting(
+        "DEMO_EVENT_DELAY", 0.0, _float, "seconds between demo-model events (not scaled)"
+    )
+    # Requests, users and limits.
+    max_message_chars: int = _setting(
+        "MAX_MESSAGE_CHARS", 16_000, _int, "longest user message (413 above)"
+    )
+    max_request_bytes: int = _setting(
+        "MAX_REQUEST_BYTES", 256 * 1024, _int, "largest request body (413 above)"
+    )
+    user_daily_tokens: int | None = _setting(
+        "USER_DAILY_TOKENS",
+        None,
+        _int,
+        "tokens a user's turns may use per UTC day",
+        shown="unset: unlimited",
+    )
+    user_max_concurrent_turns: int = _setting(
+        "USER_MAX_CONCURRENT_TURNS", 4, _int, "turns one user may run at once (0: unlimited)"
+    )
+    rate_limit: str = _setting(
+        "RATE_LIMIT", "60/minute", _text, "turns a user may start: N/second|minute|hour|day; off"
+    )
+    rate_limit_storage_url: str = _setting(
+        "RATE_LIMIT_STORAGE_URL",
+        "",
+        _text,
+        "where rate-limit counts live (unset: EVENT_LOG_URL if Redis, else memory://)",
+        shown="`EVENT_LOG_URL` when it is `redis://`, else `memory://`",
+    )
+    session_rate_limit: str = _setting(
+        "SESSION_RATE_LIMIT", "60/minute", _text, "sessions a user may create, as RATE_LIMIT"
+    )
+    user_max_sessions: int = _setting(
+        "USER_MAX_SESSIONS", 10_000, _int, "sessions a user may keep (0: unlimited)"
+    )
+    session_messages: int = _setting(
+        "SESSION_MESSAGES", 100, _int, "newest messages GET /api/sessions/<id> shows"
+    )
+    search_max_sessions: int = _setting(
+        "SEARCH_MAX_SESSIONS", 10_000, _int, "sessions one search request may scan"
+    )
+    search_user_concurrency: int = _setting(
+        "SEARCH_USER_CONCURRENCY", 2, _int, "searches one user may run at once per process"
+    )
+    search_concurrency: int = _setting(
+        "SEARCH_CONCURRENCY", 4, _int, "searches running at once per process"
+    )
+    busy_policy: Literal["reject", "queue", "interrupt"] = _setting(
+        "BUSY_POLICY",
+        "queue",
+        _choice("reject", "queue", "interrupt"),
+        "a message sent while a turn runs: reject, queue or interrupt",
+    )
+    max_queued_turns: int = _setting(
+        "MAX_QUEUED_TURNS", 5, _int, "messages that may wait per session"
+    )
+    secret_key: str = _setting(
+        "SECRET_KEY",
+        "",
+        _text,
+        "signs events tokens (unset: generated into the instance folder)",
+        shown="generated into `instance/secret_key`",
+    )
+    cors_origins: tuple[str, ...] = _setting(
+        "CORS_ORIGINS", (), _names, "comma-separated origins allowed to call /api", shown="none"
+    )
+    metrics_token: str | None = _setting(
+        "METRICS_TOKEN",
+        None,
+        _text,
+        "the bearer token /metrics needs",
+        shown="unset: `/metrics` is open",
+    )
+    audit_log: str = _setting(
+        "AUDIT_LOG", "stderr", _text, "where audit lines go: stderr, off or a file path"
+    )
+    # Processes and threads.
+    http_threads: int = _setting("HTTP_THREADS", 16, _int, "threads of the host's http pool")
+    store_threads: int = _setting("STORE_THREADS", 8, _int, "threads of the engine's store pool")
+    tool_threads: int = _setting("TOOL_THREADS", 8, _int, "threads of the engine's tool pool")
+    instance_path: str = _setting(
+        "INSTANCE_PATH",
+        str(HERE / "instance"),
+        _text,
+        "the instance folder: SQLite database, secret key, event spool",
+        shown="`instance/` beside `app.py`",
+    )
+    log_level: str = _setting("LOG_LEVEL", "INFO", _text, "level of the Python root logger")
+    time_scale: float = _setting(
+        "TIME_SCALE", 1.0, _float, "multiplies every timing constant at once"
+    )
+    # Set by code only (tests): never read from the environment.
+    testing: bool = _setting(None, False, _flag, "Flask's testing mode", key="TESTING")
+    event_spool_dir: str = _setting(
+        None,
+        "",
+        _text,
+        "the event spool (default: spool/ in the instance folder)",
+        key="EVENT_SPOOL_DIR",
+    )
+    tracing: bool = _setting(
+        None, False, _flag, "traces on (from the OTEL_* variables)", key="TRACING"
+    )
+    timings: Timings = field(
+        default_factory=Timings,
+        metadata=_meta(
+            None, _timings, "every timing constant, scaled by TIME_SCALE", key="TIMINGS"
+        ),
+    )
+
+    def __post_init__(self) -> None:
+        # The defaults that follow other settings.
+        derived = {
+            "database_url": f"sqlite:///{Path(self.instance_path, 'chat.db')}",
+            "event_spool_dir": str(Path(self.instance_path, "spool")),
+            "rate_limit_storage_url": self.event_log_url
+            if self.event_log_url.startswith(("redis://", "rediss://"))
+            else "memory://",
+        }
+        for name, value in derived.items():
+            if not getattr(self, name):
+                object.__setattr__(self, name, value)
+
+    @classmethod
+    def from_env(
+        cls, env: Mapping[str, object] | None = None, overrides: Mapping[str, object] | None = None
+    ) -> Settings:
+        """Read every setting from `env` (the process's environment by default), then
+        `overrides` keyed by variable (or, for a field set only by code, by its key)."""
+        env = os.environ if env is None else env
+        overrides = overrides or {}
+        unknown = sorted(set(overrides) - set(_KEYS))
+        if unknown:
+            raise SettingError(f"no such setting: {', '.join(unknown)}")
+        source = {**env, **overrides}
+        values: dict[str, Any] = {}
+        for f in fields(cls):
+            key = f.metadata["key"]
+            raw = source.get(key) if f.metadata["env"] else overrides.get(key)
+            if not _unset(raw):
+                values[f.name] = _parsed(key, f.metadata["parse"], raw)
+        values.setdefault("tracing", traces_requested(source))
+        if "timings" not in values:
+            values["timings"] = _read_timings(source).scaled(values.get("time_scale", 1.0))
+        return cls(**values)
+
+
+_KEYS = {f.metadata["key"] for f in fields(Settings)} | set(TIMING_ENV.values())
+
+
+def _parsed(key: str, parse: Parse, raw: object) -> Any:
+    try:
+        return parse(raw)
+    except SettingError as err:
+        raise SettingError(f"{key} {err}") from None
+
+
+def _read_timings(source: Mapping[str, object]) -> Timings:
+    values = {
+        name: _parsed(env, _float, source[env])
+        for name, env in TIMING_ENV.items()
+        if not _unset(source.get(env))
     }
+    return Timings(**values)
 
 
-def _instance_secret(instance_path: str) -> str:
-    # One key per instance folder, so every worker process signs tokens alike.
-    path = Path(instance_path, "secret_key")
+def load_timings(overrides: Mapping[str, object] | None = None) -> Timings:
+    """Build Timings from the environment (or `overrides`), then apply TIME_SCALE."""
+    return Settings.from_env({**os.environ, **(overrides or {})}).timings
+
+
+def traces_requested(env: Mapping[str, object]) -> bool:
+    """True when the standard OTEL_* variables ask for traces (the SDK's defaults do not)."""
+
+    def text(name: str) -> str:
+        value = env.get(name)
+        return value.strip().lower() if isinstance(value, str) else ""
+
+    if text("OTEL_SDK_DISABLED") == "true":
+        return False
+    exporters = {e.strip() for e in text("OTEL_TRACES_EXPORTER").split(",")}
+    if exporters - {"", "none"}:
+        return True
+    endpoints = ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+    return "none" not in exporters and any(text(name) for name in endpoints)
+
+
+def load_settings(overrides: Mapping[str, object] | None = None) -> Settings:
+    """The app's settings: the environment with `overrides` over it, made ready to run."""
+    return with_instance(Settings.from_env(overrides=overrides))
+
+
+def with_instance(settings: Settings) -> Settings:
+    """`settings` with its instance folder made and, unless SECRET_KEY is set, the secret key
+    kept there (one per folder, so every worker signs tokens alike)."""
+    Path(settings.instance_path).mkdir(parents=True, exist_ok=True)
+    if settings.secret_key:
+        return settings
+    path = Path(settings.instance_path, "secret_key")
     if not path.exists():
         path.write_text(secrets.token_hex(32))
-    return path.read_text().strip()
+    return replace(settings, secret_key=path.read_text().strip())

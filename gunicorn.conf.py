@@ -17,7 +17,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from config import load_timings
+from config import Settings
 
 worker_class = "server.worker.Worker"
 timeout = 0
@@ -25,7 +25,8 @@ timeout = 0
 control_socket_disable = True
 # A worker's graceful shutdown (drain included) ends by Timings.graceful_shutdown; the
 # master's SIGKILL comes a little later, so it never cuts one short.
-graceful_timeout = math.ceil(load_timings().graceful_shutdown) + 5
+SETTINGS = Settings.from_env()
+graceful_timeout = math.ceil(SETTINGS.timings.graceful_shutdown) + 5
 
 
 def on_starting(server: Any) -> None:
@@ -33,9 +34,9 @@ def on_starting(server: Any) -> None:
     if server.cfg.workers <= 1:
         return
     problems = []
-    if os.environ.get("EVENT_LOG_URL", "memory://").startswith("memory"):
+    if SETTINGS.event_log_url.startswith("memory"):
         problems.append("EVENT_LOG_URL=redis://127.0.0.1:6379/0 (a shared event log)")
-    if os.environ.get("DATABASE_URL", "sqlite").startswith("sqlite"):
+    if SETTINGS.database_url.startswith("sqlite"):
         problems.append("DATABASE_URL=postgresql+psycopg://... (a shared database)")
     if problems:
         raise SystemExit(

@@ -11,6 +11,7 @@ import time
 from typing import Any
 
 from bench.streams import chunked, sdk_client, text_stream
+from config import Timings
 from engine.events.memory import MemoryEventLog
 from engine.store.fence import Lease
 from engine.turns.outbox import Outbox
@@ -37,7 +38,7 @@ def ours(raw: bytes) -> int:
     """Decode, accumulate, encode once into the log, and drain it as a reader would."""
 
     async def run() -> int:
-        log, store = MemoryEventLog(), NullStore()
+        log, store = MemoryEventLog(None, Timings().log_retain), NullStore()
         log.open("t", 1)
         lease = Lease("t", "s", 1)
         outbox = Outbox(log, store, lease)  # type: ignore[arg-type]

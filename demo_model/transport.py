@@ -15,12 +15,21 @@ from demo_model.brain import respond
 from demo_model.context import manage, tokens_of
 from demo_model.wire import encode_reply
 
+# What the `anthropic` client is given for the demo: no key is checked, no host is reached.
+DEMO_KEY = "offline-demo"
+DEMO_URL = "http://offline-demo.invalid"
+
 
 class Pace:
     """Seconds between streamed events (demos and tests slow the model down with it)."""
 
     def __init__(self, delay: float = 0.0) -> None:
         self.delay = delay
+
+
+def demo_http(pace: Pace, timeout: httpx2.Timeout) -> httpx2.AsyncClient:
+    """An HTTP client whose every request the demo model answers, at `pace`."""
+    return httpx2.AsyncClient(transport=DemoTransport(pace), timeout=timeout)
 
 
 class _Body(httpx2.AsyncByteStream):

@@ -1,4 +1,4 @@
-"""Wire the engine once from the app's configuration: stores, log, model, tools, service."""
+"""Wire the engine once from the app's settings: stores, log, model, tools, service."""
 
 from __future__ import annotations
 
@@ -6,12 +6,12 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from config import Timings
+from config import Settings, Timings
 from engine.events.log import Confirm, EventLog
 from engine.events.memory import MemoryEventLog
 from engine.lifecycle import Engine
 from engine.limits import Limits, UserLimits
-from engine.ratelimit import RateLimiter, storage_url
+from engine.ratelimit import RateLimiter
 from engine.runtime import Runtime
 from engine.session_limits import session_limits
 from engine.store.durable import Store
@@ -22,42 +22,39 @@ from engine.turns.deps import TurnDeps
 from engine.turns.pacing import Pacer
 from engine.turns.tools import ToolRunner
 from engine.turns.window import ContextWindow
-from engine.upstream.client import ModelClient, build_model_client
+from engine.upstream.client import ModelClient, Upstream, build_model_client
 from engine.upstream.retry import RetryPolicy
 from engine.upstream.tokens import request_tokens
 from models.db import Database
 from tools import default_registry
 
 
-def build_engine(config: dict[str, Any], db: Database) -> Engine:
-    """Return the engine; it runs once a host starts it (or the first request does)."""
-    timings: Timings = config["TIMINGS"]
-    runtime = Runtime(config["STORE_THREADS"], config["TOOL_THREADS"])
+def build_engine(settings: Settings, db: Database, upstream: Upstream) -> Engine:
+    """Return the engine on `upstream` (the model the app picked); it runs once a host starts
+    it (or the first request does)."""
+    timings = settings.timings
+    runtime = Runtime(settings.store_threads, settings.tool_threads)
     store = Store(runtime.store_pool, timings)
     messages = MessageStore(db)
     registry = default_registry()
-    model = build_model_client(config, timings)
-    running = config.get("USER_MAX_CONCURRENT_TURNS", 4)
+    model = build_model_client(settings, upstream)
+    running = settings.user_max_concurrent_turns
     limits = Limits(
-        config.get("USER_DAILY_TOKENS") or None,
-        running if running > 0 else None,
-        timings.busy_retry_after,
+        daily_tokens=settings.user_daily_tokens or None,
+        max_running=running if running > 0 else None,
+        retry_after=timings.busy_retry_after,
     )
-    rate = RateLimiter(config.get("RATE_LIMIT", "off"), storage_url(config))
+    rate = RateLimiter(settings.rate_limit, settings.rate_limit_storage_url)
     user_limits = UserLimits(db, limits, rate=rate)
     sessions = session_limits(
-        config.get("SESSION_RATE_LIMIT", "off"),
-        storage_url(config),
-        config.get("USER_MAX_SESSIONS", 0),
+        settings.session_rate_limit, settings.rate_limit_storage_url, settings.user_max_sessions
     )
     turns = TurnStore(db, user_limits.admission, sessions)
 
     async def confirm(turn_id: str, lease: int) -> bool:
         return await store.durable(turns.holds, turn_id, lease)
 
-    events = make_event_log(
-        config["EVENT_LOG_URL"], timings, config.get("EVENT_SPOOL_DIR"), confirm
-    )
+    events = make_event_log(settings.event_log_url, timings, settings.event_spool_dir, confirm)
     deps = TurnDeps(
         turns=turns,
         messages=messages,
@@ -65,25 +62,20 @@ def build_engine(config: dict[str, Any], db: Database) -> Engine:
         events=events,
         model=model,
         tools=ToolRunner(registry, messages, db, runtime.tool_pool, store, timings),
-        tool_definitions=registry.definitions(eager=config.get("TOOL_EAGER_INPUT", True)),
+        tool_definitions=registry.definitions(eager=settings.tool_eager_input),
         timings=timings,
         pacer=Pacer(timings.stream_batch, timings.network_wait),
-        max_rounds=config["MAX_TOOL_ROUNDS"],
-        retry=RetryPolicy(
-            max_retries=config["UPSTREAM_MAX_RETRIES"],
-            budget=timings.retry_budget,
-            base=timings.backoff_base,
-            cap=timings.backoff_cap,
-        ),
-        max_takeovers=config["MAX_TAKEOVERS"],
-        busy_policy=config.get("BUSY_POLICY", "queue"),
-        max_queued=config.get("MAX_QUEUED_TURNS", 5),
-        window=context_window(config, model),
+        max_rounds=settings.max_tool_rounds,
+        retry=RetryPolicy.of(timings, settings.upstream_max_retries),
+        max_takeovers=settings.max_takeovers,
+        busy_policy=settings.busy_policy,
+        max_queued=settings.max_queued_turns,
+        window=context_window(settings.model_context_tokens, model),
     )
     return Engine(runtime, deps, WorkerRegistry(db), user_limits)
 
 
-def context_window(config: dict[str, Any], model: ModelClient) -> ContextWindow:
+def context_window(context_tokens: int, model: ModelClient) -> ContextWindow:
     """Return the window every request is fitted into: the model's, less its output budget."""
 
     # The estimate for the last tools list and day: both change rarely, if ever.
@@ -96,9 +88,7 @@ def context_window(config: dict[str, Any], model: ModelClient) -> ContextWindow:
             last = (tools, day, request_tokens(model.request([], tools)))
         return last[2]
 
-    return ContextWindow(
-        config.get("MODEL_CONTEXT_TOKENS", 200_000), model.max_tokens, overhead, model.strategy
-    )
+    return ContextWindow(context_tokens, model.max_tokens, overhead, model.strategy)
 
 
 def make_event_log(

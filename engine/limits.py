@@ -25,7 +25,6 @@ from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import Connection, bindparam, func, select
 
-from config import Timings
 from engine.errors import LimitExceeded
 from engine.ratelimit import RateLimiter, user_key
 from engine.upstream.tokens import usage_tokens
@@ -59,14 +58,14 @@ _USAGE = (
 )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Limits:
     """USER_DAILY_TOKENS and USER_MAX_CONCURRENT_TURNS; None means unlimited."""
 
     daily_tokens: int | None = None
-    max_running: int | None = 4
+    max_running: int | None = None
     # A running turn usually ends within seconds: a client refused for it may try again soon.
-    retry_after: float = Timings.busy_retry_after
+    retry_after: float
 
 
 class Admission:
@@ -75,7 +74,7 @@ class Admission:
     def __init__(
         self, limits: Limits | None = None, now: Callable[[], datetime] = lambda: datetime.now(UTC)
     ) -> None:
-        self.limits = limits or Limits(max_running=None)
+        self.limits = limits or Limits(retry_after=0.0)  # nothing refuses
         self.now = now
 
     @property

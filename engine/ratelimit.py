@@ -16,7 +16,6 @@ import logging
 import math
 import time
 from collections.abc import Callable
-from typing import Any
 
 from limits import RateLimitItem, parse_many
 from limits.storage import storage_from_string
@@ -86,15 +85,6 @@ class RateLimiter:
 def user_key(user_id: int) -> str:
     """The key a user's turn starts are counted under, whatever token started them."""
     return f"user:{user_id}"
-
-
-def storage_url(config: dict[str, Any]) -> str:
-    """RATE_LIMIT_STORAGE_URL, else the event log's Redis, else this process's memory."""
-    explicit = config.get("RATE_LIMIT_STORAGE_URL")
-    if explicit:
-        return str(explicit)
-    events = str(config.get("EVENT_LOG_URL") or "")
-    return events if events.startswith(("redis://", "rediss://")) else "memory://"
 
 
 def _describe(item: RateLimitItem) -> str:

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 from alembic import context
 from sqlalchemy import create_engine
 
 import models
-from config import load_settings
+from config import Settings
 
 config = context.config
 target_metadata = models.Base.metadata
@@ -19,8 +16,7 @@ def _url() -> str:
     url = config.get_main_option("sqlalchemy.url")
     if url:
         return url
-    instance = Path(__file__).resolve().parent.parent / "instance"
-    return os.environ.get("DATABASE_URL") or load_settings(str(instance))["DATABASE_URL"]
+    return Settings.from_env().database_url
 
 
 def run_migrations_offline() -> None:

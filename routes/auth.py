@@ -2,22 +2,23 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from functools import wraps
 from typing import Any, TypeVar
 
-from flask import current_app, g, request
+from flask import g, request
 from itsdangerous import BadSignature, SignatureExpired, URLSafeTimedSerializer
 
 from engine.errors import Unauthorized
-from routes.deps import get_db
+from routes.deps import get_db, get_settings
 from services.tokens import authenticate, check_token_id
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
 def _serializer() -> URLSafeTimedSerializer:
-    return URLSafeTimedSerializer(current_app.config["SECRET_KEY"], salt="turn-events")
+    return URLSafeTimedSerializer(get_settings().secret_key, salt="turn-events")
 
 
 def sign_events_token(user_id: int, turn_id: str) -> str:
@@ -29,7 +30,8 @@ def sign_events_token(user_id: int, turn_id: str) -> str:
 
 
 def _user_from_events_token(token: str, turn_id: str) -> tuple[int, int | None]:
-    max_age = current_app.config["EVENTS_TOKEN_MAX_AGE"]
+    # Whole seconds, as itsdangerous counts them (a scaled lifetime may have a fraction).
+    max_age = math.ceil(get_settings().timings.events_token_max_age)
     try:
         data = _serializer().loads(token, max_age=max_age)
     except SignatureExpired as err:

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from flask import current_app
 
 if TYPE_CHECKING:
+    from config import Settings
     from engine.lifecycle import Engine
     from engine.session_limits import SessionLimits
     from engine.turns.service import TurnService
@@ -16,36 +17,51 @@ if TYPE_CHECKING:
     from services.token_watch import TokenGuard
 
 
+def get_settings() -> Settings:
+    """Return the app's settings."""
+    settings: Settings = current_app.config["SETTINGS"]
+    return settings
+
+
 def get_db() -> Database:
     """Return the app's database."""
-    return current_app.extensions["db"]
+    found: Database = current_app.extensions["db"]
+    return found
 
 
 def get_engine() -> Engine:
     """Return the app's turn engine."""
-    return current_app.extensions["engine"]
+    found: Engine = current_app.extensions["engine"]
+    return found
 
 
 def get_turns() -> TurnService:
     """Return the app's turn service."""
-    return current_app.extensions["turns"]
+    found: TurnService = current_app.extensions["turns"]
+    return found
 
 
 def get_token_guard(token_id: int | None) -> TokenGuard | None:
     """What ends a stream once the token that opened it stops working (None: no token)."""
-    return None if token_id is None else current_app.extensions["token_watcher"].guard(token_id)
+    if token_id is None:
+        return None
+    guard: TokenGuard = current_app.extensions["token_watcher"].guard(token_id)
+    return guard
 
 
 def get_prices() -> Prices:
     """Return the price table: defaults with the app's MODEL_PRICES over them."""
-    return current_app.extensions["prices"]
+    found: Prices = current_app.extensions["prices"]
+    return found
 
 
 def get_session_limits() -> SessionLimits | None:
     """Return the limits on a user's new sessions (None: unlimited)."""
-    return current_app.extensions["session_limits"]
+    found: SessionLimits | None = current_app.extensions["session_limits"]
+    return found
 
 
 def get_search_gate() -> SearchGate:
     """Return what bounds the searches running at once, per user and in this process."""
-    return current_app.extensions["search_gate"]
+    found: SearchGate = current_app.extensions["search_gate"]
+    return found

@@ -10,12 +10,13 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from flask import Flask, Response, current_app, jsonify
+from flask import Flask, Response, jsonify
 from marshmallow import ValidationError
 from werkzeug.exceptions import HTTPException
 
 from engine.errors import APIError, LimitExceeded, StorageUnavailable, Unprocessable
 from models.db import OUTAGE_ERRORS, is_bad_value
+from routes.deps import get_settings
 from streaming.protocol import error_body, error_json
 from telemetry import audit
 from telemetry.metrics import LIMIT_REFUSALS
@@ -41,7 +42,7 @@ def register_error_handlers(app: Flask) -> None:
 
 def render(err: APIError) -> Response:
     """The response for an error of the tree: its status, the one shape, its headers."""
-    timings = current_app.config["TIMINGS"]
+    timings = get_settings().timings
     response = jsonify(error_body(err.code, err.message, err.body_details(timings)))
     response.status_code = err.status
     response.headers.update(err.headers(timings))

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import hmac
 
-from flask import Response, current_app, request
+from flask import Response, request
 
 from engine.errors import Unauthorized
 from routes.api import Blueprint
+from routes.deps import get_settings
 from telemetry.metrics import render
 
 bp = Blueprint("metrics", __name__, description="Prometheus metrics of every worker.")
@@ -26,7 +27,7 @@ bp = Blueprint("metrics", __name__, description="Prometheus metrics of every wor
 )
 def metrics() -> Response:
     """Every metric of this deployment's workers, in Prometheus' text format."""
-    expected = current_app.config.get("METRICS_TOKEN")
+    expected = get_settings().metrics_token
     if expected:
         scheme, _, given = request.headers.get("Authorization", "").partition(" ")
         if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip(), expected):

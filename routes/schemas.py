@@ -8,7 +8,6 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from flask import current_app
 from marshmallow import (
     Schema,
     ValidationError,
@@ -21,6 +20,7 @@ from marshmallow import (
 
 from engine.errors import ContentTooLarge
 from engine.store.starts import BUSY_POLICIES, Ask
+from routes.deps import get_settings
 from tools.finance.schemas import TransactionsInput
 
 # An event id: digits only, at most 18 of them (any such number fits in 64 bits).
@@ -342,7 +342,7 @@ class EventsHeaders(Schema):
 
 def check_message_size(data: dict[str, Any]) -> dict[str, Any]:
     """Raise 413 for a message over MAX_MESSAGE_CHARS; return `data`."""
-    limit = current_app.config["MAX_MESSAGE_CHARS"]
+    limit = get_settings().max_message_chars
     if len(data.get("message") or "") > limit:
         raise ContentTooLarge(
             f"The message is over {limit} characters.",

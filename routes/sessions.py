@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from flask import Response, current_app, g, request
+from flask import Response, g, request
 
 from routes.api import BEARER, Blueprint
 from routes.auth import login_required
@@ -15,6 +15,7 @@ from routes.deps import (
     get_prices,
     get_search_gate,
     get_session_limits,
+    get_settings,
     get_turns,
 )
 from routes.paging import MessagePageQuery, SessionPageQuery, session_cursor, session_key
@@ -162,7 +163,7 @@ def destroy(session_id: str) -> tuple[str, int]:
 
 def newest() -> int:
     """How many of a session's newest messages its detail shows (SESSION_MESSAGES)."""
-    return int(current_app.config["SESSION_MESSAGES"])
+    return get_settings().session_messages
 
 
 def _streamed(body: BodyFactory) -> Iterable[bytes]:

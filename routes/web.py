@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from flask import Response, current_app, send_from_directory
+from flask import Response, send_from_directory
 
 from routes.api import Blueprint
+from routes.deps import get_settings
 from streaming.protocol import EVENT_TYPES
 
 WEB = Path(__file__).resolve().parent.parent / "web"
@@ -77,7 +78,7 @@ def docs() -> Response:
 @bp.doc(responses={200: {"content": {"text/javascript": {"schema": {"type": "string"}}}}})
 def protocol() -> Response:
     """Serve the stream's event types and the page's timings as a JS module (the server's own)."""
-    poll_ms = round(current_app.config["TIMINGS"].page_poll * 1000)
+    poll_ms = round(get_settings().timings.page_poll * 1000)
     source = (
         f"export const EVENT_TYPES = Object.freeze({json.dumps(list(EVENT_TYPES))});\n"
         f"export const PAGE_POLL_MS = {poll_ms};\n"

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import socket
 import threading
 from collections.abc import Coroutine
@@ -18,7 +17,7 @@ from typing import Any
 
 import uvloop
 
-from config import Timings, load_timings
+from config import Settings, Timings
 from server.accept import Acceptor, DescriptorGuard
 from server.http import HttpConnection, Site
 from server.wsgi import WSGIPool
@@ -42,10 +41,11 @@ class ServerSettings:
     @classmethod
     def from_env(cls) -> ServerSettings:
         """Settings from MAX_REQUEST_BYTES, HTTP_THREADS and the timings' variables."""
+        settings = Settings.from_env()
         return cls(
-            timings=load_timings(),
-            max_body=int(os.environ.get("MAX_REQUEST_BYTES") or cls.max_body),
-            threads=int(os.environ.get("HTTP_THREADS") or cls.threads),
+            timings=settings.timings,
+            max_body=settings.max_request_bytes,
+            threads=settings.http_threads,
         )
 
 

@@ -47,8 +47,8 @@ __all__ = ["SearchBudget", "SearchGate", "SearchPage", "search_sessions", "text_
 class SearchBudget:
     """How much one request may search: seconds, and sessions scanned."""
 
-    seconds: float = 0.5
-    sessions: int = 10_000
+    seconds: float
+    sessions: int
 
 
 @dataclass(frozen=True)
@@ -67,11 +67,11 @@ class SearchGate:
         self,
         per_user: int,
         total: int,
-        retry_after: float = 1.0,
-        budget: SearchBudget | None = None,
+        retry_after: float,
+        budget: SearchBudget,
     ) -> None:
         self.per_user, self.total, self.retry_after = per_user, total, retry_after
-        self.budget = budget or SearchBudget()  # what each search that got in may spend
+        self.budget = budget  # what each search that got in may spend
         self._lock = threading.Lock()
         self._running: dict[int, int] = {}
 
@@ -107,16 +107,15 @@ def search_sessions(
     db: Database,
     user_id: int,
     query: str,
-    limit: int = 50,
-    after: tuple[datetime, str] | None = None,
-    budget: SearchBudget | None = None,
+    limit: int,
+    after: tuple[datetime, str] | None,
+    budget: SearchBudget,
 ) -> SearchPage:
     """Return a page of the user's sessions whose title or message text holds `query`.
 
     Case-insensitive (Unicode case folding), newest first, paged like `list_sessions`; each
     session has a `match`: where the words were found and a snippet around them.
     """
-    budget = budget or SearchBudget()
     needle = fold(query)
     deadline = time.monotonic() + budget.seconds
     found: list[tuple[Any, bool]] = []

@@ -40,18 +40,6 @@ USAGE = {
 }
 
 
-def enabled_by_env(env: dict[str, str] | None = None) -> bool:
-    """True when the OTEL_* variables ask for traces (the SDK's defaults alone do not)."""
-    env = dict(os.environ) if env is None else env
-    if env.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
-        return False
-    exporters = {e.strip().lower() for e in env.get("OTEL_TRACES_EXPORTER", "").split(",")}
-    if exporters - {"", "none"}:
-        return True
-    endpoints = ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
-    return "none" not in exporters and any(env.get(name) for name in endpoints)
-
-
 def capture_content() -> bool:
     """True when message text and tool data may go into spans."""
     flag = os.environ.get("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "")
@@ -102,7 +90,8 @@ def instrument(app: Any, engine: Any) -> None:
 
 
 def setup(app: Any, engine: Any, on: bool) -> None:
-    """Turn tracing on for `app` (its provider, its requests, its statements) if `on`."""
+    """Turn tracing on for `app` (its provider, its requests, its statements) if `on`
+    (the settings' `tracing`: whether the OTEL_* variables ask for traces)."""
     if not on:
         return
     install_provider()

@@ -52,7 +52,7 @@ def redis_url() -> str:
 @pytest.fixture(params=["memory", "redis"])
 def make_log(request: pytest.FixtureRequest) -> Callable[[], Any]:
     if request.param == "memory":
-        return MemoryEventLog
+        return lambda: MemoryEventLog(None, Timings().log_retain)
     url = request.getfixturevalue("redis_url")
     return lambda: RedisEventLog(url, Timings())
 
@@ -132,7 +132,7 @@ def test_redis_log_survives_a_batch_written_twice_and_expires_its_keys(redis_url
         assert [seq for seq, _, _ in decode_stream(frames)] == [1, 2, 3, 4]
         assert 0 < await log._redis.ttl(_key(turn)) <= 120
 
-    timings = Timings().scaled(120 / Timings.log_expire)  # streams expire after 120 s
+    timings = Timings().scaled(120 / Timings().log_expire)  # streams expire after 120 s
     in_loop(lambda: RedisEventLog(redis_url, timings), scenario)
 
 

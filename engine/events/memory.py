@@ -20,7 +20,6 @@ from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
-from config import Timings
 from engine.errors import LeaseLost
 from engine.events.log import (
     Chunk,
@@ -80,7 +79,7 @@ class _TurnLog:
 class MemoryEventLog:
     """One list of encoded frames per turn; finished logs stay in memory `retain` seconds."""
 
-    def __init__(self, spool_dir: str | None = None, retain: float = Timings.log_retain) -> None:
+    def __init__(self, spool_dir: str | None, retain: float) -> None:
         self._logs: dict[str, _TurnLog] = {}
         self._retain = retain
         self._spool = Path(spool_dir) if spool_dir else None

@@ -38,7 +38,7 @@ class TurnDeps:
     timings: Timings
     pacer: Pacer
     max_rounds: int
-    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    retry: RetryPolicy
     max_takeovers: int = 3
     # A message sent while a turn runs on its session (BUSY_POLICY), and how many may wait.
     busy_policy: str = "queue"

@@ -10,20 +10,19 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from datetime import date
-from typing import Any
+from typing import Any, Protocol
 
 import anthropic
 import httpx2
 
-from config import Timings
-from demo_model.transport import DemoTransport, Pace
+from config import Settings
 from engine.upstream.caching import EXTENDED_TTL_BETA, CacheMode, place
 from engine.upstream.strategy import Strategy, strategy_for
 
 log = logging.getLogger(__name__)
 
-DEMO_LABEL = "offline demo model"
 SYSTEM_PROMPT = (
     "You are a personal finance assistant. Answer questions about the user's own accounts, "
     "transactions and budgets using the tools; quote exact amounts with their currency and "
@@ -131,42 +130,63 @@ class ModelClient:
             await client.close()
 
 
-def build_model_client(config: dict[str, Any], timings: Timings) -> ModelClient:
-    """Return the real client when an API key is set, else the offline demo model."""
+class Pace(Protocol):
+    """Seconds between a demo model's streamed events (demos and tests change it live)."""
+
+    delay: float
+
+
+@dataclass(frozen=True)
+class Upstream:
+    """The model a client talks to: its HTTP client, credentials, model name and pace.
+
+    The app picks it (the real API, or the offline demo model); the engine only uses it.
+    """
+
+    http: Callable[[httpx2.Timeout], httpx2.AsyncClient]
+    api_key: str
+    base_url: str | None
+    model: str
+    pace: Pace | None = None  # a demo model's, for demos and tests to slow it
+
+    @classmethod
+    def api(cls, api_key: str, base_url: str | None, model: str) -> Upstream:
+        """The real API through the SDK's aiohttp transport: its C parser reads a stream for
+        a fraction of the CPU of the default one, and it honours proxies and system CAs."""
+        return cls(_aiohttp, api_key, base_url, model)
+
+
+def _aiohttp(timeout: httpx2.Timeout) -> httpx2.AsyncClient:
+    return anthropic.DefaultAioHttpClient(timeout=timeout)
+
+
+def build_model_client(settings: Settings, upstream: Upstream) -> ModelClient:
+    """Return the client of `upstream` with the settings' cache, strategy and limits."""
+    timings = settings.timings
     # The stall watch enforces silence limits precisely; this read timeout is a backstop.
     read = max(timings.stall_timeout, timings.first_token_timeout) + timings.model_connect
     timeout = httpx2.Timeout(
         connect=timings.model_connect, read=read, write=timings.model_write, pool=read
     )
-    system = config.get("SYSTEM_PROMPT") or SYSTEM_PROMPT
-    cache = config.get("PROMPT_CACHE", "5m")
     strategy = strategy_for(
-        config.get("CONTEXT_STRATEGY", "trim"),
-        config.get("MODEL_CONTEXT_TOKENS", 200_000),
-        config["MAX_TOKENS"],
+        settings.context_strategy, settings.model_context_tokens, settings.max_tokens
     )
-    options: dict[str, Any] = {"max_retries": 0, "timeout": timeout}
-    if config.get("ANTHROPIC_API_KEY"):
-        options.update(
-            api_key=config["ANTHROPIC_API_KEY"], base_url=config.get("ANTHROPIC_BASE_URL")
+
+    def make_client() -> anthropic.AsyncAnthropic:
+        return anthropic.AsyncAnthropic(
+            http_client=upstream.http(timeout),
+            api_key=upstream.api_key,
+            base_url=upstream.base_url,
+            max_retries=0,  # the turn engine owns retries
+            timeout=timeout,
         )
 
-        def make_client() -> anthropic.AsyncAnthropic:
-            # The SDK's aiohttp transport: its C parser reads a stream for a fraction of the
-            # CPU of the default one, and it honours proxies and the system's CA settings.
-            http = anthropic.DefaultAioHttpClient(timeout=timeout)
-            return anthropic.AsyncAnthropic(http_client=http, **options)
-
-        model, pace = config["ANTHROPIC_MODEL"], None
-    else:
-        pace = Pace(config.get("DEMO_EVENT_DELAY", 0.0))
-        options.update(api_key="offline-demo", base_url="http://offline-demo.invalid")
-
-        def make_client() -> anthropic.AsyncAnthropic:
-            http = httpx2.AsyncClient(transport=DemoTransport(pace), timeout=timeout)
-            return anthropic.AsyncAnthropic(http_client=http, **options)
-
-        model = DEMO_LABEL
     return ModelClient(
-        make_client, model, config["MAX_TOKENS"], system, cache, demo_pace=pace, strategy=strategy
+        make_client,
+        upstream.model,
+        settings.max_tokens,
+        SYSTEM_PROMPT,
+        settings.prompt_cache,
+        demo_pace=upstream.pace,
+        strategy=strategy,
     )

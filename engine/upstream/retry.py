@@ -65,10 +65,15 @@ class Failure:
 class RetryPolicy:
     """Jittered exponential backoff bounded by a retry count and a total time budget."""
 
-    max_retries: int = 4
-    budget: float = Timings.retry_budget
-    base: float = Timings.backoff_base
-    cap: float = Timings.backoff_cap
+    max_retries: int
+    budget: float
+    base: float
+    cap: float
+
+    @classmethod
+    def of(cls, timings: Timings, max_retries: int) -> RetryPolicy:
+        """The policy of `max_retries` with the backoff and budget of `timings`."""
+        return cls(max_retries, timings.retry_budget, timings.backoff_base, timings.backoff_cap)
 
     def delay(self, attempt: int, retry_after: float | None, rng: random.Random) -> float:
         """Seconds to wait before retry number `attempt` (0-based)."""

@@ -11,7 +11,7 @@ import anthropic
 import httpx2
 import pytest
 
-from config import Timings, load_settings
+from config import Settings, Timings
 from demo_model.transport import DemoTransport
 from engine.turns.calls import ModelCalls
 from engine.turns.window import ContextWindow
@@ -64,9 +64,9 @@ def test_bad_settings_fail_fast_with_a_clear_message(
 ) -> None:
     monkeypatch.setenv("CONTEXT_STRATEGY", "summarise")
     with pytest.raises(ValueError, match="CONTEXT_STRATEGY must be one of trim, compact, edit"):
-        load_settings(str(tmp_path))
+        Settings.from_env()
     monkeypatch.setenv("CONTEXT_STRATEGY", "Compact")
-    assert load_settings(str(tmp_path))["CONTEXT_STRATEGY"] == "compact"
+    assert Settings.from_env().context_strategy == "compact"
     # The API's least compaction trigger is 50,000 tokens: a small window cannot compact.
     with pytest.raises(ValueError, match="at least 83,334"):
         strategy_for("compact", 80_000, 4096)

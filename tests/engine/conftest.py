@@ -66,7 +66,7 @@ def make_deps(
         turns=TurnStore(db),
         messages=messages,
         store=store,
-        events=events if events is not None else MemoryEventLog(),
+        events=events if events is not None else MemoryEventLog(None, timings.log_retain),
         model=model,
         tools=ToolRunner(TOY_TOOLS, messages, db, pool, store, timings),
         tool_definitions=TOY_TOOLS.definitions(),

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from sqlalchemy import select, update
 
+from config import Timings
 from engine.errors import LeaseLost
 from engine.events.memory import MemoryEventLog
 from engine.store.fence import Lease
@@ -175,7 +176,7 @@ def test_one_heartbeat_statement_keeps_every_turn_of_a_worker_alive(
 def test_an_in_process_log_fences_the_older_holder_and_continues_its_numbering(
     tmp_path: Any,
 ) -> None:
-    log = MemoryEventLog(spool_dir=str(tmp_path))
+    log = MemoryEventLog(str(tmp_path), Timings().log_retain)
     log.open("turn_x", 1)
     for i in range(3):
         log.append("turn_x", "block_delta", {"i": i}, 1)
@@ -187,7 +188,7 @@ def test_an_in_process_log_fences_the_older_holder_and_continues_its_numbering(
     assert log.append("turn_x", "turn_end", {}, 2) == 4
     # A restarted process finds the spool and goes on after the last whole frame.
     (tmp_path / "turn_x.sse").write_bytes((tmp_path / "turn_x.sse").read_bytes() + b"id: 5\nev")
-    restarted = MemoryEventLog(spool_dir=str(tmp_path))
+    restarted = MemoryEventLog(str(tmp_path), Timings().log_retain)
     assert asyncio.run(restarted.takeover("turn_x", 3, 0)).count(b"\n\n") == 4
     assert restarted.append("turn_x", "turn_end", {}, 3) == 5
 

@@ -160,12 +160,12 @@ def test_a_takeover_of_a_lost_log_starts_the_next_epoch(private_redis: PrivateRe
 def test_the_in_process_log_restarts_an_epoch_when_its_spool_is_gone(tmp_path: Path) -> None:
     async def scenario() -> None:
         spool = tmp_path / "spool"
-        first = MemoryEventLog(str(spool))
+        first = MemoryEventLog(str(spool), Timings().log_retain)
         turn = new_id("turn")
         first.open(turn)
         first.append(turn, "turn_start", {})
         (spool / f"{turn}.sse").unlink()  # the spool was lost with the process
-        restarted = MemoryEventLog(str(spool))
+        restarted = MemoryEventLog(str(spool), Timings().log_retain)
         assert await restarted.takeover(turn, 2, 0) == b""
         await restarted.restart(turn, 2, 1)
         for i in range(3):
@@ -174,9 +174,10 @@ def test_the_in_process_log_restarts_an_epoch_when_its_spool_is_gone(tmp_path: P
         assert [s for s, _, _ in decode_stream(whole)] == [origin(1) + i for i in (1, 2, 3)]
         chunk = await restarted.read(turn, 1, 0)
         assert chunk.frames == whole, "a reader of the lost epoch gets the new one whole"
-        again = MemoryEventLog(str(spool))  # the process dies again: the spool has epoch 1
+        # The process dies again: the spool has epoch 1.
+        again = MemoryEventLog(str(spool), Timings().log_retain)
         assert await again.takeover(turn, 3, 1) == whole
-        assert await MemoryEventLog(str(spool)).takeover(turn, 4, 0) == b""
+        assert await MemoryEventLog(str(spool), Timings().log_retain).takeover(turn, 4, 0) == b""
 
     run(scenario)
 

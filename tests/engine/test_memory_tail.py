@@ -7,11 +7,15 @@ from pathlib import Path
 
 import pytest
 
+from config import Timings
 from engine.events.log import frames_after, split_frames
 from engine.events.memory import TAIL, MemoryEventLog
 from models import new_id
 
 EVENTS = 1500  # about 100 bytes each: several times 2 * TAIL
+
+
+RETAIN = Timings().log_retain
 
 
 def in_memory(log: MemoryEventLog, turn: str) -> int:
@@ -26,7 +30,7 @@ def fill(log: MemoryEventLog, turn: str) -> None:
 
 
 def test_a_spooled_turn_keeps_a_bounded_tail_and_serves_every_position(tmp_path: Path) -> None:
-    log, turn = MemoryEventLog(spool_dir=str(tmp_path)), new_id("turn")
+    log, turn = MemoryEventLog(str(tmp_path), RETAIN), new_id("turn")
     fill(log, turn)
     whole = log.snapshot(turn, 1)
     assert len(split_frames(whole)) == EVENTS and len(whole) > 16 * TAIL
@@ -42,7 +46,7 @@ def test_a_spooled_turn_keeps_a_bounded_tail_and_serves_every_position(tmp_path:
 def test_an_archived_end_keeps_only_the_tail_and_sends_older_reads_to_the_archive(
     tmp_path: Path, spooled: bool
 ) -> None:
-    log = MemoryEventLog(spool_dir=str(tmp_path) if spooled else None)
+    log = MemoryEventLog(str(tmp_path) if spooled else None, RETAIN)
     turn = new_id("turn")
     fill(log, turn)
     whole = log.snapshot(turn, 1)
@@ -56,7 +60,7 @@ def test_an_archived_end_keeps_only_the_tail_and_sends_older_reads_to_the_archiv
 
 
 def test_an_unarchived_end_keeps_every_frame_for_whoever_records_it(tmp_path: Path) -> None:
-    log, turn = MemoryEventLog(spool_dir=str(tmp_path)), new_id("turn")
+    log, turn = MemoryEventLog(str(tmp_path), RETAIN), new_id("turn")
     fill(log, turn)
     whole = log.snapshot(turn, 1)
     log.finish(turn, 1, archived=False)
@@ -68,11 +72,11 @@ def test_an_unarchived_end_keeps_every_frame_for_whoever_records_it(tmp_path: Pa
 def test_a_restarted_log_takes_a_long_spool_over_and_trims_it_on_the_next_append(
     tmp_path: Path,
 ) -> None:
-    first, turn = MemoryEventLog(spool_dir=str(tmp_path)), new_id("turn")
+    first, turn = MemoryEventLog(str(tmp_path), RETAIN), new_id("turn")
     fill(first, turn)
     whole = first.snapshot(turn, 1)
     asyncio.run(first.close())  # the process stops; its spool stays
-    second = MemoryEventLog(spool_dir=str(tmp_path))
+    second = MemoryEventLog(str(tmp_path), RETAIN)
     assert asyncio.run(second.takeover(turn, 2, 0)) == whole
     assert second.append(turn, "block_delta", {"i": "next"}, 2) == EVENTS + 1
     assert in_memory(second, turn) <= 2 * TAIL

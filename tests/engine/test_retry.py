@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 import time
+from dataclasses import replace
 
 import anthropic
 import httpx2
@@ -14,7 +15,7 @@ from engine.upstream.retry import RetryPolicy, classify, retry_after
 
 
 def test_backoff_is_jittered_exponential_and_capped() -> None:
-    policy, rng = RetryPolicy(base=0.5, cap=4.0), random.Random(1)
+    policy, rng = replace(RetryPolicy.of(Timings(), 4), base=0.5, cap=4.0), random.Random(1)
     for attempt, ceiling in [(0, 0.5), (1, 1.0), (2, 2.0), (3, 4.0), (6, 4.0)]:
         delays = [policy.delay(attempt, None, rng) for _ in range(200)]
         assert min(delays) >= ceiling / 2 and max(delays) <= ceiling
@@ -22,11 +23,11 @@ def test_backoff_is_jittered_exponential_and_capped() -> None:
 
 
 def test_retry_after_wins_over_backoff() -> None:
-    assert RetryPolicy().delay(3, 1.25, random.Random(0)) == 1.25
+    assert RetryPolicy.of(Timings(), 4).delay(3, 1.25, random.Random(0)) == 1.25
 
 
 def test_retries_are_bounded_by_count_and_by_time_spent_waiting() -> None:
-    policy = RetryPolicy(max_retries=2, budget=1.0)
+    policy = replace(RetryPolicy.of(Timings(), 2), budget=1.0)
     assert policy.allows(0, 0.0, 0.1) and policy.allows(1, 0.5, 0.1)
     assert not policy.allows(2, 0.0, 0.1)
     assert not policy.allows(0, 0.0, 1.5)
@@ -37,7 +38,7 @@ def test_time_spent_in_attempts_does_not_count_against_the_budget() -> None:
     # The default stall timeout equals the default budget: a stall noticed after a full
     # STALL_TIMEOUT must still leave the whole budget for waiting before the retry.
     timings = Timings()
-    policy = RetryPolicy(budget=timings.retry_budget, base=timings.backoff_base)
+    policy = RetryPolicy.of(timings, 4)
     assert timings.stall_timeout >= timings.retry_budget
     first_wait = policy.delay(0, None, random.Random(1))
     assert policy.allows(0, 0.0, first_wait)

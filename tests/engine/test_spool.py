@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from config import Timings
 from engine.events.log import split_frames
 from engine.events.spool import WINDOW, Spool, kept
 from streaming.protocol import encode_event
@@ -122,7 +123,7 @@ def test_the_log_keeps_a_turn_whose_spool_is_full_in_memory(
     from engine.events import spool as spool_module
     from engine.events.memory import MemoryEventLog
 
-    log = MemoryEventLog(str(tmp_path))
+    log = MemoryEventLog(str(tmp_path), Timings().log_retain)
     log.open("turn_full")
     for i in range(50):
         log.append("turn_full", "block_delta", {"i": i})

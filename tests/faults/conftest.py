@@ -25,7 +25,7 @@ class Rig:
     def __init__(self, app: Any, upstream: FaultyUpstream, user_id: int, token: str) -> None:
         self.app, self.upstream, self.user_id, self.token = app, upstream, user_id, token
         self.turns = app.extensions["turns"]
-        self.timings = app.config["TIMINGS"]
+        self.timings = app.config["SETTINGS"].timings
         self.db = app.extensions["db"]
         # How many times each tool_use id's tool really ran (not refused, not replayed).
         self.executed: Counter[str] = Counter()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from typing import Any
 
 from streaming.accumulator import MessageAccumulator
@@ -227,7 +228,7 @@ def test_cancel_while_waiting_for_response_headers_is_immediate(
     silent.bind(("127.0.0.1", 0))
     silent.listen(8)  # accepts connections, never answers
     url = f"http://127.0.0.1:{silent.getsockname()[1]}"
-    app = create_app({**rig.app.config, "ANTHROPIC_BASE_URL": url, "TIMINGS": rig.timings})
+    app = create_app(replace(rig.app.config["SETTINGS"], anthropic_base_url=url))
     turns = app.extensions["turns"]
     try:
         sid = create_session(rig.db, rig.user_id)["id"]

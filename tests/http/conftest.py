@@ -25,7 +25,7 @@ class LiveServer:
         self.port = sock.getsockname()[1]
         self.url = f"http://127.0.0.1:{self.port}"
         settings = ServerSettings(
-            timings=app.config["TIMINGS"], max_body=app.config["MAX_CONTENT_LENGTH"]
+            timings=app.config["SETTINGS"].timings, max_body=app.config["MAX_CONTENT_LENGTH"]
         )
         self.server = serve_in_thread(host(app), sock, settings)
         assert self.server.started.wait(20), "the server did not start"

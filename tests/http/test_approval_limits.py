@@ -226,7 +226,10 @@ def test_a_queued_turn_promoted_after_the_budget_was_spent_fails_without_a_model
 def test_the_stranded_pass_starts_nothing_over_the_limit_and_a_turns_end_frees_a_place(
     db: Database, user: tuple[int, str]
 ) -> None:
-    turns, worker = TurnStore(db, Admission(Limits(max_running=1))), WorkerRegistry(db)
+    turns, worker = (
+        TurnStore(db, Admission(Limits(max_running=1, retry_after=5.0))),
+        WorkerRegistry(db),
+    )
     worker.register()
     busy = create_session(db, user[0])["id"]
     _, lease, _ = turns.start_turn(user[0], busy, "one", worker.worker_id)

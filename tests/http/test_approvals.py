@@ -188,7 +188,7 @@ def test_an_unanswered_request_expires_into_a_denial(seeded: LiveServer) -> None
     chat = Chat(seeded)
     before = groceries_limit(seeded)
     paused, request = pause(chat)
-    ttl = seeded.app.config["TIMINGS"].approval_ttl
+    ttl = seeded.app.config["SETTINGS"].timings.approval_ttl
     with seeded.app.extensions["db"].transaction() as s:
         s.execute(
             update(ToolRun)

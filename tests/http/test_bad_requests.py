@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -170,7 +171,9 @@ def test_bad_events_tokens_are_401(client: Any, auth: dict[str, str], session_id
     ).get_json()
     url = f"/api/turns/{turn['turn_id']}/events"
     assert client.get(f"{url}?token=garbage").status_code == 401
-    client.application.config["EVENTS_TOKEN_MAX_AGE"] = -1
+    settings = client.application.config["SETTINGS"]
+    timings = replace(settings.timings, events_token_max_age=-1)
+    client.application.config["SETTINGS"] = replace(settings, timings=timings)
     expired = client.get(turn["events_url"])
     assert expired.status_code == 401
     assert expired.get_json()["error"]["code"] == "token_expired"

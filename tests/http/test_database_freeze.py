@@ -96,7 +96,7 @@ def test_requests_answer_503_in_time_while_postgres_is_frozen_and_a_turn_goes_th
     frozen_postgres: tuple[LiveServer, ServiceProxy],
 ) -> None:
     live, proxy = frozen_postgres
-    timings: Timings = live.app.config["TIMINGS"]
+    timings: Timings = live.app.config["SETTINGS"].timings
     session = live.post("/api/sessions").json()["id"]
     turn = live.start_turn(QUESTION, session)
     shown: list[bytes] = []
@@ -158,7 +158,7 @@ def test_writers_answer_503_in_time_while_another_process_holds_the_sqlite_lock(
     from app import create_app
 
     app = create_app({**app_config, "TIME_SCALE": SCALE})
-    timings: Timings = app.config["TIMINGS"]
+    timings: Timings = app.config["SETTINGS"].timings
     _, token = make_user(app.extensions["db"], "locked")
     live = LiveServer(app, token)
     holder = sqlite3.connect(db_url.removeprefix("sqlite:///"), isolation_level=None)

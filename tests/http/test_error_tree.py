@@ -209,7 +209,7 @@ def test_a_503_says_when_to_retry_from_the_scaled_timings(
 ) -> None:
     raising.append(error)
     response = app.test_client().get("/raise")
-    seconds = getattr(app.config["TIMINGS"], timing)
+    seconds = getattr(app.config["SETTINGS"].timings, timing)
     assert response.status_code == 503
     assert response.headers["Retry-After"] == str(max(1, math.ceil(seconds)))
     assert response.get_json()["error"]["code"] == error.code

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -136,7 +137,7 @@ def test_metrics_count_turns_events_tools_and_requests(client: Any, user: tuple[
 
 
 def test_metrics_token_guards_metrics_when_set(app: Any, client: Any) -> None:
-    app.config["METRICS_TOKEN"] = "m-secret"
+    app.config["SETTINGS"] = replace(app.config["SETTINGS"], metrics_token="m-secret")
     refused = client.get("/metrics")
     assert refused.status_code == 401 and refused.get_json()["error"]["code"] == "unauthorized"
     assert client.get("/metrics", headers={"Authorization": "Bearer wrong"}).status_code == 401

@@ -7,8 +7,9 @@ from typing import Any
 
 import pytest
 
+from config import Settings
 from engine.errors import LimitExceeded
-from engine.ratelimit import RateLimiter, storage_url, user_key
+from engine.ratelimit import RateLimiter, user_key
 from tests.backends import redis_or_skip
 
 
@@ -119,6 +120,9 @@ def test_a_test_counts_nothing() -> None:
 
 
 def test_storage_follows_the_event_log() -> None:
+    def storage_url(env: dict[str, str]) -> str:
+        return Settings.from_env(env).rate_limit_storage_url
+
     assert storage_url({"EVENT_LOG_URL": "memory://"}) == "memory://"
     assert storage_url({"EVENT_LOG_URL": "redis://h:6379/0"}) == "redis://h:6379/0"
     assert storage_url({"RATE_LIMIT_STORAGE_URL": "memory://", "EVENT_LOG_URL": "redis://h"}) == (

@@ -14,6 +14,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind
 
+from config import Settings
 from engine.store.turns import TurnStore
 from engine.store.workers import WorkerRegistry
 from services.sessions import create_session
@@ -201,4 +202,4 @@ def test_a_turn_taken_over_after_its_worker_died_stays_in_its_trace(
     ],
 )
 def test_traces_are_off_unless_the_otel_variables_ask(env: dict[str, str], on: bool) -> None:
-    assert tracing.enabled_by_env(env) is on
+    assert Settings.from_env(env).tracing is on

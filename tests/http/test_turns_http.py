@@ -60,7 +60,7 @@ def test_get_turn_gives_a_fresh_signed_events_url(
     live: LiveServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     turn, raw = finished_turn(live)
-    age = live.app.config["EVENTS_TOKEN_MAX_AGE"]
+    age = live.app.config["SETTINGS"].timings.events_token_max_age
     real = time.time
     monkeypatch.setattr(itsdangerous.timed.time, "time", lambda: real() + age + 5)
     stale = httpx2.get(live.url + turn["events_url"], timeout=10)

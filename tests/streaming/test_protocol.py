@@ -133,9 +133,12 @@ def test_the_page_reads_the_servers_own_list_of_event_types(client: Any) -> None
 
 
 def test_the_page_polls_at_the_apps_scaled_timing(app: Any, client: Any) -> None:
+    from dataclasses import replace
+
     from config import Timings
 
-    app.config["TIMINGS"] = Timings().scaled(0.25)  # as TIME_SCALE=0.25 would
+    scaled = Timings().scaled(0.25)  # as TIME_SCALE=0.25 would
+    app.config["SETTINGS"] = replace(app.config["SETTINGS"], timings=scaled)
     source = client.get("/web/js/protocol.js").get_data(as_text=True)
     assert exported(source)["PAGE_POLL_MS"] == str(round(Timings().page_poll * 250))
 

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from config import load_settings
+from config import Settings
 from engine.upstream.caching import (
     EXTENDED_TTL_BETA,
     MAX_BREAKPOINTS,
@@ -146,7 +146,7 @@ def test_prompt_cache_setting(
         monkeypatch.delenv("PROMPT_CACHE", raising=False)
     else:
         monkeypatch.setenv("PROMPT_CACHE", value)
-    assert load_settings(str(tmp_path))["PROMPT_CACHE"] == mode
+    assert Settings.from_env().prompt_cache == mode
 
 
 def test_an_unknown_prompt_cache_setting_stops_the_start(
@@ -154,7 +154,7 @@ def test_an_unknown_prompt_cache_setting_stops_the_start(
 ) -> None:
     monkeypatch.setenv("PROMPT_CACHE", "2h")
     with pytest.raises(ValueError, match="PROMPT_CACHE must be one of off, 5m, 1h"):
-        load_settings(str(tmp_path))
+        Settings.from_env()
 
 
 # A history grows as the runner grows it: per turn a question, tool rounds (assistant calls,

@@ -9,7 +9,7 @@ from typing import Any
 import anthropic
 import pytest
 
-from config import load_settings
+from config import Settings
 from engine.upstream.client import ModelClient
 from tools import default_registry
 
@@ -67,7 +67,7 @@ def test_tool_eager_input_setting(
         monkeypatch.delenv("TOOL_EAGER_INPUT", raising=False)
     else:
         monkeypatch.setenv("TOOL_EAGER_INPUT", value)
-    assert load_settings(str(tmp_path))["TOOL_EAGER_INPUT"] is eager
+    assert Settings.from_env().tool_eager_input is eager
 
 
 def test_an_unknown_tool_eager_input_setting_stops_the_start(
@@ -75,4 +75,4 @@ def test_an_unknown_tool_eager_input_setting_stops_the_start(
 ) -> None:
     monkeypatch.setenv("TOOL_EAGER_INPUT", "maybe")
     with pytest.raises(ValueError, match="TOOL_EAGER_INPUT must be one of"):
-        load_settings(str(tmp_path))
+        Settings.from_env()

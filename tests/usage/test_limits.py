@@ -121,7 +121,7 @@ def test_a_place_frees_up_when_a_turn_ends(
 def test_starting_a_turn_counts_in_the_same_transaction(
     db: Database, user: tuple[int, str]
 ) -> None:
-    turns = TurnStore(db, Admission(Limits(max_running=2)))
+    turns = TurnStore(db, Admission(Limits(max_running=2, retry_after=5.0)))
     turns.start_turn(user[0], create_session(db, user[0])["id"], "one")
     turns.start_turn(user[0], create_session(db, user[0])["id"], "two")
     before = rows(db)
@@ -157,11 +157,15 @@ def test_the_daily_budget_refuses_the_turn_after_the_one_that_crossed_it(
 
 def test_the_daily_budget_renews_at_midnight_utc(db: Database, user: tuple[int, str]) -> None:
     late = datetime(2026, 3, 1, 23, 59, 30, tzinfo=UTC)
-    limits = UserLimits(db, Limits(daily_tokens=0, max_running=None), now=lambda: late)
+    limits = UserLimits(
+        db, Limits(daily_tokens=0, max_running=None, retry_after=5.0), now=lambda: late
+    )
     with pytest.raises(LimitExceeded) as caught:
         limits.admit(user[0])
     assert caught.value.retry_after == 30
-    unlimited = UserLimits(db, Limits(daily_tokens=None, max_running=None), now=lambda: late)
+    unlimited = UserLimits(
+        db, Limits(daily_tokens=None, max_running=None, retry_after=5.0), now=lambda: late
+    )
     unlimited.admit(user[0])
 
 
