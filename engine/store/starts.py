@@ -24,7 +24,7 @@ from engine.store.records import Runnable, insert_turn
 from models import Message, Turn, TurnEvents, new_id, utcnow
 from models.chat import MESSAGE_FINISHED, MESSAGE_QUEUED, TURN_QUEUED, TURN_RUNNING
 from models.searchable import search_text
-from streaming import protocol as P
+from streaming import events as E
 from streaming.protocol import encode_event
 
 M, T = Message.__table__.c, Turn.__table__.c
@@ -210,13 +210,11 @@ def _fail(conn: Connection, row: Any, refusal: LimitExceeded) -> None:
         .where(T.id == row.id)
         .values(finished_at=utcnow(), error_code=refusal.code, error_message=refusal.message)
     )
-    start = {"turn_id": row.id, "session_id": row.session_id, "user_message_id": row.question_id}
-    if row.continues is not None:
-        start["continues"] = row.continues
+    start = E.turn_start(row.id, row.session_id, row.question_id, continues=row.continues)
     frames = (
-        encode_event(1, P.TURN_START, start)
-        + encode_event(2, P.ERROR, {"code": refusal.code, "message": refusal.message})
-        + encode_event(3, P.TURN_END, {"turn_id": row.id, "status": "failed"})
+        encode_event(1, *start)
+        + encode_event(2, *E.turn_error(refusal.code, refusal.message))
+        + encode_event(3, *E.turn_end(row.id, "failed"))
     )
     conn.execute(insert(TurnEvents.__table__).values(turn_id=row.id, last_seq=3, frames=frames))
 
@@ -235,10 +233,8 @@ def cancel_queued(conn: Connection, turn_id: str) -> bool:
     if row is None:
         return False
     conn.execute(Message.__table__.delete().where(M.turn_id == turn_id, M.status == MESSAGE_QUEUED))
-    start = {"turn_id": turn_id, "session_id": row.session_id, "user_message_id": row.question_id}
-    frames = encode_event(1, P.TURN_START, start) + encode_event(
-        2, P.TURN_END, {"turn_id": turn_id, "status": "cancelled"}
-    )
+    start = E.turn_start(turn_id, row.session_id, row.question_id)
+    frames = encode_event(1, *start) + encode_event(2, *E.turn_end(turn_id, "cancelled"))
     conn.execute(insert(TurnEvents.__table__).values(turn_id=turn_id, last_seq=2, frames=frames))
     return True
 
