@@ -15,6 +15,7 @@ from typing import Any, NotRequired, TypedDict
 from streaming import events as E
 from streaming.events import Event, ToolResultEvent
 
+DISCARDED = "discarded"
 _TOOL_CALLS = ("tool_use", "server_tool_use")
 # Streamed as deltas: a block starts without them, as it did live.
 _STREAMED = {"text": "text_delta", "thinking": "thinking_delta"}
@@ -34,6 +35,7 @@ class StoredMessage(TypedDict):
     stop_reason: NotRequired[str | None]
     usage: NotRequired[dict[str, Any] | None]
     turn_id: NotRequired[str | None]
+    client_id: NotRequired[str | None]
 
 
 def message_events(row: StoredMessage) -> list[Event]:
@@ -55,6 +57,15 @@ def message_events(row: StoredMessage) -> list[Event]:
         )
     out.append(E.message_end(message_id, row.get("stop_reason"), row.get("usage")))
     return out
+
+
+def attempt_events(row: StoredMessage) -> list[Event]:
+    """Return the events of a discarded attempt: it started, then it was dropped.
+
+    Only a view that keeps the steps attempts opened needs them (the AI SDK's); the rest
+    leave discarded rows out.
+    """
+    return [E.message_start(row["id"], row.get("model")), E.message_discarded(row["id"], DISCARDED)]
 
 
 def result_events(
@@ -95,7 +106,7 @@ def row_events(
     for row in rows:
         if row["role"] == "assistant":
             known.update(tool_names(row))
-        if row.get("status") == "discarded" or asks(row):
+        if row.get("status") == DISCARDED or asks(row):
             out.append([])
         elif row["role"] == "assistant":
             out.append(message_events(row))
