@@ -100,6 +100,13 @@ class Message(Open):
         required=True,
         metadata={"description": "Its versions (itself included), oldest first: '2 / 3'."},
     )
+    events = fields.List(
+        fields.List(fields.Raw()),
+        metadata={
+            "description": "Only with `?events=true`: the `[event, data]` pairs that show the "
+            "message, as its stream ended (none for a question or a discarded attempt)."
+        },
+    )
 
 
 def _earlier() -> fields.String:

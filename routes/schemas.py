@@ -244,6 +244,23 @@ def search_field() -> fields.String:
     )
 
 
+def events_field() -> fields.Boolean:
+    """`events`: each message also carries the events that show it (streaming/stored.py)."""
+    return fields.Boolean(
+        load_default=False,
+        metadata={
+            "description": "`true`: each message also carries `events`, the `[event, data]` "
+            "pairs of the event protocol that show it, as its stream ended."
+        },
+    )
+
+
+class SessionQuery(Schema):
+    """Query of a session's detail: whether its messages carry their events."""
+
+    events = events_field()
+
+
 class ExportQuery(Schema):
     """Query of GET /api/sessions/<id>/export."""
 
