@@ -9,6 +9,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from streaming.events import BUSY_POLICIES, DEFAULT_BUSY_POLICY
 from telemetry.tracing import enabled_by_env as tracing_enabled_by_env
 
 
@@ -196,7 +197,7 @@ def load_settings(instance_path: str) -> dict[str, Any]:
         "UPSTREAM_MAX_RETRIES": _int("UPSTREAM_MAX_RETRIES", 4),
         "MAX_TAKEOVERS": _int("MAX_TAKEOVERS", 3),
         # A message sent while a turn runs: reject (409), queue it, or interrupt the turn.
-        "BUSY_POLICY": _choice("BUSY_POLICY", "queue", ("reject", "queue", "interrupt")),
+        "BUSY_POLICY": _choice("BUSY_POLICY", DEFAULT_BUSY_POLICY, BUSY_POLICIES),
         "MAX_QUEUED_TURNS": _int("MAX_QUEUED_TURNS", 5),
         # The engine's fixed pools: database statements, and tool handlers.
         "STORE_THREADS": _int("STORE_THREADS", 8),

@@ -76,7 +76,7 @@ def build_engine(config: dict[str, Any], db: Database) -> Engine:
             cap=timings.backoff_cap,
         ),
         max_takeovers=config["MAX_TAKEOVERS"],
-        busy_policy=config.get("BUSY_POLICY", "queue"),
+        busy_policy=config["BUSY_POLICY"],
         max_queued=config.get("MAX_QUEUED_TURNS", 5),
         window=context_window(config, model),
     )

@@ -19,8 +19,9 @@ from marshmallow import (
     validates_schema,
 )
 
-from engine.store.starts import BUSY_POLICIES, Ask
+from engine.store.starts import Ask
 from routes.errors import APIError
+from streaming.events import BUSY_POLICIES
 from tools.finance.schemas import TransactionsInput
 
 # An event id: digits only, at most 18 of them (any such number fits in 64 bits).

@@ -25,10 +25,10 @@ from models import Message, Turn, TurnEvents, new_id, utcnow
 from models.chat import MESSAGE_FINISHED, MESSAGE_QUEUED, TURN_QUEUED, TURN_RUNNING
 from models.searchable import search_text
 from streaming import events as E
+from streaming.events import BUSY_POLICIES, BusyPolicy
 from streaming.protocol import encode_event
 
 M, T = Message.__table__.c, Turn.__table__.c
-BUSY_POLICIES = ("reject", "queue", "interrupt")
 _QUESTION = insert(Message.__table__).values(position=NEXT_POSITION)
 _OTHER = Turn.__table__.alias("other")
 # The session of the turn in the outer query runs nothing.
@@ -48,7 +48,7 @@ class Ask:
     parent_id: str | None = None
     regenerate: str | None = None
     client_id: str | None = None
-    if_busy: str | None = None  # None: the server's BUSY_POLICY
+    if_busy: BusyPolicy | None = None  # None: the server's BUSY_POLICY
     # The message's `client_id` names one send: a repeat (its reply lost) returns its turn.
     once: bool = False
 

@@ -69,3 +69,30 @@ def test_the_docs_table_lists_every_event_with_the_keys_of_its_payload() -> None
         payload = PAYLOADS[name]  # type: ignore[index]
         assert required == set(payload.__required_keys__), name
         assert optional == set(payload.__optional_keys__), name
+
+
+def _properties(node: Any, name: str) -> list[Any]:
+    """Every schema property called `name` in an OpenAPI document (or its parameters)."""
+    if isinstance(node, list):
+        return [found for item in node for found in _properties(item, name)]
+    if not isinstance(node, dict):
+        return []
+    here = [node["properties"][name]] if name in node.get("properties", {}) else []
+    if node.get("name") == name and "schema" in node:
+        here.append(node["schema"])
+    return here + [found for value in node.values() for found in _properties(value, name)]
+
+
+def test_if_busy_has_one_set_of_values_and_one_default(client: Any, monkeypatch: Any) -> None:
+    from config import load_settings
+    from engine.turns.deps import TurnDeps
+    from streaming.events import BUSY_POLICIES, DEFAULT_BUSY_POLICY, BusyPolicy
+
+    assert get_args(BusyPolicy) == BUSY_POLICIES
+    document = client.get("/openapi.json").get_json()
+    found = _properties(document, "if_busy")
+    assert len(found) >= 3  # the turns, the one-request chat and the AI SDK route
+    assert all(schema["enum"] == list(BUSY_POLICIES) for schema in found)
+    monkeypatch.delenv("BUSY_POLICY", raising=False)
+    assert load_settings("/nonexistent")["BUSY_POLICY"] == DEFAULT_BUSY_POLICY
+    assert TurnDeps.__dataclass_fields__["busy_policy"].default == DEFAULT_BUSY_POLICY
