@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from typing import Any, NotRequired, TypedDict
 
 from streaming import events as E
-from streaming.events import Event, ToolResultEvent
+from streaming.events import Event
 
 DISCARDED = "discarded"
 _TOOL_CALLS = ("tool_use", "server_tool_use")
@@ -77,11 +77,6 @@ def result_events(
         for b in row["content"]
         if b.get("type") == "tool_result" and b["tool_use_id"] not in skip
     ]
-
-
-def tool_result(message_id: str, block: dict[str, Any], name: str | None) -> ToolResultEvent:
-    """The `tool_result` event of one stored block (live, replayed or caught up alike)."""
-    return E.tool_result(message_id, block, name)
 
 
 def tool_names(row: StoredMessage) -> dict[str, str]:
