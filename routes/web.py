@@ -8,7 +8,7 @@ from pathlib import Path
 from flask import Response, current_app, send_from_directory
 
 from routes.api import Blueprint
-from streaming.protocol import EVENT_TYPES
+from streaming.events import EVENT_TYPES
 
 WEB = Path(__file__).resolve().parent.parent / "web"
 

@@ -6,7 +6,7 @@ continues one paused for approval adds its steps to the paused turn's UIMessage.
 here builds parts from rows: each chain of turns is shown by the events stored rows derive
 (streaming/stored.py, the derivation every view of storage shares), run through the live
 stream's own translation (streaming/ui_stream.py) and folded into a UIMessage as the SDK's
-client folds the chunks (`UIFold`). So a reload shows exactly what a live client ended with:
+client folds the chunks (`ChunkFold`). So a reload shows exactly what a live client ended with:
 a discarded attempt opens the step its retry fills (or leaves it empty when nobody retried),
 a tool call the output limit cut is an input error, results fill the parts they answer.
 
@@ -51,7 +51,7 @@ def stored_ui_messages(
     return _Branch(list(turns), runs or {}).build(rows)
 
 
-class UIFold:
+class ChunkFold:
     """One assistant UIMessage built from UI chunks, as the SDK's processUIMessageStream does."""
 
     def __init__(self, message_id: str) -> None:
@@ -193,7 +193,7 @@ class _Chain:
         self, head: str, turn_ids: list[str], info: dict[str, dict[str, Any]], runs: dict[str, Any]
     ) -> None:
         self.head, self.turn_ids, self.info, self.runs = head, turn_ids, info, runs
-        self.fold = UIFold(head)
+        self.fold = ChunkFold(head)
         self.at = -1  # the turn being fed, in turn_ids
         self.translator: UIStreamTranslator | None = None
         self.names: dict[str, str] = {}
