@@ -10,6 +10,8 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Literal
 
+from streaming.events import BUSY_POLICIES, DEFAULT_BUSY_POLICY, BusyPolicy
+
 # The instance folder's default: beside app.py (this file's folder).
 HERE = Path(__file__).resolve().parent
 
@@ -358,10 +360,10 @@ class Settings:
     search_concurrency: int = _setting(
         "SEARCH_CONCURRENCY", 4, _int, "searches running at once per process"
     )
-    busy_policy: Literal["reject", "queue", "interrupt"] = _setting(
+    busy_policy: BusyPolicy = _setting(
         "BUSY_POLICY",
-        "queue",
-        _choice("reject", "queue", "interrupt"),
+        DEFAULT_BUSY_POLICY,
+        _choice(*BUSY_POLICIES),
         "a message sent while a turn runs: reject, queue or interrupt",
     )
     max_queued_turns: int = _setting(

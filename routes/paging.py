@@ -13,7 +13,7 @@ from typing import Any
 
 from marshmallow import Schema, fields, validate
 
-from routes.schemas import search_field
+from routes.schemas import events_field, search_field
 
 MAX_PAGE = 100
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -59,7 +59,8 @@ MessagePageQuery = _page_query(
                 "description": "`earlier_cursor` of a page or of the session: the page ends "
                 "just before it (and, with `cursor` too, starts no earlier than that)."
             },
-        )
+        ),
+        "events": events_field(),
     },
 )
 

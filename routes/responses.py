@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from marshmallow import Schema, fields
 
+from streaming.events import EVENT_TYPES
+
 
 class Open(Schema):
     """A response object that may gain fields: clients ignore what they do not know."""
@@ -97,6 +99,13 @@ class Message(Open):
         fields.String(),
         required=True,
         metadata={"description": "Its versions (itself included), oldest first: '2 / 3'."},
+    )
+    events = fields.List(
+        fields.List(fields.Raw()),
+        metadata={
+            "description": "Only with `?events=true`: the `[event, data]` pairs that show the "
+            "message, as its stream ended (none for a question or a discarded attempt)."
+        },
     )
 
 
@@ -231,29 +240,16 @@ class Health(Schema):
     status = fields.String(required=True)
 
 
-EVENT_TYPES = [
-    "turn_start",
-    "message_start",
-    "block_start",
-    "block_delta",
-    "block_end",
-    "message_end",
-    "message_discarded",
-    "tool_result",
-    "context_trimmed",
-    "turn_error",
-    "turn_end",
-]
 # Before OpenAPI 3.2, an event stream's `schema` describes one event (as schemathesis reads it).
 SSE = {
     "text/event-stream": {
         "schema": {
             "type": "object",
-            "description": "One event; `data` is its JSON (see the README's event protocol).",
+            "description": "One event; `data` is its JSON (docs/protocol.md: the event protocol).",
             "required": ["event", "data", "id"],
             "properties": {
                 "id": {"type": "string", "pattern": "^[0-9]{1,18}$"},
-                "event": {"type": "string", "enum": EVENT_TYPES},
+                "event": {"type": "string", "enum": list(EVENT_TYPES)},
                 "data": {"type": "string", "contentMediaType": "application/json"},
             },
         }

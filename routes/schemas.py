@@ -19,8 +19,9 @@ from marshmallow import (
 )
 
 from engine.errors import ContentTooLarge
-from engine.store.starts import BUSY_POLICIES, Ask
+from engine.store.starts import Ask
 from routes.deps import get_settings
+from streaming.events import BUSY_POLICIES
 from tools.finance.schemas import TransactionsInput
 
 # An event id: digits only, at most 18 of them (any such number fits in 64 bits).
@@ -242,6 +243,23 @@ def search_field() -> fields.String:
             "(case-insensitive); each then has a `match`."
         },
     )
+
+
+def events_field() -> fields.Boolean:
+    """`events`: each message also carries the events that show it (streaming/stored.py)."""
+    return fields.Boolean(
+        load_default=False,
+        metadata={
+            "description": "`true`: each message also carries `events`, the `[event, data]` "
+            "pairs of the event protocol that show it, as its stream ended."
+        },
+    )
+
+
+class SessionQuery(Schema):
+    """Query of a session's detail: whether its messages carry their events."""
+
+    events = events_field()
 
 
 class ExportQuery(Schema):

@@ -27,7 +27,13 @@ from routes.responses import (
     SessionDetail,
     SessionPage,
 )
-from routes.schemas import ActiveLeafRequest, ExportQuery, SessionRename, SessionRequest
+from routes.schemas import (
+    ActiveLeafRequest,
+    ExportQuery,
+    SessionQuery,
+    SessionRename,
+    SessionRequest,
+)
 from services import export, search, sessions
 from streaming.hosting import STREAM_HOOK, BodyFactory
 
@@ -67,12 +73,13 @@ def index(limit: int, cursor: str | None = None, q: str | None = None) -> dict[s
 
 @bp.get("/sessions/<session_id>")
 @login_required
+@bp.arguments(SessionQuery, location="query", as_kwargs=True)
 @bp.alt_response(200, schema=SessionDetail, success=True, description="The session.")
 @bp.doc(security=BEARER)
-def show(session_id: str) -> dict[str, Any]:
+def show(session_id: str, events: bool) -> dict[str, Any]:
     """Show a session with its newest messages (`earlier_cursor` pages the rest), usage and
     cost."""
-    return sessions.get_session(get_db(), g.user_id, session_id, get_prices(), newest())
+    return sessions.get_session(get_db(), g.user_id, session_id, get_prices(), newest(), events)
 
 
 @bp.patch("/sessions/<session_id>")
@@ -122,11 +129,16 @@ def export_chat(session_id: str, format: str) -> Response:
 @bp.alt_response(200, schema=MessagePage, success=True, description="Oldest first.")
 @bp.doc(security=BEARER)
 def messages(
-    session_id: str, limit: int, cursor: str | None = None, before: str | None = None
+    session_id: str,
+    limit: int,
+    events: bool,
+    cursor: str | None = None,
+    before: str | None = None,
 ) -> dict[str, Any]:
     """List a session's messages, oldest first, a page at a time (forwards, or `before`)."""
     after, end = (int(cursor) if cursor else None), (int(before) if before else None)
-    rows, key, earlier = sessions.list_messages(get_db(), g.user_id, session_id, limit, after, end)
+    db, user = get_db(), g.user_id
+    rows, key, earlier = sessions.list_messages(db, user, session_id, limit, after, end, events)
     return {
         "messages": rows,
         "next_cursor": None if key is None else str(key),
@@ -137,13 +149,14 @@ def messages(
 @bp.put("/sessions/<session_id>/active_leaf")
 @login_required
 @bp.arguments(ActiveLeafRequest)
+@bp.arguments(SessionQuery, location="query", as_kwargs=True)
 @bp.alt_response(200, schema=SessionDetail, success=True, description="The session, switched.")
 @bp.alt_response(409, schema=ErrorResponse, description="A turn is running on the session.")
 @bp.doc(security=BEARER)
-def switch(body: dict[str, Any], session_id: str) -> dict[str, Any]:
+def switch(body: dict[str, Any], session_id: str, events: bool) -> dict[str, Any]:
     """Show another branch: the one through `message_id` (to its newest end)."""
     sessions.switch_branch(get_db(), g.user_id, session_id, body["message_id"])
-    return sessions.get_session(get_db(), g.user_id, session_id, get_prices(), newest())
+    return sessions.get_session(get_db(), g.user_id, session_id, get_prices(), newest(), events)
 
 
 @bp.delete("/sessions/<session_id>")

@@ -9,7 +9,7 @@ from flask import Response, send_from_directory
 
 from routes.api import Blueprint
 from routes.deps import get_settings
-from streaming.protocol import EVENT_TYPES
+from streaming.events import EVENT_TYPES
 
 WEB = Path(__file__).resolve().parent.parent / "web"
 

@@ -9,6 +9,7 @@ from sqlalchemy import and_, delete, or_, select
 from sqlalchemy.orm import Session
 
 from engine.errors import NotFound, TurnConflict
+from engine.events.replay import stored_message
 from engine.session_limits import SessionLimits
 from engine.store import approvals, tree
 from models import ChatSession, Message, Turn
@@ -17,6 +18,7 @@ from models.chat import MESSAGE_QUEUED, TURN_QUEUED, TURN_RUNNING
 from models.db import Database
 from models.searchable import search_title
 from services.pricing import Prices, summarize
+from streaming import stored
 
 
 def create_session(
@@ -65,13 +67,15 @@ def list_messages(
     limit: int = 50,
     after: int | None = None,
     before: int | None = None,
+    events: bool = False,
 ) -> tuple[list[dict[str, Any]], int | None, int | None]:
     """Return a page of the active branch, first message first, and the keys around it.
 
     A key is a number of messages of the branch: the page starts after `after` of them, or
     ends before the `before`-th (given both: the last `limit` between them). The keys returned
     are where the next page starts (None: the branch ends here) and where the page before
-    ends (None: this page starts the branch).
+    ends (None: this page starts the branch). With `events`, each message carries the
+    events that show it (streaming/stored.py).
     """
     with db.read() as s:
         _owned(s.get(ChatSession, session_id), user_id, "session")
@@ -82,7 +86,7 @@ def list_messages(
         else:
             start = min(after or 0, len(ids))
             end = min(start + limit, len(ids))
-        page = _messages(s, session_id, ids[start:end])
+        page = _messages(s, session_id, ids[start:end], events)
     return page, end if end < len(ids) else None, start or None
 
 
@@ -92,20 +96,21 @@ def get_session(
     session_id: str,
     prices: Prices | None = None,
     newest: int = 100,
+    events: bool = False,
 ) -> dict[str, Any]:
     """Return a session with the newest `newest` messages of its active branch, queued
     messages, pending approvals and running turn, or raise NotFound; with `prices`, also
     its token totals and `cost` (over every message of every branch).
 
     `earlier_cursor` is the key of the messages before those shown (None: none), for
-    `list_messages(before=...)`.
+    `list_messages(before=...)`. With `events`, each message carries its events.
     """
     with db.read() as s:
         session = _owned(s.get(ChatSession, session_id), user_id, "session")
         out = session_dict(session)
         ids = tree.shown_ids(s.connection(), session_id)
         start = max(0, len(ids) - newest)
-        out["messages"] = _messages(s, session_id, ids[start:])
+        out["messages"] = _messages(s, session_id, ids[start:], events)
         out["earlier_cursor"] = str(start) if start else None
         out["message_count"] = len(ids)
         out.update(_state(s, user_id, session))
@@ -229,12 +234,22 @@ def running_turn(db: Database, user_id: int, session_id: str) -> str | None:
         return _running(s, user_id, session_id)
 
 
-def _messages(s: Session, session_id: str, ids: list[str]) -> list[dict[str, Any]]:
-    """The messages `ids`, in that order, each with its siblings' ids."""
+def _messages(
+    s: Session, session_id: str, ids: list[str], events: bool = False
+) -> list[dict[str, Any]]:
+    """The messages `ids`, in that order, each with its siblings' ids (and its events)."""
     rows = {m.id: m for m in s.scalars(select(Message).where(Message.id.in_(ids)))}
     shown = [rows[i] for i in ids if i in rows]
     versions = tree.siblings(s.connection(), session_id, [m.id for m in shown])
-    return [message_dict(m, versions[m.id]) for m in shown]
+    out = [message_dict(m, versions[m.id]) for m in shown]
+    if events and shown:
+        # Results name their calls' tools: the answer before a page's first message may hold them.
+        before = s.get(Message, shown[0].parent_id) if shown[0].parent_id else None
+        names = stored.tool_names(stored_message(before)) if before is not None else {}
+        derived = stored.row_events([stored_message(m) for m in shown], names)
+        for message, shows in zip(out, derived, strict=True):
+            message["events"] = shows
+    return out
 
 
 def _state(s: Session, user_id: int, session: ChatSession) -> dict[str, Any]:

@@ -1,12 +1,29 @@
-"""Our wire protocol: the client event types, their SSE encoding, and the one error shape."""
+"""Our wire protocol: the SSE encoding of every event (streaming/events.py), the error shape."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 import orjson
 
+from streaming.events import (
+    APPROVAL_REQUESTED,
+    APPROVAL_RESOLVED,
+    BLOCK_DELTA,
+    BLOCK_END,
+    BLOCK_START,
+    CONTEXT_TRIMMED,
+    ERROR,
+    EVENT_TYPES,
+    MESSAGE_DISCARDED,
+    MESSAGE_END,
+    MESSAGE_START,
+    TOOL_RESULT,
+    TURN_END,
+    TURN_START,
+)
 from streaming.sse import SSEDecoder
 
 __all__ = [
@@ -31,45 +48,10 @@ __all__ = [
     "error_json",
 ]
 
-TURN_START = "turn_start"
-MESSAGE_START = "message_start"
-BLOCK_START = "block_start"
-BLOCK_DELTA = "block_delta"
-BLOCK_END = "block_end"
-MESSAGE_END = "message_end"
-TOOL_RESULT = "tool_result"
-ERROR = "turn_error"
-TURN_END = "turn_end"
-MESSAGE_DISCARDED = "message_discarded"
-CONTEXT_TRIMMED = "context_trimmed"
-# A side-effect tool call waits for the user (the turn then ends `awaiting_approval`); the
-# turn that continues it says how each was decided before their results.
-APPROVAL_REQUESTED = "approval_requested"
-APPROVAL_RESOLVED = "approval_resolved"
-
-# Every event type a turn's stream carries, in the order a turn first sends them. The page
-# reads this very list (routes/web.py serves it as /web/js/protocol.js), so a client never
-# misses a type the server learned to send.
-EVENT_TYPES = (
-    TURN_START,
-    CONTEXT_TRIMMED,
-    MESSAGE_START,
-    BLOCK_START,
-    BLOCK_DELTA,
-    BLOCK_END,
-    MESSAGE_END,
-    MESSAGE_DISCARDED,
-    APPROVAL_RESOLVED,
-    TOOL_RESULT,
-    APPROVAL_REQUESTED,
-    ERROR,
-    TURN_END,
-)
-
 KEEPALIVE = b": keep-alive\n\n"
 
 
-def encode_event(seq: int, event_type: str, data: dict[str, Any]) -> bytes:
+def encode_event(seq: int, event_type: str, data: Mapping[str, Any]) -> bytes:
     """Encode one event as `id`, `event` and a single compact JSON `data` line."""
     if event_type not in _REGISTERED:
         raise ValueError(f"{event_type!r} is not a registered event type (EVENT_TYPES)")

@@ -1,17 +1,45 @@
-"""How a turn's events are written to one client: our SSE frames as they are, or UI chunks."""
+"""How a turn's events are written to one client: our SSE frames as they are, or UI chunks.
+
+A shape owns every choice of rendering, so the follow loop (engine/events/follow.py) only
+asks it: what to send for these frames, at the end, on a drain, on a refusal, and whether
+its client's message is complete.
+"""
 
 from __future__ import annotations
 
+from typing import Protocol
+
 import orjson
 
+from streaming import ui_chunks as C
+from streaming.hosting import StreamBroken
 from streaming.protocol import decode_stream, error_body
 from streaming.ui_stream import DONE, UIStreamTranslator, encode_chunks
+
+
+class Shape(Protocol):
+    """One way a turn's events are written."""
+
+    @property
+    def done(self) -> bool:
+        """True once the client's message is complete before the turn's events end."""
+
+    def render(self, frames: bytes) -> bytes:
+        """The bytes to send for these frames."""
+
+    def close(self) -> bytes:
+        """The bytes that end the response once the turn's events ended."""
+
+    def on_drain(self, turn_id: str) -> bytes:
+        """The bytes that end the response when the worker drains, or raise StreamBroken."""
+
+    def refuse(self, code: str, message: str) -> bytes:
+        """The last bytes of a stream whose token stopped working."""
 
 
 class Frames:
     """Our own protocol: frames go out byte for byte; a drained worker ends the response."""
 
-    break_on_drain = False
     done = False
 
     def render(self, frames: bytes) -> bytes:
@@ -22,19 +50,17 @@ class Frames:
         """The bytes that end the response."""
         return b""
 
+    def on_drain(self, turn_id: str) -> bytes:
+        """End cleanly: the client reconnects with Last-Event-ID to another worker."""
+        return b""
+
     def refuse(self, code: str, message: str) -> bytes:
         """The last bytes of a stream whose token stopped working: an `error` event, no id."""
         return b"event: error\ndata: %s\n\n" % orjson.dumps(error_body(code, message))
 
 
 class UIChunks:
-    """The AI SDK's UI message stream, from the client's step on.
-
-    A drained worker breaks the connection instead of ending it: a clean end would look
-    finished to useChat, a broken one makes it resume against another worker.
-    """
-
-    break_on_drain = True
+    """The AI SDK's UI message stream, from the client's step on."""
 
     def __init__(
         self, steps: int | None, message_id: str | None = None, decided: bool = False
@@ -57,10 +83,11 @@ class UIChunks:
         """Finish the message and the stream."""
         return encode_chunks(self.translator.close()) + DONE
 
+    def on_drain(self, turn_id: str) -> bytes:
+        """Break the connection: a clean end would look finished to useChat, a broken one
+        makes it resume against another worker."""
+        raise StreamBroken(turn_id)
+
     def refuse(self, code: str, message: str) -> bytes:
         """The last bytes of a stream whose token stopped working: an `error` chunk."""
-        return encode_chunks([{"type": "error", "errorText": f"{code}: {message}"}]) + DONE
-
-
-# Either way a turn's events can be written.
-Shape = Frames | UIChunks
+        return encode_chunks([C.error(f"{code}: {message}")]) + DONE

@@ -1,99 +1,37 @@
-"""Stored messages as AI SDK UIMessages, and the part rules the UI stream shares: pure.
+"""Stored messages as AI SDK UIMessages: their events, translated and folded as useChat folds.
 
 A turn is a user UIMessage (its question, under the id its client gave it) and one assistant
 UIMessage with id = turn id, whose steps are the turn's model messages in order; a turn that
-continues one paused for approval adds its steps to the paused turn's UIMessage. Tool results
-fill the tool parts they answer. A run of discarded attempts belongs to the step of the retry
-that follows it; a run nobody retried (the turn ended first) leaves an empty step, exactly as
-the live stream left it.
+continues one paused for approval adds its steps to the paused turn's UIMessage. Nothing
+here builds parts from rows: each chain of turns is shown by the events stored rows derive
+(streaming/stored.py, the derivation every view of storage shares), run through the live
+stream's own translation (streaming/ui_stream.py) and folded into a UIMessage as the SDK's
+client folds the chunks (`ChunkFold`). So a reload shows exactly what a live client ended with:
+a discarded attempt opens the step its retry fills (or leaves it empty when nobody retried),
+a tool call the output limit cut is an input error, results fill the parts they answer.
+
+The one thing storage adds: a decision's `reason`. The live stream's `tool-approval-response`
+carries none (the client that decided holds it, ai 6 has no such chunk), while the stored
+view shows it, as the deciding client's message does.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, cast
+
+from streaming import events as E
+from streaming import stored
+from streaming import ui_chunks as C
+from streaming.events import Event
+from streaming.stored import StoredMessage
+from streaming.ui_chunks import UIChunk
+from streaming.ui_stream import UIStreamTranslator
 
 UIMessage = dict[str, Any]
 Part = dict[str, Any]
-
-CUT_OFF = "The tool call was cut off before its input was complete; it was not run."
-_ERROR_FINISH = {
-    "max_tokens": "length",
-    "model_context_window_exceeded": "length",
-    "refusal": "content-filter",
-}
-# What a cited record is, to the SDK: the JSON the source's URL answers (docs/api.md).
-SOURCE_MEDIA_TYPE = "application/json"
-_STATUS_FINISH = {
-    "completed": "stop",
-    "max_rounds": "tool-calls",
-    "awaiting_approval": "tool-calls",
-    "interrupted": "interrupted",
-}
-
-
-def finish_reason(status: str, code: str | None) -> str:
-    """Return the AI SDK finish reason for a turn that ended with `status` and error `code`."""
-    if status == "failed":
-        return _ERROR_FINISH.get(code or "", "error")
-    if status == "completed" and code == "refusal":
-        return "content-filter"
-    return _STATUS_FINISH.get(status, "other")
-
-
-def turn_metadata(status: str, code: str | None, message: str | None) -> dict[str, Any]:
-    """Return the assistant message's metadata: its turn's status, and its error if it failed."""
-    meta: dict[str, Any] = {"status": status}
-    if code and status not in ("completed", "running"):
-        meta["error"] = {"code": code, "message": message or ""}
-    return meta
-
-
-def result_text(content: Any) -> str:
-    """Return the text of a tool result's content (a string or a list of blocks)."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        blocks = [b for b in content if isinstance(b, dict) and b.get("type") == "text"]
-        return "".join(str(b.get("text", "")) for b in blocks)
-    return ""
-
-
-def tool_output(content: Any) -> Any:
-    """Return a tool result as UI output: its JSON object or array if the text is one, else text."""
-    if isinstance(content, list) and not all(
-        isinstance(b, dict) and b.get("type") == "text" for b in content
-    ):
-        return content
-    text = result_text(content)
-    if text[:1] in ("{", "["):
-        try:
-            return json.loads(text)
-        except (ValueError, RecursionError):
-            pass
-    return text
-
-
-def source_parts(citations: Any) -> list[Part]:
-    """Return a `source-document` part per distinct source `citations` name, in cited order."""
-    parts: list[Part] = []
-    seen: set[str] = set()
-    for citation in citations if isinstance(citations, list) else []:
-        source = citation.get("source") if isinstance(citation, dict) else None
-        if not isinstance(source, str) or source in seen:
-            continue
-        seen.add(source)
-        title = citation.get("title")
-        parts.append(
-            {
-                "type": "source-document",
-                "sourceId": source,
-                "mediaType": SOURCE_MEDIA_TYPE,
-                "title": title if isinstance(title, str) else source,
-            }
-        )
-    return parts
+# A turn still to run or running has not sent turn_end: its message shows its status so far.
+_UNENDED = ("queued", "running")
 
 
 def stored_ui_messages(
@@ -110,10 +48,254 @@ def stored_ui_messages(
     assistant UIMessage with the first one's id and the last one's status. `runs` maps the
     tool_use ids of side-effect calls to their `approval`, `reason`, `preview` and `status`.
     """
-    return _Builder(list(turns), runs or {}).build(rows)
+    return _Branch(list(turns), runs or {}).build(rows)
 
 
-class _Builder:
+class ChunkFold:
+    """One assistant UIMessage built from UI chunks, as the SDK's processUIMessageStream does."""
+
+    def __init__(self, message_id: str) -> None:
+        self.message: UIMessage = {"id": message_id, "role": "assistant", "metadata": {}}
+        self.parts: list[Part] = []
+        self.message["parts"] = self.parts
+        self._text: dict[str, Part] = {}
+        self._reasoning: dict[str, Part] = {}
+
+    def apply(self, chunk: UIChunk) -> None:
+        """Apply one chunk to the message."""
+        kind, parts = chunk["type"], self.parts
+        if chunk["type"] == "start":
+            if chunk["messageId"] is not None:
+                self.message["id"] = chunk["messageId"]
+            self._merge(dict(chunk["messageMetadata"]))
+        elif chunk["type"] == "message-metadata":
+            self._merge(dict(chunk["messageMetadata"]))
+        elif kind == "start-step":
+            parts.append({"type": "step-start"})
+        elif kind == "reset-step":
+            del parts[self._step() :]
+            self._text, self._reasoning = {}, {}
+        elif chunk["type"] == "text-start":
+            self._text[chunk["id"]] = {"type": "text", "text": "", "state": "streaming"}
+            parts.append(self._text[chunk["id"]])
+        elif chunk["type"] == "reasoning-start":
+            part: Part = {"type": "reasoning", "id": chunk["id"], "text": "", "state": "streaming"}
+            if "providerMetadata" in chunk:
+                part["providerMetadata"] = chunk["providerMetadata"]
+            self._reasoning[chunk["id"]] = part
+            parts.append(part)
+        elif chunk["type"] in ("text-delta", "reasoning-delta"):
+            active = self._text if chunk["type"] == "text-delta" else self._reasoning
+            active[chunk["id"]]["text"] += chunk["delta"]
+        elif chunk["type"] == "text-end":
+            self._text.pop(chunk["id"])["state"] = "done"
+        elif chunk["type"] == "reasoning-end":
+            part = self._reasoning.pop(chunk["id"])
+            part["state"] = "done"
+            if "providerMetadata" in chunk:
+                part["providerMetadata"] = chunk["providerMetadata"]
+        elif chunk["type"] == "source-document":
+            parts.append({k: v for k, v in chunk.items() if v is not None})
+        elif kind.startswith("tool-"):
+            self._tool(chunk)
+        # finish-step, finish, abort and error end things the message does not keep;
+        # data-context-trimmed is transient.
+
+    def _tool(self, chunk: UIChunk) -> None:
+        if chunk["type"] == "tool-input-start":
+            executed = chunk.get("providerExecuted")
+            self._update(chunk["toolCallId"], chunk["toolName"], executed, state="input-streaming")
+        elif chunk["type"] == "tool-input-delta":
+            part = self._find(chunk["toolCallId"])
+            part["rawInput"] = part.get("rawInput", "") + chunk["inputTextDelta"]
+        elif chunk["type"] == "tool-input-available":
+            executed = chunk.get("providerExecuted")
+            fields = {"state": "input-available", "input": chunk["input"]}
+            self._update(chunk["toolCallId"], chunk["toolName"], executed, **fields)
+        elif chunk["type"] == "tool-input-error":
+            executed = chunk.get("providerExecuted")
+            fields = {"state": "output-error", "input": None, "errorText": chunk["errorText"]}
+            self._update(chunk["toolCallId"], chunk["toolName"], executed, **fields)
+        elif chunk["type"] == "tool-approval-request":
+            approval: dict[str, Any] = {"id": chunk["approvalId"]}
+            if chunk["approvalDescriptor"] is not None:
+                approval["descriptor"] = chunk["approvalDescriptor"]
+            self._find(chunk["toolCallId"]).update(state="approval-requested", approval=approval)
+        elif chunk["type"] == "tool-approval-response":
+            part = next(
+                p for p in self.parts if (p.get("approval") or {}).get("id") == chunk["approvalId"]
+            )
+            decided = {**part["approval"], "approved": chunk["approved"]}
+            if "reason" in chunk:
+                decided["reason"] = chunk["reason"]
+            part.update(state="approval-responded", approval=decided)
+        elif chunk["type"] == "tool-output-denied":
+            self._find(chunk["toolCallId"])["state"] = "output-denied"
+        elif chunk["type"] == "tool-output-available":
+            part = self._find(chunk["toolCallId"])
+            for key in ("output", "errorText", "rawInput"):
+                part.pop(key, None)
+            part.update(state="output-available", output=chunk["output"])
+            if "providerExecuted" in chunk:
+                part["providerExecuted"] = chunk["providerExecuted"]
+        elif chunk["type"] == "tool-output-error":
+            part = self._find(chunk["toolCallId"])
+            part.pop("output", None)
+            part.update(state="output-error", errorText=chunk["errorText"])
+
+    def _step(self) -> int:
+        """Where the current step's parts begin."""
+        starts = [i for i, p in enumerate(self.parts) if p["type"] == "step-start"]
+        return starts[-1] + 1 if starts else 0
+
+    def _find(self, call_id: str) -> Part:
+        """The tool part of `call_id`: the current step's, else the message's latest."""
+        step = self.parts[self._step() :]
+        for part in [*reversed(step), *reversed(self.parts)]:
+            if part.get("toolCallId") == call_id:
+                return part
+        raise KeyError(call_id)
+
+    def _update(self, call_id: str, name: str, executed: bool | None, **fields: Any) -> None:
+        """Start or restate the current step's part of a tool call."""
+        step = self.parts[self._step() :]
+        part = next((p for p in step if p.get("toolCallId") == call_id), None)
+        if part is None:
+            part = {"type": f"tool-{name}", "toolCallId": call_id}
+            self.parts.append(part)
+        else:
+            for key in ("input", "output", "errorText", "rawInput"):
+                part.pop(key, None)
+            part["type"] = f"tool-{name}"
+            executed = executed if executed is not None else part.get("providerExecuted")
+        part.update(fields)
+        if executed is not None:
+            part["providerExecuted"] = executed
+
+    def _merge(self, meta: dict[str, Any]) -> None:
+        self.message["metadata"] = _merge(self.message["metadata"], meta)
+
+
+def _merge(base: Any, extra: Any) -> Any:
+    """Deep-merge `extra` into `base`, as the SDK merges message metadata."""
+    if not isinstance(base, dict) or not isinstance(extra, dict):
+        return extra
+    out = dict(base)
+    for key, value in extra.items():
+        out[key] = _merge(out.get(key), value) if isinstance(value, dict) else value
+    return out
+
+
+class _Chain:
+    """One assistant UIMessage: the turns of a chain of continuations, fed in order."""
+
+    def __init__(
+        self, head: str, turn_ids: list[str], info: dict[str, dict[str, Any]], runs: dict[str, Any]
+    ) -> None:
+        self.head, self.turn_ids, self.info, self.runs = head, turn_ids, info, runs
+        self.fold = ChunkFold(head)
+        self.at = -1  # the turn being fed, in turn_ids
+        self.translator: UIStreamTranslator | None = None
+        self.names: dict[str, str] = {}
+        # Calls that asked for approval, and those whose decision was fed since.
+        self.asked: list[str] = []
+        self.resolved: set[str] = set()
+
+    def assistant(self, row: StoredMessage) -> None:
+        """Feed a stored model message (or a discarded attempt at one)."""
+        self._enter(row.get("turn_id"))
+        self.names.update(stored.tool_names(row))
+        if row.get("status") == stored.DISCARDED:
+            self._feed(stored.attempt_events(row))
+            return
+        self._feed(stored.message_events(row))
+        # The turn asked for approval of its side-effect calls once the message ended.
+        for block in row["content"]:
+            run = self.runs.get(block.get("id") or "")
+            if block.get("type") == "tool_use" and run is not None:
+                self.asked.append(block["id"])
+                turn_id = str(row.get("turn_id") or self.head)
+                name, tool_input = block.get("name", ""), block.get("input") or {}
+                preview = run.get("preview")
+                # No deadline: storage keeps none, and no view of it shows one.
+                request = E.approval_requested(
+                    turn_id, block["id"], name, tool_input, preview, None
+                )
+                self._feed([request])
+
+    def results(self, row: StoredMessage) -> None:
+        """Feed a stored tool results message, after the decisions it reports."""
+        self._enter(row.get("turn_id"))
+        answered = [b["tool_use_id"] for b in row["content"] if b.get("type") == "tool_result"]
+        self._resolve([call for call in self.asked if call in answered])
+        self._feed(stored.result_events(row, self.names))
+
+    def close(self) -> UIMessage:
+        """Feed the chain's remaining turns and end the last; return the message."""
+        while self.at < len(self.turn_ids) - 1:
+            self._next()
+        self._end()
+        return self.fold.message
+
+    def _enter(self, turn_id: str | None) -> None:
+        """Move on to `turn_id` when it is a later turn of the chain (else stay)."""
+        later = self.turn_ids[self.at + 1 :]
+        if self.translator is None or turn_id in later:
+            target = self.at + 1 + later.index(turn_id) if turn_id in later else self.at + 1
+            while self.at < target:
+                self._next()
+
+    def _next(self) -> None:
+        """End the turn being fed, and start the next one of the chain."""
+        if self.translator is not None:
+            self._end()
+        self.at += 1
+        turn_id = self.turn_ids[self.at]
+        turn = self.info.get(turn_id) or {}
+        self.translator = UIStreamTranslator(message_id=self.head, reasons=True)
+        continues = turn.get("continues")
+        self._feed([E.turn_start(turn_id, "", turn.get("question_id"), continues=continues)])
+        if continues:
+            # A continuation first says how the calls it goes on with were decided.
+            self._resolve(self.asked)
+
+    def _end(self) -> None:
+        """End the turn being fed as it ended (one still to end shows its status)."""
+        if self.translator is None:
+            return
+        turn_id = self.turn_ids[self.at]
+        turn = self.info.get(turn_id) or {"status": "completed"}
+        status, code = str(turn.get("status")), turn.get("error_code")
+        if self.at == len(self.turn_ids) - 1:
+            self._resolve(self.asked)  # decided, but nothing went on from them yet
+        if status in _UNENDED:
+            meta = C.turn_metadata(status, code, turn.get("error_message"))
+            self.fold.apply(C.message_metadata(meta))
+        else:
+            ending: list[Event] = [E.turn_error(code, turn.get("error_message"))] if code else []
+            self._feed([*ending, E.turn_end(turn_id, E.turn_status(status))])
+        self.translator = None
+
+    def _resolve(self, calls: list[str]) -> None:
+        """Feed the decisions on `calls` not fed yet."""
+        for call in calls:
+            run = self.runs.get(call) or {}
+            if run.get("approval") is None or call in self.resolved:
+                continue
+            self.resolved.add(call)
+            approved, name = run["approval"] == "approved", self.names.get(call, "")
+            self._feed([E.approval_resolved(call, name, approved, run.get("reason"))])
+
+    def _feed(self, events: list[Event]) -> None:
+        if self.translator is None:
+            self._next()
+        assert self.translator is not None
+        for kind, data in events:
+            for chunk in self.translator.feed(kind, data):
+                self.fold.apply(chunk)
+
+
+class _Branch:
     """Folds a branch's rows into UIMessages, one assistant message per chain of turns."""
 
     def __init__(self, turns: list[dict[str, Any]], runs: dict[str, dict[str, Any]]) -> None:
@@ -123,8 +305,7 @@ class _Builder:
         for turn in turns:
             self.chains.setdefault(self.head(turn["id"]), []).append(turn["id"])
         self.out: list[UIMessage] = []
-        self.assistant: UIMessage | None = None
-        self.pending = False
+        self.chain: _Chain | None = None
         self.asked: str | None = None
 
     def head(self, turn_id: str) -> str:
@@ -136,12 +317,12 @@ class _Builder:
         return turn_id
 
     def build(self, rows: Iterable[dict[str, Any]]) -> list[UIMessage]:
-        for row in rows:
-            content = row.get("content") or []
-            if row.get("role") == "user":
-                if any(b.get("type") == "tool_result" for b in content):
-                    if self.assistant is not None:
-                        _fill_results(self.assistant["parts"], content)
+        for raw in rows:
+            row = cast(StoredMessage, raw)
+            if row["role"] == "user":
+                if not stored.asks(row):
+                    if self.chain is not None:
+                        self.chain.results(row)
                     continue
                 self._close()
                 self.out.append(_user_message(row))
@@ -149,27 +330,18 @@ class _Builder:
                 continue
             head = self.head(str(row.get("turn_id") or ""))
             self.asked = None  # answered on this branch
-            if self.assistant is None or self.assistant["id"] != head:
+            if self.chain is None or self.chain.head != head:
                 self._close()
-                self.assistant = self._open(head)
-            if row.get("status") == "discarded":
-                self.pending = True
-                continue
-            self.pending = False
-            parts = self.assistant["parts"]
-            parts.append({"type": "step-start"})
-            partial = row.get("partial_content") or []
-            parts += _assistant_parts(row["id"], content, partial, self.runs)
+                self.chain = self._open(head)
+            self.chain.assistant(row)
         self._close()
         return self.out
 
-    def _open(self, head: str) -> UIMessage:
-        last = self.info.get(self.chains.get(head, [head])[-1]) or {"status": "completed"}
-        meta = turn_metadata(last["status"], last.get("error_code"), last.get("error_message"))
-        return {"id": head, "role": "assistant", "metadata": meta, "parts": []}
+    def _open(self, head: str) -> _Chain:
+        return _Chain(head, self.chains.get(head, [head]), self.info, self.runs)
 
     def _close(self) -> None:
-        if self.assistant is None and self.asked is not None:
+        if self.chain is None and self.asked is not None:
             # A question nothing answered yet on the branch: its newest turn, still empty.
             asking = [
                 t["id"]
@@ -177,120 +349,16 @@ class _Builder:
                 if t.get("question_id") == self.asked and not t.get("continues")
             ]
             if asking:
-                self.assistant = self._open(asking[-1])
-        if self.assistant is not None:
-            if self.pending:
-                self.assistant["parts"].append({"type": "step-start"})
-            self.out.append(self.assistant)
-        self.assistant, self.pending, self.asked = None, False, None
+                self.chain = self._open(asking[-1])
+        if self.chain is not None:
+            self.out.append(self.chain.close())
+        self.chain, self.asked = None, None
 
 
-def _user_message(row: dict[str, Any]) -> UIMessage:
+def _user_message(row: StoredMessage) -> UIMessage:
     parts = [
         {"type": "text", "text": b.get("text", "")}
-        for b in row.get("content") or []
+        for b in row["content"]
         if b.get("type") == "text"
     ]
     return {"id": row.get("client_id") or row["id"], "role": "user", "parts": parts}
-
-
-def _assistant_parts(
-    message_id: str,
-    content: list[dict[str, Any]],
-    partial: list[dict[str, Any]],
-    runs: dict[str, dict[str, Any]],
-) -> list[Part]:
-    parts: list[Part] = []
-    tools: set[str] = set()
-    reasoning = 0
-    cited: list[Any] = []
-    blocks = [(b, False) for b in content]
-    blocks += [(b, True) for b in sorted(partial, key=lambda p: p.get("index", 0))]
-    for block, cut in blocks:
-        kind = block.get("type")
-        if kind == "text":
-            parts.append({"type": "text", "text": block.get("text", ""), "state": "done"})
-            if not cut and isinstance(block.get("citations"), list):
-                cited += block["citations"]
-        elif kind in ("thinking", "redacted_thinking"):
-            part: Part = {"type": "reasoning", "id": f"{message_id}.r{reasoning}", "state": "done"}
-            reasoning += 1
-            if kind == "thinking":
-                part["text"] = block.get("thinking", "")
-                if block.get("signature") and not cut:
-                    part["providerMetadata"] = {"anthropic": {"signature": block["signature"]}}
-            else:
-                part["text"] = ""
-                part["providerMetadata"] = {"anthropic": {"redactedData": block.get("data", "")}}
-            parts.append(part)
-        elif kind in ("tool_use", "server_tool_use"):
-            call_id = str(block.get("id") or "")
-            if not call_id or call_id in tools:
-                continue
-            tools.add(call_id)
-            # A call the output limit cut is stored whole, but was streamed as cut off.
-            limit_cut = isinstance(block.get("input_error"), dict) and block["input_error"].get(
-                "cut"
-            )
-            parts.append(_tool_part(block, call_id, cut or bool(limit_cut), runs.get(call_id)))
-        elif isinstance(kind, str) and kind.endswith("_tool_result") and not cut:
-            _fill(parts, block.get("tool_use_id"), output=tool_output(block.get("content")))
-    return parts + source_parts(cited)
-
-
-def _tool_part(block: dict[str, Any], call_id: str, cut: bool, run: dict[str, Any] | None) -> Part:
-    part: Part = {"type": f"tool-{block.get('name', '')}", "toolCallId": call_id}
-    if cut:
-        part.update(state="output-error", input=None, errorText=CUT_OFF)
-    else:
-        part.update(state="input-available", input=block.get("input") or {})
-        if run is not None:
-            part.update(_approval_state(call_id, run))
-    if block.get("type") == "server_tool_use":
-        part["providerExecuted"] = True
-    return part
-
-
-def _approval_state(call_id: str, run: dict[str, Any]) -> Part:
-    """A side-effect call's part state and `approval`, as the SDK's client leaves them."""
-    approval: dict[str, Any] = {"id": call_id}
-    if run.get("preview") is not None:
-        approval["descriptor"] = run["preview"]
-    if run.get("approval") is None:
-        return {"state": "approval-requested", "approval": approval}
-    approval["approved"] = run["approval"] == "approved"
-    if run.get("reason") is not None:
-        approval["reason"] = run["reason"]
-    state = "approval-responded" if approval["approved"] else "output-denied"
-    return {"state": state, "approval": approval}
-
-
-def _fill_results(parts: list[Part], content: list[dict[str, Any]]) -> None:
-    for block in content:
-        if block.get("type") != "tool_result":
-            continue
-        if block.get("is_error"):
-            _fill(parts, block.get("tool_use_id"), error=result_text(block.get("content")))
-        else:
-            _fill(parts, block.get("tool_use_id"), output=tool_output(block.get("content")))
-
-
-_FILLED = ("input-available", "approval-responded", "output-available", "output-error")
-
-
-def _fill(parts: list[Part], call_id: Any, output: Any = None, error: str | None = None) -> None:
-    """Record a result on the latest tool part with `call_id` that has its input."""
-    for part in reversed(parts):
-        if part.get("toolCallId") != call_id:
-            continue
-        if part.get("state") not in _FILLED:
-            return
-        if part.get("errorText") == CUT_OFF:
-            return
-        part.pop("output", None)
-        part.pop("errorText", None)
-        if error is not None:
-            part.update(state="output-error", errorText=error)
-        else:
-            part.update(state="output-available", output=output)
-        return

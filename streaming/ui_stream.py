@@ -15,25 +15,36 @@ match the stored one). A resume names the client's step count: the stream swallo
 to that step's `start-step`, sends `reset-step` instead, and re-sends the step from its start,
 so a client at any point inside that step ends equal to the server. `turn_start` with
 `reset: true` (a rebuilt log) is handled the same way at the client's current step.
+The chunks themselves are typed in streaming/ui_chunks.py.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from streaming import protocol as P
-from streaming.ui_messages import (
-    CUT_OFF,
-    finish_reason,
-    result_text,
-    source_parts,
-    tool_output,
-    turn_metadata,
+from streaming import events as E
+from streaming import ui_chunks as C
+from streaming.events import (
+    ApprovalRequested,
+    ApprovalResolved,
+    BlockDelta,
+    BlockEnd,
+    BlockStart,
+    ContextTrimmed,
+    MessageDiscarded,
+    MessageEnd,
+    MessageStart,
+    ToolResult,
+    TurnEnd,
+    TurnError,
+    TurnStart,
 )
+from streaming.ui_chunks import CUT_OFF, UIChunk
 
-Chunk = dict[str, Any]
+Chunk = UIChunk
 
 UI_STREAM_HEADERS = {
     "x-vercel-ai-ui-message-stream": "v1",
@@ -66,6 +77,7 @@ class UIStreamTranslator:
         resume_steps: int | None = None,
         message_id: str | None = None,
         decided: bool = False,
+        reasons: bool = False,
     ) -> None:
         # Steps the client holds; None means a fresh reader that gets everything.
         self.client_steps = resume_steps or 0
@@ -73,6 +85,8 @@ class UIStreamTranslator:
         self.message_id = message_id
         # The reader sent the approval decisions this turn goes on with (the follow-up's POST).
         self.decided = decided
+        # Decisions carry the reason given (the stored view: what the deciding client holds).
+        self.reasons = reasons
         self._hold: int | None = resume_steps
         self._seen = 0
         self.done = False
@@ -95,7 +109,7 @@ class UIStreamTranslator:
         self._continuing = False
         self._error: tuple[str, str] | None = None
 
-    def feed(self, event_type: str, data: dict[str, Any]) -> list[Chunk]:
+    def feed(self, event_type: str, data: Any) -> list[Chunk]:
         """Return the chunks that `event_type` with `data` adds to the client's stream."""
         if self.done:
             return []
@@ -107,7 +121,7 @@ class UIStreamTranslator:
         if self.done:
             return []
         self._error = ("stream_ended", ENDED)
-        return self._filter(self._turn_end({"status": "failed"}))
+        return self._filter(self._turn_end({"turn_id": "", "status": "failed"}))
 
     def _filter(self, chunks: list[Chunk]) -> list[Chunk]:
         """Drop what a resuming client already holds; replace its step's start with a reset."""
@@ -127,16 +141,16 @@ class UIStreamTranslator:
                 self._seen += 1
                 if self._seen == self._hold:
                     self._hold = None
-                    out.append({"type": "reset-step"})
+                    out.append(C.RESET_STEP)
             elif kind in ("message-metadata", "error"):
                 out.append(chunk)
             elif kind in ("finish", "abort"):
                 # The record ends before the step the client claims: say so, then end.
                 self._hold = None
-                out += [{"type": "error", "errorText": AHEAD}, chunk]
+                out += [C.error(AHEAD), chunk]
         return out
 
-    def _turn_start(self, data: dict[str, Any]) -> list[Chunk]:
+    def _turn_start(self, data: TurnStart) -> list[Chunk]:
         if self._started and not data.get("reset"):
             return []
         if self._started:
@@ -145,17 +159,15 @@ class UIStreamTranslator:
             self._hold, self._seen = self.client_steps, 0
         self._started = True
         self._continuing = bool(data.get("continues"))
-        meta = {"status": "running"}
-        message_id = self.message_id or data.get("turn_id")
-        return [{"type": "start", "messageId": message_id, "messageMetadata": meta}]
+        return [C.start(self.message_id or data.get("turn_id"), {"status": "running"})]
 
-    def _message_start(self, data: dict[str, Any]) -> list[Chunk]:
+    def _message_start(self, data: MessageStart) -> list[Chunk]:
         out: list[Chunk] = [*self._close_blocks()]
         self._continuing = False
         if not self._retrying:
             if self._step_open:
-                out.append({"type": "finish-step"})
-            out.append({"type": "start-step"})
+                out.append(C.FINISH_STEP)
+            out.append(C.START_STEP)
             self._step_open = True
         self._retrying = False
         self._message = self._step_message = data.get("message_id")
@@ -163,14 +175,15 @@ class UIStreamTranslator:
         self._message_tools = set()
         return out
 
-    def _block_start(self, data: dict[str, Any]) -> list[Chunk]:
+    def _block_start(self, data: BlockStart) -> list[Chunk]:
         if self._message is None or data.get("message_id") != self._message:
             return []
         block_id, kind = str(data.get("block_id")), data.get("type")
-        block = data.get("block") if isinstance(data.get("block"), dict) else {}
+        started = data.get("block")
+        block: dict[str, Any] = started if isinstance(started, dict) else {}
         if kind == "text":
             self._blocks[block_id] = _Block("text", block_id)
-            return [{"type": "text-start", "id": block_id}]
+            return [C.text_start(block_id)]
         if kind in ("thinking", "redacted_thinking"):
             part_id = f"{self._message}.r{self._reasoning}"
             self._reasoning += 1
@@ -178,8 +191,7 @@ class UIStreamTranslator:
             if kind == "redacted_thinking":
                 meta = {"anthropic": {"redactedData": block.get("data", "")}}
             self._blocks[block_id] = _Block("reasoning", part_id, meta=meta)
-            start: Chunk = {"type": "reasoning-start", "id": part_id}
-            return [{**start, "providerMetadata": meta}] if meta else [start]
+            return [C.reasoning_start(part_id, meta)]
         if kind in _TOOL_BLOCKS:
             return self._tool_start(block_id, kind, data, block)
         if isinstance(kind, str) and kind.endswith("_tool_result"):
@@ -189,7 +201,7 @@ class UIStreamTranslator:
         return []
 
     def _tool_start(
-        self, block_id: str, kind: str, data: dict[str, Any], block: dict[str, Any]
+        self, block_id: str, kind: str, data: BlockStart, block: dict[str, Any]
     ) -> list[Chunk]:
         call_id = str(data.get("tool_use_id") or block.get("id") or "")
         if not call_id or call_id in self._message_tools:
@@ -200,80 +212,71 @@ class UIStreamTranslator:
         provider = kind == "server_tool_use"
         self._message_tools.add(call_id)
         self._blocks[block_id] = _Block("tool", call_id, name, provider)
-        chunk: Chunk = {"type": "tool-input-start", "toolCallId": call_id, "toolName": name}
-        return [{**chunk, "providerExecuted": True}] if provider else [chunk]
+        return [C.tool_input_start(call_id, name, provider)]
 
-    def _block_delta(self, data: dict[str, Any]) -> list[Chunk]:
+    def _block_delta(self, data: BlockDelta) -> list[Chunk]:
         block = self._blocks.get(str(data.get("block_id")))
-        delta = data.get("delta") if isinstance(data.get("delta"), dict) else {}
+        sent = data.get("delta")
+        delta: dict[str, Any] = sent if isinstance(sent, dict) else {}
         if block is None:
             return []
         kind = delta.get("type")
         if block.kind == "text" and kind == "text_delta" and delta.get("text"):
-            return [{"type": "text-delta", "id": block.part_id, "delta": str(delta["text"])}]
+            return [C.text_delta(block.part_id, str(delta["text"]))]
         if block.kind == "reasoning" and kind == "thinking_delta" and delta.get("thinking"):
-            return [{"type": "reasoning-delta", "id": block.part_id, "delta": delta["thinking"]}]
+            return [C.reasoning_delta(block.part_id, delta["thinking"])]
         if block.kind == "tool" and kind == "input_json_delta" and delta.get("partial_json"):
-            fragment = str(delta["partial_json"])
-            chunk = {"type": "tool-input-delta", "toolCallId": block.part_id}
-            return [{**chunk, "inputTextDelta": fragment}]
+            return [C.tool_input_delta(block.part_id, str(delta["partial_json"]))]
         return []
 
-    def _block_end(self, data: dict[str, Any]) -> list[Chunk]:
+    def _block_end(self, data: BlockEnd) -> list[Chunk]:
         block = self._blocks.pop(str(data.get("block_id")), None)
         return self._end_block(block, data) if block else []
 
-    def _end_block(self, block: _Block, data: dict[str, Any]) -> list[Chunk]:
-        incomplete = bool(data.get("incomplete"))
+    def _end_block(self, block: _Block, ended: BlockEnd | None) -> list[Chunk]:
+        """The chunks that end `block`: as `ended` says, or cut off (None)."""
+        data: BlockEnd | dict[str, Any] = ended if ended is not None else {}
+        incomplete = ended is None or bool(data.get("incomplete"))
         if block.kind == "text":
-            if not incomplete and isinstance(data.get("citations"), list):
-                self._cited += data["citations"]
-            return [{"type": "text-end", "id": block.part_id}]
+            citations = data.get("citations")
+            if not incomplete and isinstance(citations, list):
+                self._cited += citations
+            return [C.text_end(block.part_id)]
         if block.kind == "reasoning":
             meta = block.meta
             if meta is None and data.get("signature") and not incomplete:
-                meta = {"anthropic": {"signature": data["signature"]}}
-            end: Chunk = {"type": "reasoning-end", "id": block.part_id}
-            return [{**end, "providerMetadata": meta}] if meta else [end]
+                meta = {"anthropic": {"signature": data.get("signature")}}
+            return [C.reasoning_end(block.part_id, meta)]
         if block.kind == "tool":
-            head: Chunk = {"toolCallId": block.part_id, "toolName": block.tool_name}
-            if block.provider:
-                head["providerExecuted"] = True
+            call_id, name, provider = block.part_id, block.tool_name, block.provider
             if incomplete:
-                return [{"type": "tool-input-error", **head, "input": None, "errorText": CUT_OFF}]
-            self._tools.add(block.part_id)
-            return [{"type": "tool-input-available", **head, "input": data.get("input") or {}}]
+                return [C.tool_input_error(call_id, name, provider, CUT_OFF)]
+            self._tools.add(call_id)
+            return [C.tool_input_available(call_id, name, provider, data.get("input") or {})]
         if block.kind == "result" and block.block and not incomplete:
-            call_id = block.block.get("tool_use_id")
-            if call_id in self._tools:
-                output = tool_output(block.block.get("content"))
-                return [
-                    {
-                        "type": "tool-output-available",
-                        "toolCallId": call_id,
-                        "output": output,
-                        "providerExecuted": True,
-                    }
-                ]
+            result_of = block.block.get("tool_use_id")
+            if isinstance(result_of, str) and result_of in self._tools:
+                output = C.tool_output(block.block.get("content"))
+                return [C.tool_output_available(result_of, output, True)]
         return []
 
     def _close_blocks(self) -> list[Chunk]:
         """End blocks a message left open (the protocol forbids it; never trust it)."""
         out: list[Chunk] = []
         for block in list(self._blocks.values()):
-            out += self._end_block(block, {"incomplete": True})
+            out += self._end_block(block, None)
         self._blocks = {}
-        out += source_parts(self._cited)
+        out += C.source_documents(self._cited)
         self._cited = []
         return out
 
-    def _message_end(self, data: dict[str, Any]) -> list[Chunk]:
+    def _message_end(self, data: MessageEnd) -> list[Chunk]:
         if data.get("message_id") != self._message:
             return []
         self._message = None
         return self._close_blocks()
 
-    def _message_discarded(self, data: dict[str, Any]) -> list[Chunk]:
+    def _message_discarded(self, data: MessageDiscarded) -> list[Chunk]:
         if data.get("message_id") != self._step_message or not self._step_open:
             return []
         # The SDK cannot remove parts one by one: drop the whole step, keep its step-start,
@@ -281,16 +284,15 @@ class UIStreamTranslator:
         self._blocks, self._cited = {}, []
         self._tools -= self._message_tools
         self._message, self._retrying = None, True
-        return [{"type": "reset-step"}]
+        return [C.RESET_STEP]
 
-    def _approval_requested(self, data: dict[str, Any]) -> list[Chunk]:
+    def _approval_requested(self, data: ApprovalRequested) -> list[Chunk]:
         call_id = data.get("tool_use_id")
         if call_id not in self._tools:
             return []
-        chunk: Chunk = {"type": "tool-approval-request", "approvalId": call_id}
-        return [{**chunk, "toolCallId": call_id, "approvalDescriptor": data.get("preview")}]
+        return [C.tool_approval_request(call_id, data.get("preview"))]
 
-    def _approval_resolved(self, data: dict[str, Any]) -> list[Chunk]:
+    def _approval_resolved(self, data: ApprovalResolved) -> list[Chunk]:
         call_id = data.get("tool_use_id")
         if not isinstance(call_id, str) or not (self._continuing or call_id in self._tools):
             return []
@@ -298,73 +300,69 @@ class UIStreamTranslator:
         approved = bool(data.get("approved"))
         out: list[Chunk] = []
         if not self.decided:
-            chunk = {"type": "tool-approval-response", "approvalId": call_id, "approved": approved}
-            out.append(chunk)
+            reason = data.get("reason") if self.reasons else None
+            out.append(C.tool_approval_response(call_id, approved, reason))
         if not approved:
             self._denied.add(call_id)
-            out.append({"type": "tool-output-denied", "toolCallId": call_id})
+            out.append(C.tool_output_denied(call_id))
         return out
 
-    def _tool_result(self, data: dict[str, Any]) -> list[Chunk]:
+    def _tool_result(self, data: ToolResult) -> list[Chunk]:
         call_id = data.get("tool_use_id")
         if self._continuing and isinstance(call_id, str):
             self._tools.add(call_id)  # a call of the paused message, held by the client
         if call_id not in self._tools or call_id in self._denied:
             return []
         if data.get("is_error"):
-            text = result_text(data.get("content"))
-            return [{"type": "tool-output-error", "toolCallId": call_id, "errorText": text}]
-        output = tool_output(data.get("content"))
-        return [{"type": "tool-output-available", "toolCallId": call_id, "output": output}]
+            return [C.tool_output_error(call_id, C.result_text(data.get("content")))]
+        return [C.tool_output_available(call_id, C.tool_output(data.get("content")), False)]
 
-    def _context_trimmed(self, data: dict[str, Any]) -> list[Chunk]:
-        # Transient: useChat hands it to onData and keeps it out of the message's parts.
-        return [{"type": "data-context-trimmed", "data": data, "transient": True}]
+    def _context_trimmed(self, data: ContextTrimmed) -> list[Chunk]:
+        return [C.context_trimmed(data)]
 
-    def _turn_error(self, data: dict[str, Any]) -> list[Chunk]:
+    def _turn_error(self, data: TurnError) -> list[Chunk]:
         self._error = (str(data.get("code") or "error"), str(data.get("message") or ""))
         return []
 
-    def _turn_end(self, data: dict[str, Any]) -> list[Chunk]:
+    def _turn_end(self, data: TurnEnd) -> list[Chunk]:
         status = str(data.get("status") or "failed")
         out = self._close_blocks()
         if self._step_open:
-            out.append({"type": "finish-step"})
+            out.append(C.FINISH_STEP)
             self._step_open = False
         code, message = self._error or (None, None)
-        meta = turn_metadata(status, code, message)
         # Metadata and error precede the end: useChat stops reading at an `error` chunk.
-        out.append({"type": "message-metadata", "messageMetadata": meta})
+        out.append(C.message_metadata(C.turn_metadata(status, code, message)))
         if status in ("failed", "interrupted"):
-            out.append({"type": "error", "errorText": message or "The turn failed."})
+            out.append(C.error(message or "The turn failed."))
         if status == "cancelled":
-            out.append({"type": "abort", "reason": "cancelled"})
+            out.append(C.abort("cancelled"))
         else:
-            out.append({"type": "finish", "finishReason": finish_reason(status, code)})
+            out.append(C.finish(C.finish_reason(status, code)))
         self.done = True
         return out
 
 
-_HANDLERS = {
-    P.TURN_START: UIStreamTranslator._turn_start,
-    P.MESSAGE_START: UIStreamTranslator._message_start,
-    P.BLOCK_START: UIStreamTranslator._block_start,
-    P.BLOCK_DELTA: UIStreamTranslator._block_delta,
-    P.BLOCK_END: UIStreamTranslator._block_end,
-    P.MESSAGE_END: UIStreamTranslator._message_end,
-    P.MESSAGE_DISCARDED: UIStreamTranslator._message_discarded,
-    P.TOOL_RESULT: UIStreamTranslator._tool_result,
-    P.APPROVAL_REQUESTED: UIStreamTranslator._approval_requested,
-    P.APPROVAL_RESOLVED: UIStreamTranslator._approval_resolved,
-    P.CONTEXT_TRIMMED: UIStreamTranslator._context_trimmed,
-    P.ERROR: UIStreamTranslator._turn_error,
-    P.TURN_END: UIStreamTranslator._turn_end,
+_HANDLERS: dict[str, Callable[[UIStreamTranslator, Any], list[Chunk]]] = {
+    E.TURN_START: UIStreamTranslator._turn_start,
+    E.MESSAGE_START: UIStreamTranslator._message_start,
+    E.BLOCK_START: UIStreamTranslator._block_start,
+    E.BLOCK_DELTA: UIStreamTranslator._block_delta,
+    E.BLOCK_END: UIStreamTranslator._block_end,
+    E.MESSAGE_END: UIStreamTranslator._message_end,
+    E.MESSAGE_DISCARDED: UIStreamTranslator._message_discarded,
+    E.TOOL_RESULT: UIStreamTranslator._tool_result,
+    E.APPROVAL_REQUESTED: UIStreamTranslator._approval_requested,
+    E.APPROVAL_RESOLVED: UIStreamTranslator._approval_resolved,
+    E.CONTEXT_TRIMMED: UIStreamTranslator._context_trimmed,
+    E.ERROR: UIStreamTranslator._turn_error,
+    E.TURN_END: UIStreamTranslator._turn_end,
 }
 
 _LINE_BREAKS = {0x2028: "\\u2028", 0x2029: "\\u2029", 0x85: "\\u0085"}
 
 
-def encode_chunks(chunks: list[Chunk]) -> bytes:
+def encode_chunks(chunks: Sequence[Chunk]) -> bytes:
     """Encode chunks as SSE `data:` frames (one compact JSON object per frame)."""
     out = []
     for chunk in chunks:

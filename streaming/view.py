@@ -6,9 +6,11 @@ clients are missing; tests use it to check that a stream reassembles into the an
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from streaming import events as E
 from streaming import protocol as P
 
 
@@ -35,50 +37,50 @@ class TurnView:
     approvals_requested: set[str] = field(default_factory=set)
     errors: list[tuple[str, str]] = field(default_factory=list)
 
-    def apply(self, seq: int, kind: str, data: dict[str, Any]) -> None:
+    def apply(self, seq: int, kind: str, data: Mapping[str, Any]) -> None:
         """Apply one event as a client would."""
         self.last_seq = max(self.last_seq, seq)
-        if kind == P.TURN_START:
+        if kind == E.TURN_START:
             self.started = True
             if data.get("reset"):
                 self.messages, self.order = {}, []
                 self.tool_results, self.errors = set(), []
                 self.approvals_requested = set()
-        elif kind == P.MESSAGE_START:
+        elif kind == E.MESSAGE_START:
             message_id = data["message_id"]
             # A message sent again in full (after a discard) replaces what was shown.
             self.messages[message_id] = MessageView()
             if message_id in self.order:
                 self.order.remove(message_id)
             self.order.append(message_id)
-        elif kind == P.BLOCK_START:
+        elif kind == E.BLOCK_START:
             message = self.messages.get(data["message_id"])
             if message is not None:
                 message.open_blocks[data["block_id"]] = str(data.get("type"))
-        elif kind == P.BLOCK_DELTA:
+        elif kind == E.BLOCK_DELTA:
             message = self.messages.get(data["message_id"])
             text = data.get("delta", {}).get("text")
             if message is not None and isinstance(text, str):
                 block_id = data["block_id"]
                 message.text[block_id] = message.text.get(block_id, "") + text
-        elif kind == P.BLOCK_END:
+        elif kind == E.BLOCK_END:
             message = self.messages.get(data["message_id"])
             if message is not None:
                 message.open_blocks.pop(data["block_id"], None)
-        elif kind == P.MESSAGE_END:
+        elif kind == E.MESSAGE_END:
             if data["message_id"] in self.messages:
                 self.messages[data["message_id"]].ended = True
-        elif kind == P.MESSAGE_DISCARDED:
+        elif kind == E.MESSAGE_DISCARDED:
             message = self.messages.get(data["message_id"])
             if message is not None:
                 message.discarded, message.open_blocks = True, {}
-        elif kind == P.TOOL_RESULT:
+        elif kind == E.TOOL_RESULT:
             self.tool_results.add(data["tool_use_id"])
-        elif kind == P.APPROVAL_REQUESTED:
+        elif kind == E.APPROVAL_REQUESTED:
             self.approvals_requested.add(data["tool_use_id"])
-        elif kind == P.ERROR:
+        elif kind == E.ERROR:
             self.errors.append((str(data.get("code")), str(data.get("message"))))
-        elif kind == P.TURN_END:
+        elif kind == E.TURN_END:
             self.status = data.get("status")
 
     def shown_text(self) -> str:

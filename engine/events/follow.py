@@ -2,9 +2,8 @@
 
 Every event stream (our SSE protocol, the AI SDK's UI message stream) is this generator:
 it sends each batch of frames one upstream read produced as one part, a keep-alive comment
-when the turn is quiet, and ends when the turn ends. When the worker drains it ends early:
-our protocol cleanly (the client reconnects with Last-Event-ID), the UI stream broken (a
-clean end would look finished to useChat, a broken one makes it resume elsewhere).
+when the turn is quiet, and ends when the turn ends. When the worker drains it ends early,
+as the shape says (streaming/shapes.py): our protocol cleanly, the UI stream broken.
 """
 
 from __future__ import annotations
@@ -16,7 +15,6 @@ from typing import Protocol
 from config import Timings
 from engine.events.log import Chunk
 from engine.events.reader import EventReader
-from streaming.hosting import StreamBroken
 from streaming.protocol import KEEPALIVE
 from streaming.shapes import Shape
 from telemetry.metrics import STREAM_SECONDS, STREAMS_ACTIVE
@@ -79,12 +77,11 @@ async def follow(
                 wrote_at = now
             # A finished chunk with nothing more to give ends the stream.
             if shape.done or (chunk.finished and (position >= chunk.last_seq or not chunk.frames)):
+                tail = shape.close()
                 break
             if draining():
-                if shape.break_on_drain:
-                    raise StreamBroken(turn_id)
+                tail = shape.on_drain(turn_id)
                 break
-        tail = shape.close()
         if tail:
             yield tail
     finally:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -53,7 +53,7 @@ class EventLog(Protocol):
     def open(self, turn_id: str, lease: int = 1) -> None:
         """Create the log of a new turn."""
 
-    def append(self, turn_id: str, event_type: str, data: dict[str, Any], lease: int = 1) -> int:
+    def append(self, turn_id: str, event_type: str, data: Mapping[str, Any], lease: int = 1) -> int:
         """Encode and append one event; return its sequence number (1, 2, ...)."""
 
     def snapshot(self, turn_id: str, lease: int) -> bytes:

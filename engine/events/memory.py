@@ -16,6 +16,7 @@ import asyncio
 import logging
 import time
 from array import array
+from collections.abc import Mapping
 from itertools import accumulate
 from pathlib import Path
 from typing import Any
@@ -91,7 +92,7 @@ class MemoryEventLog:
         self._evict(time.monotonic())
         self._logs[turn_id] = _TurnLog(lease, spool=self._open_spool(turn_id, truncate=True))
 
-    def append(self, turn_id: str, event_type: str, data: dict[str, Any], lease: int = 1) -> int:
+    def append(self, turn_id: str, event_type: str, data: Mapping[str, Any], lease: int = 1) -> int:
         """Encode once, append (and spool), and wake the readers."""
         turn_log = self._held(turn_id, lease)
         seq = turn_log.base + len(turn_log.frames) + 1

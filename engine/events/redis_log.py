@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+from collections.abc import Mapping
 from typing import Any
 
 import redis.asyncio as aioredis
@@ -137,7 +138,7 @@ class RedisEventLog:
         """Start the turn's sequence under `lease`."""
         self._hold(turn_id, lease, 0, [])
 
-    def append(self, turn_id: str, event_type: str, data: dict[str, Any], lease: int = 1) -> int:
+    def append(self, turn_id: str, event_type: str, data: Mapping[str, Any], lease: int = 1) -> int:
         """Encode the event and queue it for the writer task."""
         if self._lease.get(turn_id) != lease or (turn_id, lease) in self._fenced:
             raise LeaseLost(turn_id)

@@ -24,11 +24,11 @@ from engine.store.records import Runnable, insert_turn
 from models import Message, Turn, TurnEvents, new_id, utcnow
 from models.chat import MESSAGE_FINISHED, MESSAGE_QUEUED, TURN_QUEUED, TURN_RUNNING
 from models.searchable import search_text
-from streaming import protocol as P
+from streaming import events as E
+from streaming.events import BUSY_POLICIES, BusyPolicy
 from streaming.protocol import encode_event
 
 M, T = Message.__table__.c, Turn.__table__.c
-BUSY_POLICIES = ("reject", "queue", "interrupt")
 _QUESTION = insert(Message.__table__).values(position=NEXT_POSITION)
 _OTHER = Turn.__table__.alias("other")
 # The session of the turn in the outer query runs nothing.
@@ -48,7 +48,7 @@ class Ask:
     parent_id: str | None = None
     regenerate: str | None = None
     client_id: str | None = None
-    if_busy: str | None = None  # None: the server's BUSY_POLICY
+    if_busy: BusyPolicy | None = None  # None: the server's BUSY_POLICY
     # The message's `client_id` names one send: a repeat (its reply lost) returns its turn.
     once: bool = False
 
@@ -209,13 +209,11 @@ def _fail(conn: Connection, row: Any, refusal: LimitExceeded) -> None:
         .where(T.id == row.id)
         .values(finished_at=utcnow(), error_code=refusal.code, error_message=refusal.message)
     )
-    start = {"turn_id": row.id, "session_id": row.session_id, "user_message_id": row.question_id}
-    if row.continues is not None:
-        start["continues"] = row.continues
+    start = E.turn_start(row.id, row.session_id, row.question_id, continues=row.continues)
     frames = (
-        encode_event(1, P.TURN_START, start)
-        + encode_event(2, P.ERROR, {"code": refusal.code, "message": refusal.message})
-        + encode_event(3, P.TURN_END, {"turn_id": row.id, "status": "failed"})
+        encode_event(1, *start)
+        + encode_event(2, *E.turn_error(refusal.code, refusal.message))
+        + encode_event(3, *E.turn_end(row.id, "failed"))
     )
     conn.execute(insert(TurnEvents.__table__).values(turn_id=row.id, last_seq=3, frames=frames))
 
@@ -234,10 +232,8 @@ def cancel_queued(conn: Connection, turn_id: str) -> bool:
     if row is None:
         return False
     conn.execute(Message.__table__.delete().where(M.turn_id == turn_id, M.status == MESSAGE_QUEUED))
-    start = {"turn_id": turn_id, "session_id": row.session_id, "user_message_id": row.question_id}
-    frames = encode_event(1, P.TURN_START, start) + encode_event(
-        2, P.TURN_END, {"turn_id": turn_id, "status": "cancelled"}
-    )
+    start = E.turn_start(turn_id, row.session_id, row.question_id)
+    frames = encode_event(1, *start) + encode_event(2, *E.turn_end(turn_id, "cancelled"))
     conn.execute(insert(TurnEvents.__table__).values(turn_id=turn_id, last_seq=2, frames=frames))
     return True
 

@@ -24,7 +24,7 @@ from engine.turns.tool_ids import tool_ids
 from engine.turns.window import Fit
 from engine.upstream.context import Plan
 from engine.upstream.retry import MODEL_ERRORS, Failure, classify
-from streaming import protocol as P
+from streaming import events as E
 from streaming.sse import JSONEvents
 from telemetry import tracing
 from telemetry.metrics import TOKEN_COUNTS, UPSTREAM_RETRIES
@@ -208,13 +208,9 @@ class ModelCalls:
             return
         first = history[plan.first_kept] if plan.first_kept < len(history) else {}
         outbox.emit(
-            P.CONTEXT_TRIMMED,
-            {
-                "omitted_turns": plan.omitted_turns,
-                "omitted_messages": plan.omitted_messages,
-                "elided_results": plan.elided_results,
-                "first_kept_message_id": first.get("id"),
-            },
+            E.context_trimmed(
+                plan.omitted_turns, plan.omitted_messages, plan.elided_results, first.get("id")
+            )
         )
 
 

@@ -15,6 +15,7 @@ from engine.turns.tools import ToolRunner
 from engine.turns.window import ContextWindow
 from engine.upstream.client import ModelClient
 from engine.upstream.retry import RetryPolicy
+from streaming.events import DEFAULT_BUSY_POLICY, BusyPolicy
 
 
 @dataclass
@@ -41,7 +42,7 @@ class TurnDeps:
     retry: RetryPolicy
     max_takeovers: int = 3
     # A message sent while a turn runs on its session (BUSY_POLICY), and how many may wait.
-    busy_policy: str = "queue"
+    busy_policy: BusyPolicy = DEFAULT_BUSY_POLICY
     max_queued: int = 5
     window: ContextWindow = field(default_factory=ContextWindow)
     worker: WorkerState = field(default_factory=WorkerState)

@@ -21,7 +21,7 @@ from engine.turns import resume
 from engine.turns.calls import ModelCalls
 from engine.turns.deps import TurnDeps
 from engine.turns.outbox import Outbox
-from streaming import protocol as P
+from streaming import events as E
 from streaming.protocol import encode_event
 from streaming.view import view_of
 
@@ -95,7 +95,7 @@ async def _close(turn: Ending, status: str, error: tuple[str, str] | None) -> st
     if current is not None:
         current.abort("cancelled" if status == "cancelled" else "error")
     if error is not None and error != UNAVAILABLE:
-        turn.outbox.emit(P.ERROR, {"code": error[0], "message": error[1]})
+        turn.outbox.emit(E.turn_error(*error))
     deps = turn.deps
     try:
         await turn.outbox.settled()
@@ -108,16 +108,16 @@ async def _close(turn: Ending, status: str, error: tuple[str, str] | None) -> st
         log.exception("ending turn %s: its rows could not be stored", turn.turn.turn_id)
         return await _fail_unstored(turn, INTERNAL)
     if error == UNAVAILABLE:
-        turn.outbox.emit(P.ERROR, {"code": error[0], "message": error[1]})
+        turn.outbox.emit(E.turn_error(*error))
     return await _record(turn, status, error)
 
 
 async def _record(turn: Ending, status: str, error: tuple[str, str] | None) -> str:
     """Store the outcome with the whole log (turn_end included), then send turn_end."""
     deps, turn_id, lease = turn.deps, turn.turn.turn_id, turn.lease
-    end = {"turn_id": turn_id, "status": status}
+    end = E.turn_end(turn_id, E.turn_status(status))
     frames = deps.events.snapshot(turn_id, lease.number)
-    frames += encode_event(last_seq(frames) + 1, P.TURN_END, end)
+    frames += encode_event(last_seq(frames) + 1, *end)
     try:
         turn.successors = await deps.store.durable(
             deps.turns.finish_turn, lease, status, turn.rounds, error, frames, turn.worker_id
@@ -125,7 +125,7 @@ async def _record(turn: Ending, status: str, error: tuple[str, str] | None) -> s
     except StorageUnavailable:
         # Every row is stored; only the turn's own row waits for the database.
         return await _end_first(turn, status, error)
-    turn.outbox.emit(P.TURN_END, end)
+    turn.outbox.emit(end)
     deps.events.finish(turn_id, lease.number, archived=True)
     return status
 
@@ -135,17 +135,17 @@ async def _fail_unstored(turn: Ending, error: tuple[str, str]) -> str:
     deps, turn_id = turn.deps, turn.turn.turn_id
     turn.outbox.drop()
     view = view_of(deps.events.snapshot(turn_id, turn.lease.number))
-    for event_type, data in resume.close_open(view, error[0]):
-        turn.outbox.emit(event_type, data)
+    for event in resume.close_open(view, error[0]):
+        turn.outbox.emit(event)
     if error[0] not in {code for code, _ in view.errors}:
-        turn.outbox.emit(P.ERROR, {"code": error[0], "message": error[1]})
+        turn.outbox.emit(E.turn_error(*error))
     return await _end_first(turn, "failed", error)
 
 
 async def _end_first(turn: Ending, status: str, error: tuple[str, str] | None) -> str:
     """Send turn_end now; store the outcome (and settle stray rows) once the database is back."""
     deps, turn_id, lease = turn.deps, turn.turn.turn_id, turn.lease
-    turn.outbox.emit(P.TURN_END, {"turn_id": turn_id, "status": status})
+    turn.outbox.emit(E.turn_end(turn_id, E.turn_status(status)))
     frames = deps.events.snapshot(turn_id, lease.number)
     deps.events.finish(turn_id, lease.number, archived=False)
     log.warning("turn %s ended %s; its row waits for the database", turn_id, status)

@@ -18,6 +18,7 @@ from typing import Any
 from engine.events.log import EventLog
 from engine.store.durable import Store
 from engine.store.fence import Lease
+from streaming.events import Event
 
 Write = Callable[[], Any]
 
@@ -27,17 +28,17 @@ class Outbox:
 
     def __init__(self, events: EventLog, store: Store, lease: Lease) -> None:
         self.events, self.store, self.lease = events, store, lease
-        self._queue: deque[Write | tuple[str, dict[str, Any]]] = deque()
+        self._queue: deque[Write | Event] = deque()
         self._drain: asyncio.Task[None] | None = None
         self._failure: BaseException | None = None
         self.emitted = 0  # events appended to the log by this outbox
 
-    def emit(self, event_type: str, data: dict[str, Any]) -> None:
+    def emit(self, event: Event) -> None:
         """Send an event now, or after the writes queued before it."""
         if self._queue:
-            self._queue.append((event_type, data))
+            self._queue.append(event)
             return
-        self.events.append(self.lease.turn_id, event_type, data, self.lease.number)
+        self.events.append(self.lease.turn_id, event[0], event[1], self.lease.number)
         self.emitted += 1
 
     def write(self, write: Write) -> None:

@@ -9,15 +9,15 @@ could have seen, so a reader reconnecting with Last-Event-ID just keeps reading.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
-from engine.events.replay import message_events, tool_names, tool_result_events
+from engine.events.replay import stored_message
 from models import Message
 from models.chat import MESSAGE_FINISHED
-from streaming import protocol as P
+from streaming import events as E
+from streaming import stored
+from streaming.events import Event, TurnStart, TurnStartEvent
 from streaming.view import MessageView, TurnView
 
-Event = tuple[str, dict[str, Any]]
 WORKER_LOST = "worker_lost"
 
 
@@ -29,31 +29,32 @@ class Standing:
     stop_reason: str | None
 
 
-def catch_up(view: TurnView, rows: list[Message], start: dict[str, Any]) -> list[Event]:
+def catch_up(view: TurnView, rows: list[Message], start: TurnStart) -> list[Event]:
     """Return the events a client that saw `view` needs to show the stored `rows`.
 
     A message still streaming when its worker died is discarded (its attempt is retried);
     a stored message the client saw only in part is discarded and sent again in full under
     the same id; missing tool results are sent. `start` is the turn_start payload.
     """
-    out: list[Event] = [] if view.started else [(P.TURN_START, start)]
+    first: TurnStartEvent = (E.TURN_START, start)
+    out: list[Event] = [] if view.started else [first]
     names: dict[str, str] = {}
-    for row in rows:
-        if row.id == start["user_message_id"]:
+    for message in rows:
+        if message.id == start["user_message_id"]:
             continue
-        if row.role != "assistant":
-            out += tool_result_events(row, names, skip=view.tool_results)
+        row = stored_message(message)
+        if row["role"] != "assistant":
+            out += stored.result_events(row, names, skip=view.tool_results)
             continue
-        names.update(tool_names(row))
-        shown = view.messages.get(row.id)
-        in_flight = shown is not None and not shown.discarded and not shown.ended
-        if row.status not in MESSAGE_FINISHED:
-            if in_flight:
-                out += _drop(row.id, shown, WORKER_LOST)  # type: ignore[arg-type]
+        names.update(stored.tool_names(row))
+        shown = view.messages.get(row["id"])
+        if row["status"] not in MESSAGE_FINISHED:
+            if shown is not None and _in_flight(shown):
+                out += _drop(row["id"], shown, WORKER_LOST)
         elif shown is None or shown.discarded:
-            out += message_events(row)
-        elif in_flight:
-            out += _drop(row.id, shown, WORKER_LOST) + message_events(row)  # type: ignore[arg-type]
+            out += stored.message_events(row)
+        elif _in_flight(shown):
+            out += _drop(row["id"], shown, WORKER_LOST) + stored.message_events(row)
     return out
 
 
@@ -62,7 +63,7 @@ def close_open(view: TurnView, reason: str) -> list[Event]:
     out: list[Event] = []
     for message_id in view.order:
         shown = view.messages[message_id]
-        if not shown.discarded and not shown.ended:
+        if _in_flight(shown):
             out += _drop(message_id, shown, reason)
     return out
 
@@ -76,20 +77,21 @@ def standing(rows: list[Message]) -> Standing:
     return Standing(rounds, stop)
 
 
+def _in_flight(shown: MessageView) -> bool:
+    return not shown.discarded and not shown.ended
+
+
 def _drop(message_id: str, shown: MessageView, reason: str) -> list[Event]:
     """End the blocks a client has open for a message, then discard the message."""
     out: list[Event] = [
-        (
-            P.BLOCK_END,
-            {
-                "message_id": message_id,
-                "block_id": block_id,
-                "index": int(block_id.rsplit(".", 1)[1]),
-                "type": kind,
-                "incomplete": True,
-            },
+        E.block_end(
+            message_id,
+            block_id,
+            int(block_id.rsplit(".", 1)[1]),
+            {"type": kind},
+            incomplete=True,
         )
         for block_id, kind in shown.open_blocks.items()
     ]
-    out.append((P.MESSAGE_DISCARDED, {"message_id": message_id, "reason": reason, "attempt": 0}))
+    out.append(E.message_discarded(message_id, reason))
     return out

@@ -19,7 +19,7 @@ from engine.turns.outbox import Outbox
 from engine.turns.tool_ids import UniqueIds
 from engine.turns.tools import BadInput
 from models import new_id
-from streaming import protocol as P
+from streaming import events as E
 from streaming.accumulator import MessageAccumulator
 from streaming.changes import BlockDelta, BlockStarted, BlockStopped, MessageStarted, StreamError
 
@@ -70,14 +70,7 @@ class MessageRound:
         for change in self.acc.feed(event):
             # The delta branch runs per token: keep it first and allocation-light.
             if type(change) is BlockDelta:
-                emit(
-                    P.BLOCK_DELTA,
-                    {
-                        "message_id": self.message_id,
-                        "block_id": self.block_ids[change.index],
-                        "delta": change.delta,
-                    },
-                )
+                emit(E.block_delta(self._current(), self.block_ids[change.index], change.delta))
             elif type(change) is BlockStarted:
                 self._block_started(change)
             elif type(change) is BlockStopped:
@@ -101,16 +94,13 @@ class MessageRound:
         content = self._with_input_errors(message["content"])
         cut = self._end_open_blocks()
         usage = message.get("usage")
-        end: dict[str, Any] = {
-            "message_id": self.message_id,
-            "stop_reason": message.get("stop_reason"),
-            "usage": usage,
-        }
         management = message.get("context_management")
+        end = E.message_end(
+            self.message_id, message.get("stop_reason"), usage, context_management=management
+        )
         if management:
             # Recorded with the usage: the message rows have no column of their own for it.
             usage = {**(usage or {}), "context_management": management}
-            end["context_management"] = management
         self.outbox.write(
             partial(
                 self.store.update_message,
@@ -123,7 +113,7 @@ class MessageRound:
                 usage=usage,
             )
         )
-        self.outbox.emit(P.MESSAGE_END, end)
+        self.outbox.emit(end)
         return RoundResult(
             self.message_id, content, message.get("stop_reason"), self.tool_errors, usage
         )
@@ -136,15 +126,7 @@ class MessageRound:
         partial_blocks = self._end_open_blocks()
         message = self.acc.message()
         self.message_id = None
-        self.outbox.emit(
-            P.MESSAGE_END,
-            {
-                "message_id": message_id,
-                "stop_reason": reason,
-                "usage": message.get("usage"),
-                "incomplete": True,
-            },
-        )
+        self.outbox.emit(E.message_end(message_id, reason, message.get("usage"), incomplete=True))
         self.outbox.write(
             partial(
                 self.store.update_message,
@@ -165,9 +147,7 @@ class MessageRound:
             return
         self._end_open_blocks()
         self.message_id = None
-        self.outbox.emit(
-            P.MESSAGE_DISCARDED, {"message_id": message_id, "reason": reason, "attempt": attempt}
-        )
+        self.outbox.emit(E.message_discarded(message_id, reason, attempt))
         # The usage stays: a failed attempt's input was billed all the same.
         usage = self.acc.usage or None
         self.outbox.write(partial(self.store.discard, self.lease, message_id, usage))
@@ -194,53 +174,39 @@ class MessageRound:
         )
         self.message_id = message_id
         self.block_ids, self.open_blocks, self.cutting = {}, {}, set()
-        self.outbox.emit(
-            P.MESSAGE_START,
-            {"message_id": message_id, "role": "assistant", "model": msg.get("model")},
-        )
+        self.outbox.emit(E.message_start(message_id, msg.get("model")))
 
     def _block_started(self, change: BlockStarted) -> None:
         self.saw_content = True
-        block_id = f"{self.message_id}.{change.index}"
+        message_id = self._current()
+        block_id = f"{message_id}.{change.index}"
         self.block_ids[change.index] = self.open_blocks[change.index] = block_id
         block, key, fresh = self.ids.fix(change.block)
         if key is not None:
             self.acc.set_field(change.index, key, fresh)
-        data: dict[str, Any] = {
-            "message_id": self.message_id,
-            "block_id": block_id,
-            "index": change.index,
-            "type": block.get("type"),
-            "block": block,
-        }
-        if "id" in block and "name" in block:
-            data["tool_use_id"], data["name"] = block["id"], block["name"]
-        self.outbox.emit(P.BLOCK_START, data)
+        self.outbox.emit(E.block_start(message_id, block_id, change.index, block))
 
     def _block_stopped(self, change: BlockStopped) -> None:
         block = change.block
         if change.error and block.get("type") == "tool_use":
             self.tool_errors[block["id"]] = BadInput(change.error, change.raw or "")
         # Stored before block_end is sent.
+        message_id = self._current()
         content = self.acc.message()["content"]
         self.outbox.write(
-            partial(self.store.update_message, self.lease, self.message_id, content=content)
+            partial(self.store.update_message, self.lease, message_id, content=content)
         )
         self.open_blocks.pop(change.index, None)
-        data: dict[str, Any] = {
-            "message_id": self.message_id,
-            "block_id": self.block_ids[change.index],
-            "index": change.index,
-            "type": block.get("type"),
-        }
-        for key in ("input", "signature", "citations"):
-            if key in block:
-                data[key] = block[key]
-        if change.error:
-            data["error"] = change.error
-        if change.index in self.cutting:
-            data["incomplete"] = True
-        self.outbox.emit(P.BLOCK_END, data)
+        self.outbox.emit(
+            E.block_end(
+                message_id,
+                self.block_ids[change.index],
+                change.index,
+                block,
+                error=change.error or None,
+                incomplete=change.index in self.cutting,
+            )
+        )
 
     def _cut_tools(self) -> None:
         """At max_tokens: end the tool calls left open, and mark cut the calls the limit cut.
@@ -275,22 +241,24 @@ class MessageRound:
             for block in content
         ]
 
+    def _current(self) -> str:
+        """The id of the message streaming now (upstream sends no block outside a message)."""
+        if self.message_id is None:
+            raise UpstreamInterrupted("invalid_stream", "The model sent a block outside a message.")
+        return self.message_id
+
     def _end_open_blocks(self) -> list[dict[str, Any]]:
         """Send block_end for every open block (marked incomplete); return their snapshots."""
+        if not self.open_blocks:
+            return []
+        message_id = self._current()
         snapshots = dict(self.acc.incomplete_blocks())
         partial_blocks = []
         for index, block_id in sorted(self.open_blocks.items()):
             snapshot = snapshots.get(index, {})
             partial_blocks.append({"index": index, **snapshot})
-            self.outbox.emit(
-                P.BLOCK_END,
-                {
-                    "message_id": self.message_id,
-                    "block_id": block_id,
-                    "index": index,
-                    "type": snapshot.get("type"),
-                    "incomplete": True,
-                },
-            )
+            # Only its type: what the cut block held is stored, not sent.
+            kind = {"type": snapshot.get("type")}
+            self.outbox.emit(E.block_end(message_id, block_id, index, kind, incomplete=True))
         self.open_blocks = {}
         return partial_blocks

@@ -22,7 +22,6 @@ from engine.errors import (
     TurnCancelled,
     TurnFailed,
 )
-from engine.events.replay import tool_result
 from engine.store.fence import Lease
 from engine.store.records import NewTurn, Runnable
 from engine.turns import ending, resume
@@ -32,7 +31,7 @@ from engine.turns.outbox import Outbox
 from engine.turns.tools import BadInput, tool_calls
 from models import new_id, utcnow
 from models.chat import APPROVED, TOOL_AWAITING, TURN_AWAITING
-from streaming import protocol as P
+from streaming import events as E
 from streaming.history import repair_history, validate_history
 from streaming.sent import as_sent
 from streaming.view import view_of
@@ -145,15 +144,14 @@ class Turn:
     async def _begin(self) -> tuple[list[dict[str, Any]], str | None]:
         """Announce the turn, or catch clients up after a takeover; return where it stands."""
         deps, turn_id = self.deps, self.turn.turn_id
-        start = {
-            "turn_id": turn_id,
-            "session_id": self.turn.session_id,
-            "user_message_id": self.turn.user_message_id,
-        }
-        if self.turn.continues:
-            start["continues"] = self.turn.continues
+        _, start = E.turn_start(
+            turn_id,
+            self.turn.session_id,
+            self.turn.user_message_id,
+            continues=self.turn.continues or None,
+        )
         if not self.takeovers:
-            self.outbox.emit(P.TURN_START, start)
+            self.outbox.emit((E.TURN_START, start))
             branch = await deps.store.durable(deps.messages.conversation, self.turn.session_id)
             if self.turn.continues:
                 # Its calls were decided, not answered: they are run (or declined) first.
@@ -173,8 +171,8 @@ class Turn:
         self.shown_errors = {code for code, _ in view.errors}
         self.shown_requests = view.approvals_requested
         rows = await deps.store.durable(deps.messages.turn_messages, turn_id)
-        for event_type, data in resume.catch_up(view, rows, start):
-            self.outbox.emit(event_type, data)
+        for event in resume.catch_up(view, rows, start):
+            self.outbox.emit(event)
         await deps.store.durable(deps.messages.discard_streaming, self.lease)
         self.rounds = resume.standing(rows).rounds
         if self.stalls > deps.max_takeovers:
@@ -259,7 +257,7 @@ class Turn:
             raise TurnFailed(stop, TRUNCATED[stop])
         if stop == "refusal":
             if "refusal" not in self.shown_errors:
-                self.outbox.emit(P.ERROR, {"code": "refusal", "message": REFUSAL})
+                self.outbox.emit(E.turn_error("refusal", REFUSAL))
             return "completed"
         return None if stop == "pause_turn" else "completed"
 
@@ -281,27 +279,26 @@ class Turn:
             for run, call in zip(runs, calls, strict=True):
                 if run.status == TOOL_AWAITING and run.tool_use_id not in self.shown_requests:
                     self.outbox.emit(
-                        P.APPROVAL_REQUESTED,
-                        {
-                            "turn_id": self.turn.turn_id,
-                            "tool_use_id": run.tool_use_id,
-                            "name": run.name,
-                            "input": call.input,
-                            "preview": run.preview,
-                            "expires_at": expires,
-                        },
+                        E.approval_requested(
+                            self.turn.turn_id,
+                            run.tool_use_id,
+                            run.name,
+                            call.input,
+                            run.preview,
+                            expires,
+                        )
                     )
             return TURN_AWAITING
         for run in runs:
             if run.preview is not None:
-                self.outbox.emit(P.APPROVAL_RESOLVED, approval_resolved(run))
+                self.outbox.emit(approval_resolved(run))
         blocks = [run.block() for run in runs]
         message_id = new_id("msg")
         await deps.store.durable(
             deps.messages.add_message, self.lease, message_id, "user", blocks, "complete"
         )
         for run, block in zip(runs, blocks, strict=True):
-            self.outbox.emit(P.TOOL_RESULT, tool_result(message_id, block, run.name))
+            self.outbox.emit(E.tool_result(message_id, block, run.name))
         return {"role": "user", "content": blocks, "id": message_id}
 
 
@@ -311,11 +308,6 @@ def _stop_of(branch: list[dict[str, Any]]) -> str | None:
     return last.get("stop_reason") if last is not None and last["role"] == "assistant" else None
 
 
-def approval_resolved(run: Any) -> dict[str, Any]:
+def approval_resolved(run: Any) -> E.ApprovalResolvedEvent:
     """The approval_resolved event of a decided call."""
-    return {
-        "tool_use_id": run.tool_use_id,
-        "name": run.name,
-        "approved": run.approval == APPROVED,
-        "reason": run.reason,
-    }
+    return E.approval_resolved(run.tool_use_id, run.name, run.approval == APPROVED, run.reason)

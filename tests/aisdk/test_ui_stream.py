@@ -10,7 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine.events.replay import turn_events
-from streaming.ui_messages import CUT_OFF, finish_reason, stored_ui_messages, tool_output
+from streaming.ui_chunks import CUT_OFF, finish_reason, tool_output
+from streaming.ui_messages import stored_ui_messages
 from streaming.ui_stream import UIStreamTranslator, encode_chunks
 from tests.aisdk.turns import TURN, Turn, turns
 from tests.aisdk.uifold import check_well_formed, fold
@@ -84,9 +85,7 @@ def _rebuilt(turn: Turn) -> list[tuple[str, dict[str, Any]]]:
     record = SimpleNamespace(**{**info, "session_id": "ses"})
     extra = {"stop_reason": "x", "usage": None, "model": None}
     rows = [SimpleNamespace(**r, **extra) for r in turn.rows]
-    events = turn_events(record, rows)  # type: ignore[arg-type]
-    events[0] = (events[0][0], {**events[0][1], "reset": True})
-    return events
+    return turn_events(record, rows, reset=True)  # type: ignore[arg-type,return-value]
 
 
 @FAST

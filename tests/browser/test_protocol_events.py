@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from demo_model.wire import encode_reply
+from streaming.stored import StoredMessage, message_events
 from tests.browser.page import ChatPage
 from tests.faults.kinds import error_event
 from tests.faults.upstream import FaultyUpstream, Transcript
@@ -124,3 +125,23 @@ def test_turns_left_out_of_the_models_view_get_a_note(serve: Any, page: ChatPage
     assert shown[0].startswith("notice context-note: ")
     assert "first 3 turns" in shown[0] and "2 older tool results" in shown[0]
     assert shown[1].startswith("msg assistant")
+
+
+def test_a_stored_message_sent_again_after_a_takeover_shows_its_text_once(
+    serve: Any, page: ChatPage
+) -> None:
+    server = serve()
+    page.open(f"{server.url}/#token={server.headers['Authorization'][7:]}")
+    thinking = {"type": "thinking", "thinking": "Sum the rows.", "signature": "sig"}
+    row: StoredMessage = {
+        "id": "msg_1",
+        "role": "assistant",
+        "content": [thinking, {"type": "text", "text": "You spent 12.50 USD."}],
+    }
+    # What a takeover's catch-up and a lost log's replay send for a stored message.
+    events = [["turn_start", {"turn_id": "turn_z"}], *message_events(row), ["snapshot", {}]]
+    out = page.driver.execute_async_script(FEED, events)
+    assert out["shots"] == [["You spent 12.50 USD."]]
+    thought = "return document.querySelector('#turns .turn:last-child details.thinking')"
+    shown = page.js(thought + ".textContent")
+    assert shown.count("Sum the rows.") == 1

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from streaming.events import Event
 from streaming.history import validate_history
 from tests.engine.streams import answer, tool_use
 from tests.engine.toys import CALLS
@@ -206,10 +207,10 @@ def test_cancel_keeps_completed_blocks(run_turn: Any) -> None:
     def cancel_after_first_block(turn: Any) -> None:
         original = turn.outbox.emit
 
-        def emit(kind: str, data: dict[str, Any]) -> None:
-            if kind == "block_end":
+        def emit(event: Event) -> None:
+            if event[0] == "block_end":
                 turn.stop("cancel")
-            original(kind, data)
+            original(event)
 
         turn.outbox.emit = emit
 

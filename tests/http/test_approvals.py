@@ -11,8 +11,9 @@ import pytest
 from sqlalchemy import select, update
 
 from demo_data.finance import seed_finance
-from engine.events.replay import tool_result_events
+from engine.events.replay import stored_message
 from models import Budget, Category, Message, ToolRun, utcnow
+from streaming.stored import result_events
 from tests.helpers import text_of
 from tests.http.conftest import LiveServer
 from tests.http.control import Chat
@@ -143,7 +144,8 @@ def test_a_declined_action_is_not_taken_and_the_model_reads_why(seeded: LiveServ
     # A turn rebuilt from its rows (a takeover, a lost archive) shows the decision too.
     with seeded.app.extensions["db"].read() as s:
         row = s.get(Message, result["message_id"])
-        assert tool_result_events(row, {})[0][1]["declined"] == {"reason": "too much"}
+        [(_, shown)] = result_events(stored_message(row), {})
+        assert shown["declined"] == {"reason": "too much"}
 
 
 def test_a_new_message_declines_what_waits(seeded: LiveServer) -> None:

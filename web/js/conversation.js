@@ -196,7 +196,7 @@ export class Conversation {
     const load = ++this.loads;
     let session = given;
     try {
-      session = session || (await api.getSession(id));
+      session = session || (await api.getSession(id, true));
     } catch (err) {
       if (load !== this.loads) return;
       if (err.status === 404) this.onMissing(id);

@@ -106,9 +106,9 @@ export const api = {
    */
   searchSessions: (q, cursor = null) =>
     request('GET', `/api/sessions?limit=100&q=${encodeURIComponent(q)}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`),
-  /** The page of a session's messages just before `before` (an `earlier_cursor`). */
+  /** The page of a session's messages just before `before` (an `earlier_cursor`), with their events. */
   earlierMessages: (id, before) =>
-    request('GET', `/api/sessions/${path(id)}/messages?limit=100&before=${encodeURIComponent(before)}`),
+    request('GET', `/api/sessions/${path(id)}/messages?limit=100&events=true&before=${encodeURIComponent(before)}`),
   renameSession: (id, title) => request('PATCH', `/api/sessions/${path(id)}`, { title }),
   /** The chat as a file: `{ blob, name }` from the server's Content-Disposition. */
   exportSession: async (id, format) => {
@@ -119,14 +119,15 @@ export const api = {
   },
 
   createSession: (title) => request('POST', '/api/sessions', { title }),
-  getSession: (id) => request('GET', `/api/sessions/${path(id)}`),
+  /** A session; with `events`, each message carries the events that draw it (history.js). */
+  getSession: (id, events = false) => request('GET', `/api/sessions/${path(id)}${events ? '?events=true' : ''}`),
   deleteSession: (id) => request('DELETE', `/api/sessions/${path(id)}`),
   /** Start a turn: `{ message, parent_id? }` (an edit) or `{ regenerate }`; queued if one runs. */
   startTurn: (sessionId, body) =>
     request('POST', `/api/sessions/${path(sessionId)}/turns`, { if_busy: 'queue', ...body }),
-  /** Show the branch through `messageId`; returns the session as it now reads. */
+  /** Show the branch through `messageId`; returns the session as it now reads, with events. */
   switchBranch: (sessionId, messageId) =>
-    request('PUT', `/api/sessions/${path(sessionId)}/active_leaf`, { message_id: messageId }),
+    request('PUT', `/api/sessions/${path(sessionId)}/active_leaf?events=true`, { message_id: messageId }),
   getTurn: (id) => request('GET', `/api/turns/${path(id)}`),
   cancelTurn: (id) => request('POST', `/api/turns/${path(id)}/cancel`),
   /** The actions a turn asked to be approved, decided or not. */
