@@ -63,8 +63,11 @@ class Response:
 def build_environ(request: Request, multiprocess: bool = False) -> dict[str, Any]:
     """The PEP 3333 environ of one request."""
     target = request.target.split(b"#", 1)[0]
-    if not target.startswith(b"/") and b"://" in target:  # absolute-form: drop the authority
-        target = b"/" + target.split(b"://", 1)[1].partition(b"/")[2]
+    authority = None
+    if not target.startswith(b"/") and b"://" in target:  # absolute-form
+        # The target's authority is the request's host, whatever Host says (RFC 9112 3.2.2).
+        authority, _, rest = target.split(b"://", 1)[1].partition(b"/")
+        target = b"/" + rest
     path, _, query = target.partition(b"?")
     server_name, server_port = request.server or ("localhost", 0)
     environ: dict[str, Any] = {
@@ -100,6 +103,8 @@ def build_environ(request: Request, multiprocess: bool = False) -> dict[str, Any
             if key in environ:
                 value = environ[key] + ("; " if key == "HTTP_COOKIE" else ", ") + value
             environ[key] = value
+    if authority is not None:
+        environ["HTTP_HOST"] = authority.decode("latin-1")
     if request.body and "CONTENT_LENGTH" not in environ:  # a chunked body, read whole
         environ["CONTENT_LENGTH"] = str(len(request.body))
     return environ

@@ -62,6 +62,13 @@ def test_a_chunked_body_gets_its_length_and_an_absolute_target_its_path() -> Non
     assert environ["SERVER_PROTOCOL"] == "HTTP/1.0"
 
 
+def test_an_absolute_target_names_the_host_whatever_host_says() -> None:
+    headers = [(b"Host", b"evil.example")]
+    request = Request("GET", b"http://example.org:8080/p", "1.1", headers, b"", None, None)
+    environ = build_environ(request)
+    assert (environ["HTTP_HOST"], environ["PATH_INFO"]) == ("example.org:8080", "/p")
+
+
 def test_write_comes_first_then_the_iterable_which_is_closed() -> None:
     closed = []
 
