@@ -103,6 +103,7 @@ def start_server(args: argparse.Namespace, upstream: str, tmp: str) -> tuple[Any
         # Every stream is the one bench user's turn, started with its one token.
         "USER_MAX_CONCURRENT_TURNS": "100000",
         "RATE_LIMIT": "off",
+        "SESSION_RATE_LIMIT": "off",
     }
     workers = "1"
     if args.config == "cluster":
