@@ -2,17 +2,33 @@
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
+# uv installs the pinned requirements in seconds; pip (no bytecode compiled ahead: Python does
+# it at first import) is the fallback.
+UV ?= $(shell command -v uv)
+ifneq ($(UV),)
+INSTALL := $(UV) pip install --quiet --python $(BIN)/python
+else
+INSTALL := $(BIN)/python -m pip install --quiet --disable-pip-version-check --no-compile
+endif
+# What a developer runs before each commit: everything but the slow, cluster, browser and
+# Node tests.
+FAST := not slow and not cluster and not browser and not node
 PORT ?= 5000
 WORKERS ?= 1
 DEMO_USER ?= demo
 
-.PHONY: run test lint bench soak clean browser
+.PHONY: run test test-fast lint bench soak clean browser
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
+# `make run` needs requirements.txt only; tests and linters add requirements-dev.txt.
 $(VENV)/.installed: requirements.txt | $(BIN)/python
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	$(INSTALL) -r requirements.txt
+	touch $@
+
+$(VENV)/.installed-dev: requirements-dev.txt $(VENV)/.installed
+	$(INSTALL) -r requirements-dev.txt
 	touch $@
 
 # A restart never changes data: the port is checked before anything else (a second `make run`
@@ -54,22 +70,26 @@ browser:
 	  fi; \
 	fi
 
-test: $(VENV)/.installed $(AISDK)/node_modules/.package-lock.json \
+test: $(VENV)/.installed-dev $(AISDK)/node_modules/.package-lock.json \
 		$(AISDK)/v6/node_modules/.package-lock.json browser
 	$(BIN)/python -m pytest -q
 
-lint: $(VENV)/.installed
+test-fast: $(VENV)/.installed-dev
+	$(BIN)/python -m pytest -q -m "$(FAST)"
+
+lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 
 bench: $(VENV)/.installed
 	$(BIN)/python -m bench.accumulator
 	$(BIN)/python -m bench.pipeline
 	$(BIN)/python -m bench.caching
 
-soak: $(VENV)/.installed
+soak: $(VENV)/.installed-dev
 	$(BIN)/python -m pytest -q -s tests/faults/test_soak.py tests/cluster/test_soak.py
 
 clean:
-	rm -rf $(VENV) instance .pytest_cache .hypothesis $(AISDK)/node_modules \
+	rm -rf $(VENV) instance .pytest_cache .hypothesis .mypy_cache $(AISDK)/node_modules \
 		$(AISDK)/v6/node_modules
