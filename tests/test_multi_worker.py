@@ -13,7 +13,7 @@ from streaming.history import validate_history
 from tests.backends import redis_or_skip
 from tests.conftest import make_user
 from tests.helpers import assert_well_formed
-from tests.http.conftest import LiveServer, decode, events_only
+from tests.live import LiveServer, decode, events_only
 
 
 def test_a_turn_run_by_one_worker_streams_and_cancels_through_another(

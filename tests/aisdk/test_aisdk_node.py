@@ -22,7 +22,7 @@ from models.db import Database
 from tests.aisdk.cited import citation, cited_reply
 from tests.aisdk.conftest import Serve, faulty_config
 from tests.faults.upstream import FaultyUpstream, Normal, ResetAfter, Status, Transcript
-from tests.http.conftest import LiveServer
+from tests.live import LiveServer
 
 HERE = Path(__file__).resolve().parent
 NODE = shutil.which("node")

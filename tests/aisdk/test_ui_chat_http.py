@@ -12,7 +12,7 @@ from tests.aisdk.conftest import Serve, faulty_config, read_ui
 from tests.aisdk.uifold import check_well_formed, fold
 from tests.conftest import make_user
 from tests.faults.upstream import FaultyUpstream, Normal, ResetAfter, Status
-from tests.http.conftest import LiveServer
+from tests.live import LiveServer
 
 QUESTION = "What did I spend on groceries last month?"
 

@@ -28,7 +28,7 @@ from tests.faults.upstream import (
     StallAfter,
     Status,
 )
-from tests.http.conftest import LiveServer, decode, events_only
+from tests.live import LiveServer, decode, events_only
 
 TURNS = 200
 PER_KIND = 12
