@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -103,8 +104,12 @@ class LiveServer:
         last_event_id: int | None = None,
         max_events: int | None = None,
         auth: bool = True,
+        reading: threading.Event | None = None,
     ) -> bytes:
-        """Read an SSE response; stop (dropping the connection) after `max_events` events."""
+        """Read an SSE response; stop (dropping the connection) after `max_events` events.
+
+        `reading` is set once the first bytes arrived.
+        """
         headers = dict(self.headers) if auth else {}
         if last_event_id is not None:
             headers["Last-Event-ID"] = str(last_event_id)
@@ -119,6 +124,8 @@ class LiveServer:
             assert response.headers["content-type"].startswith("text/event-stream")
             for chunk in response.iter_raw():
                 raw += chunk
+                if reading is not None:
+                    reading.set()
                 if max_events is not None and _count(raw) >= max_events:
                     return _first_events(raw, max_events)
         return raw

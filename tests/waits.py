@@ -15,22 +15,29 @@ PATIENCE = 10.0
 
 
 def wait_until(
-    check: Callable[[], T], timeout: float = PATIENCE, message: str = "the condition never held"
+    check: Callable[[], T],
+    timeout: float = PATIENCE,
+    message: str = "the condition never held",
+    every: float = 0.01,
 ) -> T:
-    """Poll `check` until it returns something true and return that; fail after `timeout` s."""
+    """Poll `check` every `every` s until it returns something true, and return that; fail
+    after `timeout` s. A check that asks a server over HTTP polls less often."""
     deadline = time.monotonic() + timeout
     while not (result := check()):
         assert time.monotonic() < deadline, message
-        time.sleep(0.01)
+        time.sleep(every)
     return result
 
 
 async def wait_until_async(
-    check: Callable[[], T], timeout: float = PATIENCE, message: str = "the condition never held"
+    check: Callable[[], T],
+    timeout: float = PATIENCE,
+    message: str = "the condition never held",
+    every: float = 0.01,
 ) -> T:
     """`wait_until` for a test running on an event loop: polls without blocking the loop."""
     deadline = time.monotonic() + timeout
     while not (result := check()):
         assert time.monotonic() < deadline, message
-        await asyncio.sleep(0.01)
+        await asyncio.sleep(every)
     return result

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import signal
 import threading
-import time
 from collections import Counter
 from typing import Any
 
@@ -113,7 +112,10 @@ def test_queued_messages_survive_kill_9_and_run_in_order(deployment: Deployment)
             for q in QUESTIONS[:3]
         ]
         assert [t["status"] for t in turns] == ["running", "queued", "queued"]
-        time.sleep(1.0)
+        # The running turn streams: it dies mid-answer.
+        Follower(cluster.url, turns[0]["events_url"]).read_until(
+            lambda raw: raw.count(b"id: ") >= 3
+        )
         pid = deployment.worker_pid(turns[0]["turn_id"])
         cluster.signal_worker(pid, signal.SIGKILL)
         for turn in turns:

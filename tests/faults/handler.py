@@ -178,6 +178,7 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.flush()
 
     def _stall(self, fault: StallAfter) -> None:
+        self.server.upstream.stalling.set()
         closing = self.server.upstream._closing
         deadline = time.monotonic() + fault.seconds
         while (left := deadline - time.monotonic()) > 0:

@@ -30,6 +30,9 @@ from tests.faults.upstream import (
 )
 from tests.live import LiveServer, decode, events_only
 
+# A soak: minutes of turns under random faults.
+pytestmark = pytest.mark.slow
+
 TURNS = 200
 PER_KIND = 12
 QUESTIONS = [

@@ -25,6 +25,7 @@ from models.migrate import upgrade
 from services.sessions import create_session
 from tests.backends import fresh_postgres
 from tests.live import LiveServer, decode
+from tests.waits import wait_until
 
 RAISE = "Raise my groceries budget to 400"
 SLOW = "What did I spend on groceries last month?"
@@ -130,7 +131,7 @@ def test_eight_approvals_at_once_run_at_most_four_turns_and_all_of_them(
 
     def watch() -> None:
         nonlocal most
-        while not done.is_set():
+        while not done.is_set():  # sampling the whole time, not waiting for anything
             most = max(most, running_turns(seeded, user[0]))
             time.sleep(0.002)
 
@@ -276,10 +277,14 @@ def test_an_identical_decision_forty_times_on_two_workers_is_audited_once(
             t.join()
         following = seeded.get(f"/api/turns/{turn_id}").json()["continued_by"]
         assert following is not None
-        deadline = time.monotonic() + 30
-        while seeded.get(f"/api/turns/{following}").json()["status"] in ("queued", "running"):
-            assert time.monotonic() < deadline, "the continuation did not end"
-            time.sleep(0.05)
+        wait_until(
+            lambda: (
+                seeded.get(f"/api/turns/{following}").json()["status"] not in ("queued", "running")
+            ),
+            timeout=30,
+            message="the continuation did not end",
+            every=0.05,
+        )
     finally:
         audit.AUDIT.removeHandler(handler)
         audit.AUDIT.setLevel(level)

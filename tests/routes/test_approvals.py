@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from datetime import timedelta
 from decimal import Decimal
 from typing import Any
@@ -16,6 +15,7 @@ from models import Budget, Category, Message, ToolRun, utcnow
 from tests.helpers import text_of
 from tests.live import LiveServer
 from tests.routes.control import Chat
+from tests.waits import wait_until
 
 RAISE = "Raise my groceries budget to 400"
 
@@ -195,12 +195,12 @@ def test_an_unanswered_request_expires_into_a_denial(seeded: LiveServer) -> None
             .where(ToolRun.tool_use_id == request["tool_use_id"])
             .values(created_at=utcnow() - timedelta(seconds=ttl + 1))
         )
-    following = None
-    deadline = time.monotonic() + 30
-    while following is None and time.monotonic() < deadline:
-        following = seeded.get(f"/api/turns/{paused['turn_id']}").json()["continued_by"]
-        time.sleep(0.05)
-    assert following is not None, "the sweep declined the request and the turn went on"
+    following = wait_until(
+        lambda: seeded.get(f"/api/turns/{paused['turn_id']}").json()["continued_by"],
+        timeout=30,
+        message="the sweep never declined the request for the turn to go on",
+        every=0.05,
+    )
     events = chat.events(following)
     [result] = [d for _, t, d in events if t == "tool_result"]
     assert result["is_error"] and "in time" in result["content"][0]["text"]

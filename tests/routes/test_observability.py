@@ -7,7 +7,6 @@ import logging
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ from prometheus_client import REGISTRY
 
 from telemetry.access import ACCESS
 from tests.live import LiveServer, decode
+from tests.waits import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -42,13 +42,11 @@ def access_lines() -> Iterator[list[dict[str, Any]]]:
 
 def line_where(lines: list[dict[str, Any]], **match: Any) -> dict[str, Any]:
     """The first line with these values; the front writes it just after the response."""
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        for line in list(lines):
-            if match.items() <= line.items():
-                return line
-        time.sleep(0.01)
-    raise AssertionError(f"no access line with {match} in {lines}")
+
+    def found() -> dict[str, Any] | None:
+        return next((line for line in list(lines) if match.items() <= line.items()), None)
+
+    return wait_until(found, message=f"no access line with {match} in {lines}")
 
 
 def sample(name: str, **labels: str) -> float:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import re
 import socket
-import time
 from typing import Any
 
 import httpx2
@@ -91,9 +90,10 @@ def test_a_body_that_never_arrives_is_408_within_the_body_timeout(
             b"POST /api/sessions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
             b"Authorization: Bearer " + user[1].encode() + b"\r\nContent-Length: 100\r\n\r\n"
         )
-        started = time.monotonic()
-        status, headers, body = raw_request(server, head + b"0123456789")
-        assert status == 408 and time.monotonic() - started < 5
+        # Read with a patience far past the scaled body timeout (0.5 s) and short of the
+        # unscaled one (10 s): the 408 must come from the scaled deadline.
+        status, headers, body = raw_request(server, head + b"0123456789", wait=5)
+        assert status == 408
         assert_error_shape(headers, body, 408, "request_timeout")
     finally:
         server.close()

@@ -129,6 +129,7 @@ def load(live: LiveServer) -> Any:
     return schema
 
 
+@pytest.mark.slow  # about 2 minutes of generated requests
 def test_generated_requests_conform_and_never_fail(live: LiveServer, audit: Audit) -> None:
     schema = load(live)
     for mode in (GenerationMode.POSITIVE, GenerationMode.NEGATIVE):

@@ -133,6 +133,7 @@ def newest_first(ids: set[str]) -> list[str]:
     return sorted(ids, reverse=True)  # ids grow with created_at here
 
 
+@pytest.mark.slow  # a time bound (ANSWER_WITHIN), over 10 s
 def test_any_query_over_20000_sessions_answers_in_time_and_finds_the_right_sessions(
     seeded: Any,
 ) -> None:
@@ -173,11 +174,12 @@ def test_partial_pages_carry_a_cursor_and_the_walk_finds_everything_once(seeded:
 
 def test_a_spent_time_budget_answers_at_once_and_still_moves_on(seeded: Any) -> None:
     _, _, _, db, alice = seeded
-    started = time.monotonic()
     page = search_sessions(db, alice, "no such words", 10, None, SearchBudget(0.0001, 10_000))
-    assert time.monotonic() - started < ANSWER_WITHIN
     assert page.partial and page.sessions == []
-    assert page.next_key is not None and page.next_key[1].startswith("ses_a")
+    # It moved on (past the newest session) and answered at once: after its first windows
+    # (1, 2, 4 sessions), not after thousands.
+    assert page.next_key is not None
+    assert f"ses_a{SESSIONS - 8:023d}" <= page.next_key[1] <= f"ses_a{SESSIONS - 1:023d}"
 
 
 def test_search_gate_refuses_over_its_caps_with_429_and_frees_its_places() -> None:
@@ -206,6 +208,7 @@ def test_a_search_over_the_cap_is_429_with_retry_after(client: Any, user: Any) -
     assert client.get("/api/sessions", query_string={"q": "x"}, headers=auth).status_code == 200
 
 
+@pytest.mark.slow  # a time bound (ANSWER_WITHIN)
 def test_sixteen_searches_of_one_user_never_delay_another_users_list(
     app: Any, db: Database, user: tuple[int, str]
 ) -> None:
@@ -233,7 +236,7 @@ def test_sixteen_searches_of_one_user_never_delay_another_users_list(
                 )
                 waits.append(time.monotonic() - started)
                 assert listed.status_code == 200
-                time.sleep(0.1)
+                time.sleep(0.1)  # Bob asks now and then: the scenario
     finally:
         stop.set()
         for thread in searchers:

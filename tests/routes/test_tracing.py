@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -18,6 +17,7 @@ from engine.store.turns import TurnStore
 from engine.store.workers import WorkerRegistry
 from services.sessions import create_session
 from telemetry import audit, tracing
+from tests.waits import wait_until
 
 QUESTION = "What did I spend on groceries last month?"
 
@@ -69,10 +69,7 @@ def named(spans: list[ReadableSpan], prefix: str) -> list[ReadableSpan]:
 
 def settle(exporter: InMemorySpanExporter, want: str, patience: float = 10.0) -> None:
     """Wait until a span named `want` has ended (the turn's task ends after its stream)."""
-    deadline = time.monotonic() + patience
-    while not named(list(exporter.get_finished_spans()), want):
-        assert time.monotonic() < deadline, f"no {want} span"
-        time.sleep(0.02)
+    wait_until(lambda: named(list(exporter.get_finished_spans()), want), patience, f"no {want}")
 
 
 def all_values(span: ReadableSpan) -> str:
