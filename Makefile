@@ -2,13 +2,15 @@
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
-# uv installs the pinned requirements in seconds; pip (no bytecode compiled ahead: Python does
-# it at first import) is the fallback.
+# uv installs the pinned requirements in seconds; pip is the fallback: every dependency is
+# pinned in the files, so it resolves nothing, and compiles no bytecode ahead (Python does
+# at first import).
 UV ?= $(shell command -v uv)
 ifneq ($(UV),)
 INSTALL := $(UV) pip install --quiet --python $(BIN)/python
 else
-INSTALL := $(BIN)/python -m pip install --quiet --disable-pip-version-check --no-compile
+INSTALL := $(BIN)/python -m pip install --quiet --disable-pip-version-check --no-compile \
+	--no-deps
 endif
 # What a developer runs before each commit: everything but the slow, cluster, browser and
 # Node tests.
