@@ -6,12 +6,16 @@ import json
 import threading
 
 import httpx2
+import pytest
 
 from tests.cluster.conftest import Deployment
 from tests.cluster.follower import Follower
 from tests.cluster.process import Cluster
 from tests.cluster.test_worker_deaths import start_turns
 from tests.waits import wait_until
+
+# Each test runs a gunicorn cluster for 10 to 60 s.
+pytestmark = pytest.mark.slow
 
 
 def metric_values(text: str) -> dict[str, float]:

@@ -7,6 +7,7 @@ import threading
 from collections import Counter
 from typing import Any
 
+import pytest
 from sqlalchemy import select
 
 from models import ToolRun
@@ -15,6 +16,9 @@ from tests.cluster.conftest import QUESTIONS, Deployment
 from tests.cluster.follower import Follower
 from tests.cluster.process import Cluster
 from tests.helpers import assert_well_formed
+
+# Each test runs a gunicorn cluster for 10 to 60 s.
+pytestmark = pytest.mark.slow
 
 RAISE = "Raise my groceries budget to 400"
 

@@ -30,6 +30,9 @@ from tests.cluster.test_worker_deaths import (
 )
 from tests.outage import ServiceProxy, assert_storage_unavailable
 
+# Each test runs a gunicorn cluster for 10 to 60 s.
+pytestmark = pytest.mark.slow
+
 TURNS = 8
 QUEUED = "Which subscriptions am I paying for? (sent while a turn ran)"
 

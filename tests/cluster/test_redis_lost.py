@@ -20,6 +20,9 @@ from tests.helpers import assert_client_saw
 from tests.private_redis import PrivateRedis
 from tests.waits import wait_until
 
+# Each test runs a gunicorn cluster for 10 to 60 s.
+pytestmark = pytest.mark.slow
+
 TURNS = 4
 
 

@@ -7,6 +7,8 @@ import threading
 import time
 from collections import Counter
 
+import pytest
+
 from streaming.protocol import decode_stream
 from streaming.view import view_of
 from tests.cluster.conftest import QUESTIONS, Deployment
@@ -14,6 +16,9 @@ from tests.cluster.follower import Follower
 from tests.cluster.process import Cluster
 from tests.helpers import assert_well_formed
 from tests.waits import wait_until
+
+# Each test runs a gunicorn cluster for 10 to 60 s.
+pytestmark = pytest.mark.slow
 
 TURNS = 6
 

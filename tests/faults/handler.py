@@ -70,7 +70,8 @@ class Server(ThreadingHTTPServer):
     def server_bind(self) -> None:
         # HTTPServer.server_bind does a reverse DNS lookup we have no use for.
         socketserver.TCPServer.server_bind(self)
-        self.server_name, self.server_port = self.server_address[:2]
+        host, self.server_port = self.server_address[:2]
+        self.server_name = str(host)
 
 
 class _Disconnected(Exception):
