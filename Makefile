@@ -2,15 +2,15 @@
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
-# uv installs the pinned requirements in seconds; pip is the fallback: every dependency is
-# pinned in the files, so it resolves nothing, and compiles no bytecode ahead (Python does
-# at first import).
+# uv installs the pinned requirements in seconds; pip is the fallback, resolving nothing
+# (every dependency is pinned in the files). Both compile the bytecode at install: each
+# command of `make run` imports the app, and may not write bytecode itself
+# (PYTHONDONTWRITEBYTECODE).
 UV ?= $(shell command -v uv)
 ifneq ($(UV),)
-INSTALL := $(UV) pip install --quiet --python $(BIN)/python
+INSTALL := $(UV) pip install --quiet --compile-bytecode --python $(BIN)/python
 else
-INSTALL := $(BIN)/python -m pip install --quiet --disable-pip-version-check --no-compile \
-	--no-deps
+INSTALL := $(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps
 endif
 # What a developer runs before each commit: everything but the slow, cluster, browser and
 # Node tests, on TEST_WORKERS pytest-xdist workers (the tests mostly wait on timers and
