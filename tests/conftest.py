@@ -21,6 +21,11 @@ os.environ.setdefault("SESSION_RATE_LIMIT", "off")
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 TRANSCRIPTS = SHARED / "transcripts"
+TESTS = Path(__file__).resolve().parent
+# Folders (and files) that are all one kind get its marker here; elsewhere a test (or a
+# module's `pytestmark`) carries its own. The markers are declared in pyproject.toml.
+KIND_OF_FOLDER = {"cluster": "cluster", "browser": "browser"}
+KIND_OF_FILE = {"aisdk/test_aisdk_node.py": "node", "aisdk/test_aisdk_v6.py": "node"}
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
@@ -30,6 +35,15 @@ def pytest_sessionstart(session: pytest.Session) -> None:
             f"{TRANSCRIPTS} is missing: run the tests from a clone that "
             "has the project's shared/ folder beside it"
         )
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark the tests of the one-kind folders and files."""
+    for item in items:
+        where = item.path.relative_to(TESTS)
+        kind = KIND_OF_FOLDER.get(where.parts[0]) or KIND_OF_FILE.get(where.as_posix())
+        if kind:
+            item.add_marker(kind)
 
 
 @pytest.fixture(scope="session")

@@ -12,11 +12,12 @@ import shutil
 import signal
 import socket
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
 import redis
+
+from tests.waits import wait_until
 
 
 class PrivateRedis:
@@ -46,17 +47,16 @@ class PrivateRedis:
         ]  # fmt: skip
         self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         client = redis.Redis.from_url(self.url)
-        deadline = time.monotonic() + 10
-        while True:
+
+        def answers() -> bool:
             try:
-                client.ping()
-                break
+                return bool(client.ping())
             except redis.ConnectionError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.02)
+                return False
             finally:
                 client.close()
+
+        wait_until(answers, message="redis-server did not start", every=0.02)
 
     def kill(self) -> None:
         """Kill the server at once: everything it held is gone."""

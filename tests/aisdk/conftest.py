@@ -13,7 +13,7 @@ from demo_data.finance import seed_finance
 from models.db import Database
 from tests.conftest import make_user
 from tests.faults.upstream import FaultyUpstream
-from tests.http.conftest import LiveServer
+from tests.live import LiveServer
 
 Serve = Callable[..., LiveServer]
 

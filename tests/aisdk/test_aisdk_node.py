@@ -10,7 +10,6 @@ import json
 import os
 import shutil
 import subprocess
-import time
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +21,8 @@ from models.db import Database
 from tests.aisdk.cited import citation, cited_reply
 from tests.aisdk.conftest import Serve, faulty_config
 from tests.faults.upstream import FaultyUpstream, Normal, ResetAfter, Status, Transcript
-from tests.http.conftest import LiveServer
+from tests.live import LiveServer
+from tests.waits import wait_until
 
 HERE = Path(__file__).resolve().parent
 NODE = shutil.which("node")
@@ -69,12 +69,12 @@ def run(live: LiveServer, scenario: str, chat_id: str, **env: Any) -> dict[str, 
 
 def stored(live: LiveServer, chat_id: str) -> list[dict[str, Any]]:
     """The chat's stored conversation as UIMessages, once its turn has ended."""
-    for _ in range(400):
+
+    def ended() -> list[dict[str, Any]] | None:
         data = live.get(f"/api/ui/chat/{chat_id}/messages").json()
-        if data["running_turn_id"] is None:
-            return data["messages"]
-        time.sleep(0.05)
-    raise AssertionError("the turn did not end")
+        return data["messages"] if data["running_turn_id"] is None else None
+
+    return wait_until(ended, 20, "the turn did not end", every=0.05)
 
 
 def assert_equal_to_stored(live: LiveServer, chat_id: str, out: dict[str, Any]) -> None:

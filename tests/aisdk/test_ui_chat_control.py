@@ -12,7 +12,7 @@ from models.db import Database
 from tests.aisdk.conftest import Serve, read_ui
 from tests.aisdk.test_ui_chat_http import stored, wait_done
 from tests.aisdk.uifold import check_well_formed, fold
-from tests.http.conftest import LiveServer
+from tests.live import LiveServer
 
 FIRST = "What did I spend on groceries last month?"
 SECOND = "How are my budgets?"

@@ -12,7 +12,8 @@ from tests.aisdk.conftest import Serve, faulty_config, read_ui
 from tests.aisdk.uifold import check_well_formed, fold
 from tests.conftest import make_user
 from tests.faults.upstream import FaultyUpstream, Normal, ResetAfter, Status
-from tests.http.conftest import LiveServer
+from tests.live import LiveServer
+from tests.waits import wait_until
 
 QUESTION = "What did I spend on groceries last month?"
 
@@ -40,12 +41,11 @@ def resume_headers(message: dict[str, Any]) -> dict[str, str]:
 
 
 def wait_done(live: LiveServer, chat_id: str) -> dict[str, Any]:
-    for _ in range(300):
+    def ended() -> dict[str, Any] | None:
         data = stored(live, chat_id)
-        if data["running_turn_id"] is None:
-            return data
-        time.sleep(0.05)
-    raise AssertionError("the turn did not end")
+        return data if data["running_turn_id"] is None else None
+
+    return wait_until(ended, 15, "the turn did not end", every=0.05)
 
 
 def test_a_multi_round_tool_turn_folds_to_the_stored_conversation(serve: Serve) -> None:

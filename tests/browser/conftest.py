@@ -15,7 +15,7 @@ from demo_data.finance import seed_finance
 from models.db import Database
 from tests.browser.page import ChatPage
 from tests.conftest import make_user
-from tests.http.conftest import LiveServer
+from tests.live import LiveServer
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from tests.waits import wait_until
 
 QUESTION = "What did I spend on groceries last month?"
 # The sizes the page is tried at: a laptop's window and a phone's screen (CSS pixels).
@@ -52,15 +53,11 @@ class ChatPage:
         return self.driver.execute_script(script, *args)
 
     def wait(self, check: Callable[[], Any], timeout: float = 20, what: str = "condition") -> Any:
-        """Poll `check` until it returns something truthy."""
-        deadline = time.monotonic() + timeout
-        while True:
-            value = check()
-            if value:
-                return value
-            if time.monotonic() > deadline:
-                raise AssertionError(f"timed out waiting for {what}; page shows {self.shown()}")
-            time.sleep(0.05)
+        """Poll `check` until it returns something truthy; fail showing what the page shows."""
+        try:
+            return wait_until(check, timeout, f"timed out waiting for {what}", every=0.05)
+        except AssertionError as failed:
+            raise AssertionError(f"{failed}; page shows {self.shown()}") from None
 
     def open(self, url: str) -> None:
         """Load the page and wait until its script has drawn the chat list or a sign-in."""

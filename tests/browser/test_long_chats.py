@@ -102,7 +102,9 @@ def test_a_search_cut_by_its_budget_is_followed_to_the_end(
         for _ in range(gate.per_user):  # the user's searches are all taken: 429 at first
             held.enter_context(gate.enter(user_id))
         page.driver.find_element("id", "search").send_keys("budget")
-        time.sleep(2)  # the page is refused (429, retry after 1 s) and asks again meanwhile
+        # The places stay taken this long (the scenario): the page is refused (429, retry
+        # after 1 s) and asks again meanwhile.
+        time.sleep(2)
     assert page.js("return document.getElementById('notice').hidden")  # waited out, not shown
     page.wait(
         lambda: (

@@ -30,7 +30,7 @@ class Follower:
                 self._read_once()
             if not self.finished:
                 self.reconnects += 1
-                time.sleep(0.05)
+                time.sleep(0.05)  # a client's pause before it reconnects
         if not self.finished:
             raise AssertionError(f"{self.path}: no turn_end after {timeout}s (last {self.last})")
         return self.stitched

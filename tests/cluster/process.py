@@ -8,13 +8,13 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import httpx2
 
 from config import load_timings
+from tests.waits import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 AUDITED_APP = "tests.cluster.audited_app:hosted()"
@@ -69,19 +69,19 @@ class Cluster:
         ]  # fmt: skip
         out = open(self.log, "ab") if self.log else subprocess.DEVNULL  # noqa: SIM115
         self.proc = subprocess.Popen(cmd, cwd=ROOT, env=self.env, stdout=out, stderr=out)
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                tail = self.log.read_text()[-3000:] if self.log else ""
-                raise RuntimeError(f"gunicorn exited with {self.proc.returncode}:\n{tail}")
-            try:
-                ready = httpx2.get(f"{self.url}/healthz", timeout=1).status_code == 200
-            except httpx2.TransportError:
-                ready = False
-            if ready and len(self.worker_pids()) >= self.workers:
-                return
-            time.sleep(0.1)
-        raise RuntimeError("the cluster did not start")
+        wait_until(self._ready, timeout, "the cluster did not start", every=0.1)
+
+    def _ready(self) -> bool:
+        """Every worker is up and /healthz answers; raises if gunicorn exited."""
+        assert self.proc is not None
+        if self.proc.poll() is not None:
+            tail = self.log.read_text()[-3000:] if self.log else ""
+            raise RuntimeError(f"gunicorn exited with {self.proc.returncode}:\n{tail}")
+        try:
+            ready = httpx2.get(f"{self.url}/healthz", timeout=1).status_code == 200
+        except httpx2.TransportError:
+            return False
+        return ready and len(self.worker_pids()) >= self.workers
 
     def worker_pids(self) -> list[int]:
         """Return the pids of the live workers."""
@@ -94,12 +94,12 @@ class Cluster:
 
     def wait_for_workers(self, timeout: float = 30.0, exclude: set[int] | None = None) -> None:
         """Wait until `workers` workers other than `exclude` run."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if len(set(self.worker_pids()) - (exclude or set())) >= self.workers:
-                return
-            time.sleep(0.1)
-        raise RuntimeError("workers were not replaced")
+        wait_until(
+            lambda: len(set(self.worker_pids()) - (exclude or set())) >= self.workers,
+            timeout,
+            "workers were not replaced",
+            every=0.1,
+        )
 
     def kill_all(self) -> None:
         """SIGKILL the master and every worker: nothing of ours runs on the way out."""

@@ -17,6 +17,7 @@ from streaming.protocol import decode_stream
 from tests.cluster.conftest import QUESTIONS
 from tests.cluster.follower import Follower
 from tests.cluster.process import Cluster
+from tests.waits import wait_until
 
 # Sessions by kind, by their index: a plain question, three messages (the second and third
 # queued behind the first), and a budget change the user approves (once or from two clients
@@ -70,7 +71,7 @@ class SessionRun:
 
 def retrying(call: Any) -> Any:
     """Call until no worker dies under the request and the database answers (reads, session
-    creation and decisions, which are idempotent)."""
+    creation and decisions, which are idempotent). The pauses are a client's, between tries."""
     for _ in range(400):
         try:
             response = call()
@@ -88,6 +89,7 @@ def ask(http: Any, sid: str, question: str) -> dict[str, Any]:
 
     Sent with a `client_id` and sent again, unchanged, until a worker answers 202: a worker
     that died under the request, or a 503 whose commit went through, started it at most once.
+    The pauses are a client's, between tries.
     """
     body = {"message": question, "client_id": uuid.uuid4().hex}
     for _ in range(200):
@@ -135,15 +137,17 @@ def decide(clients: list[Any], turn_id: str, tool_use_id: str, approved: bool) -
 
 def continuation(http: Any, paused_id: str, timeout: float = FOLLOW_SECONDS) -> dict[str, Any]:
     """The turn that went on from a paused one, once there is one."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+
+    def went_on() -> dict[str, Any] | None:
         shown = retrying(lambda: http.get(f"/api/turns/{paused_id}")).json()
-        if shown["continued_by"] is not None:
-            following, path = shown["continued_by"], f"/api/turns/{shown['continued_by']}"
-            turn = retrying(lambda path=path: http.get(path)).json()
-            return {**turn, "turn_id": following, "session_id": shown["session_id"]}
-        time.sleep(0.2)
-    raise AssertionError(f"{paused_id}: decided, but nothing went on from it")
+        return shown if shown["continued_by"] is not None else None
+
+    shown = wait_until(
+        went_on, timeout, f"{paused_id}: decided, but nothing went on from it", every=0.2
+    )
+    following, path = shown["continued_by"], f"/api/turns/{shown['continued_by']}"
+    turn = retrying(lambda: http.get(path)).json()
+    return {**turn, "turn_id": following, "session_id": shown["session_id"]}
 
 
 def run_session(cluster: Cluster, token: str, index: int) -> SessionRun:

@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 
 import httpx2
+import pytest
 
 from tests.cluster.conftest import Deployment
 from tests.cluster.follower import Follower
 from tests.cluster.process import Cluster
 from tests.cluster.test_worker_deaths import start_turns
+from tests.waits import wait_until
+
+# Each test runs a gunicorn cluster for 10 to 60 s.
+pytestmark = pytest.mark.slow
 
 
 def metric_values(text: str) -> dict[str, float]:
@@ -35,28 +39,24 @@ def test_revocation_metrics_and_access_log_across_two_workers(deployment: Deploy
         mine = cluster.client(made["token"])
         sid = mine.post("/api/sessions").json()["id"]
         turn = mine.post(f"/api/sessions/{sid}/turns", json={"message": "How am I doing?"}).json()
-        raw, ended = bytearray(), []
+        raw = bytearray()
 
         def read() -> None:
             with mine.stream("GET", f"/api/turns/{turn['turn_id']}/events") as response:
                 for chunk in response.iter_raw():
                     raw.extend(chunk)
-            ended.append(time.monotonic())
 
         reader = threading.Thread(target=read, daemon=True)
         reader.start()
-        deadline = time.monotonic() + 30
-        while raw.count(b"\nevent: ") < 3:
-            assert time.monotonic() < deadline, bytes(raw)
-            time.sleep(0.02)
+        wait_until(lambda: raw.count(b"\nevent: ") >= 3, 30, "the turn does not stream")
         # Several fresh connections: whichever worker answers, the other's stream must end.
         for _ in range(3):
             with httpx2.Client(base_url=cluster.url, headers=http.headers) as other:
                 other.get("/healthz")
         assert http.delete(f"/api/tokens/{made['id']}").status_code == 204
-        revoked = time.monotonic()
         reader.join(20)
-        assert ended and ended[0] - revoked < 8, "the stream outlived its token"
+        # Ended, and by the revocation: the turn itself had not ended.
+        assert not reader.is_alive(), "the stream outlived its token"
         assert b"event: error" in raw and b"token_revoked" in raw and b"turn_end" not in raw
         assert mine.get("/api/sessions").status_code == 401
         http.post(f"/api/turns/{turn['turn_id']}/cancel")

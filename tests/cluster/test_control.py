@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import signal
 import threading
-import time
 from collections import Counter
 from typing import Any
 
+import pytest
 from sqlalchemy import select
 
 from models import ToolRun
@@ -16,6 +16,9 @@ from tests.cluster.conftest import QUESTIONS, Deployment
 from tests.cluster.follower import Follower
 from tests.cluster.process import Cluster
 from tests.helpers import assert_well_formed
+
+# Each test runs a gunicorn cluster for 10 to 60 s.
+pytestmark = pytest.mark.slow
 
 RAISE = "Raise my groceries budget to 400"
 
@@ -113,7 +116,10 @@ def test_queued_messages_survive_kill_9_and_run_in_order(deployment: Deployment)
             for q in QUESTIONS[:3]
         ]
         assert [t["status"] for t in turns] == ["running", "queued", "queued"]
-        time.sleep(1.0)
+        # The running turn streams: it dies mid-answer.
+        Follower(cluster.url, turns[0]["events_url"]).read_until(
+            lambda raw: raw.count(b"id: ") >= 3
+        )
         pid = deployment.worker_pid(turns[0]["turn_id"])
         cluster.signal_worker(pid, signal.SIGKILL)
         for turn in turns:

@@ -2,7 +2,8 @@
 
 Every timing is the default scaled by the deployment's TIME_SCALE, the outages too: every
 turn ends `completed` with exactly the answer its clients were shown, no row is left
-`streaming`, nothing ends `interrupted`, no tool runs twice.
+`streaming`, nothing ends `interrupted`, no tool runs twice. The faults' sleeps hold an
+outage for its length or space its steps: they are the scenario, not waits.
 """
 
 from __future__ import annotations
@@ -21,8 +22,16 @@ from models import Message, Turn
 from tests.cluster.conftest import Deployment
 from tests.cluster.process import Cluster
 from tests.cluster.test_control import executions_of, follow, pause
-from tests.cluster.test_worker_deaths import check_turns, follow_all, start_turns
+from tests.cluster.test_worker_deaths import (
+    check_turns,
+    every_client_reads,
+    follow_all,
+    start_turns,
+)
 from tests.outage import ServiceProxy, assert_storage_unavailable
+
+# Each test runs a gunicorn cluster for 10 to 60 s.
+pytestmark = pytest.mark.slow
 
 TURNS = 8
 QUEUED = "Which subscriptions am I paying for? (sent while a turn ran)"
@@ -67,7 +76,7 @@ def through(
             before(cluster)
         turns = start_turns(cluster, deployment.token, TURNS)
         followers, threads = follow_all(cluster, turns)
-        time.sleep(1.5)  # every turn streams
+        every_client_reads(followers)
         where = {t["turn_id"]: deployment.worker_pid(t["turn_id"]) for t in turns}
         fault(cluster, where)
         for thread in threads:

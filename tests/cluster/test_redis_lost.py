@@ -8,7 +8,6 @@ whose log is gone starts the next epoch (ids above any a client holds, `reset: t
 from __future__ import annotations
 
 import signal
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,6 +18,10 @@ from tests.cluster.process import Cluster
 from tests.cluster.test_worker_deaths import follow_all, start_turns
 from tests.helpers import assert_client_saw
 from tests.private_redis import PrivateRedis
+from tests.waits import wait_until
+
+# Each test runs a gunicorn cluster for 10 to 60 s.
+pytestmark = pytest.mark.slow
 
 TURNS = 4
 
@@ -36,9 +39,9 @@ def run_through(deployment: Deployment, lost_redis: PrivateRedis, kill: bool) ->
     with Cluster(deployment.env, workers=3, log=deployment.log) as cluster:
         turns = start_turns(cluster, deployment.token, TURNS)
         followers, threads = follow_all(cluster, turns)
-        deadline = time.monotonic() + 30
-        while min(f.last for f in followers) < 10 and time.monotonic() < deadline:
-            time.sleep(0.05)  # every client has read part of its answer
+        wait_until(  # every client has read part of its answer
+            lambda: min(f.last for f in followers) >= 10, 30, "the clients read nothing"
+        )
         busy = {deployment.worker_pid(t["turn_id"]) for t in turns} if kill else set()
         lost_redis.restart_empty()
         for pid in busy:

@@ -10,6 +10,8 @@ from __future__ import annotations
 import signal
 from collections import Counter
 
+import pytest
+
 from streaming.history import validate_history
 from streaming.protocol import decode_stream
 from streaming.view import view_of
@@ -17,6 +19,9 @@ from tests.cluster.conftest import Deployment
 from tests.cluster.follower import Follower
 from tests.cluster.process import Cluster
 from tests.helpers import assert_well_formed
+
+# Each test runs a gunicorn cluster for 10 to 60 s.
+pytestmark = pytest.mark.slow
 
 QUESTION = "What did I spend on groceries last month?"
 

@@ -46,6 +46,9 @@ from tests.helpers import assert_client_saw
 from tests.outage import ServiceProxy
 from tests.private_redis import PrivateRedis
 
+# A soak: minutes of turns on a cluster under faults, deaths and outages.
+pytestmark = pytest.mark.slow
+
 SESSIONS = 120
 CONCURRENCY = 8
 SCALE = 0.1  # every timing at 1/10: stall 6 s, heartbeat 0.1 s, stale after 0.6 s

@@ -7,12 +7,18 @@ import threading
 import time
 from collections import Counter
 
+import pytest
+
 from streaming.protocol import decode_stream
 from streaming.view import view_of
 from tests.cluster.conftest import QUESTIONS, Deployment
 from tests.cluster.follower import Follower
 from tests.cluster.process import Cluster
 from tests.helpers import assert_well_formed
+from tests.waits import wait_until
+
+# Each test runs a gunicorn cluster for 10 to 60 s.
+pytestmark = pytest.mark.slow
 
 TURNS = 6
 
@@ -59,15 +65,20 @@ def check_turns(
     return takeovers
 
 
+def every_client_reads(followers: list[Follower]) -> None:
+    """Wait until every turn streams: each client has read a few events of its answer."""
+    wait_until(lambda: min(f.last for f in followers) >= 3, 30, "a turn does not stream")
+
+
 def test_kill_9_of_every_worker_while_six_turns_stream(deployment: Deployment) -> None:
     with Cluster(deployment.env, workers=3, log=deployment.log) as cluster:
         turns = start_turns(cluster, deployment.token, TURNS)
         followers, threads = follow_all(cluster, turns)
-        time.sleep(1.5)
+        every_client_reads(followers)
         originals = cluster.worker_pids()
         for pid in originals:
             cluster.signal_worker(pid, signal.SIGKILL)
-            time.sleep(1.0)
+            time.sleep(1.0)  # the kills come a second apart: the scenario, not a wait
         for thread in threads:
             thread.join(180)
         takeovers = check_turns(deployment, cluster, turns, followers)
@@ -80,7 +91,7 @@ def test_sigterm_hands_running_turns_over_and_none_is_interrupted(deployment: De
     with Cluster(deployment.env, workers=2, log=deployment.log) as cluster:
         turns = start_turns(cluster, deployment.token, TURNS)
         followers, threads = follow_all(cluster, turns)
-        time.sleep(1.5)
+        every_client_reads(followers)
         busy = deployment.worker_pid(turns[0]["turn_id"])
         cluster.signal_worker(busy, signal.SIGTERM)
         cluster.wait_for_workers(exclude={busy})

@@ -21,6 +21,9 @@ from tests.cachesim.ideal import ideal_billed
 from tests.cachesim.rules import points, strip
 from tests.context.drive import Long, converse_long
 
+# Conversations of 40 turns, one per strategy: over a minute in all.
+pytestmark = pytest.mark.slow
+
 TURNS = 40
 # About a third of what the whole conversation needs: the server must trim many times.
 WINDOW, MAX_TOKENS = 12_000, 1000

@@ -164,7 +164,7 @@ class Counting(httpx2.AsyncBaseTransport):
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         self.asked += 1
         if self.hang:
-            await asyncio.sleep(60)
+            await asyncio.sleep(60)  # a server that never answers in time: the scenario
         if self.tokens is None:
             return httpx2.Response(500, json={"type": "error", "error": {"type": "api_error"}})
         return httpx2.Response(200, json={"input_tokens": self.tokens})

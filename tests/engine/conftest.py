@@ -22,7 +22,7 @@ from engine.upstream.retry import RetryPolicy
 from models.db import Database
 from services.sessions import create_session
 from streaming.protocol import decode_stream
-from tests.engine.toys import CALLS, TOY_TOOLS
+from tests.engine.toys import CALLS, RELEASE_SLOW, TOY_TOOLS
 from tests.helpers import ScriptedModel
 
 SCALE = 0.05
@@ -94,6 +94,7 @@ def run_turn(db: Database, user: tuple[int, str]) -> Iterator[Callable[..., Run]
     """Run one turn with scripted model output; returns a Run."""
     pool = ThreadPoolExecutor(max_workers=4)
     CALLS.clear()
+    RELEASE_SLOW.clear()
 
     def run(
         scripts: list[list[dict[str, Any]]],
@@ -120,4 +121,5 @@ def run_turn(db: Database, user: tuple[int, str]) -> Iterator[Callable[..., Run]
         return Run(status, events, model, deps.messages, sid)
 
     yield run
+    RELEASE_SLOW.set()
     pool.shutdown(wait=False)

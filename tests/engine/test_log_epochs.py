@@ -22,6 +22,7 @@ from engine.events.redis_log import RedisEventLog
 from models import new_id
 from streaming.protocol import decode_stream, encode_event
 from tests.private_redis import PrivateRedis
+from tests.waits import wait_until_async
 
 SCALE = 0.05  # every timing at 1/20: the writer retries a lost Redis within milliseconds
 
@@ -46,7 +47,7 @@ async def read_until(log: Any, turn: str, after: int, last: int) -> tuple[bytes,
             frames, position = frames + chunk.frames, chunk.last_seq
         if position >= last:
             return frames, position
-        await asyncio.sleep(0.01)
+        await asyncio.sleep(0.01)  # a reader's pause before it asks again
     raise AssertionError(f"frame {last} never arrived (at {position})")
 
 
@@ -112,11 +113,7 @@ def test_an_end_written_after_the_loss_is_never_added_after_a_gap(
             await holder._flush()
             private_redis.restart_empty()
             holder.finish(turn, archived=True)  # its frames are in the database's archive
-            for _ in range(100):
-                await asyncio.sleep(0.01)
-                if not holder._pending:
-                    break
-            assert not holder._pending
+            await wait_until_async(lambda: not holder._pending, message="the end was not written")
             # The end alone would read as a finished turn with no events: nothing is added.
             assert await holder._redis.exists(f"chat:turn:{turn}:events") == 0
         finally:
@@ -200,10 +197,7 @@ def test_a_holder_fenced_in_the_database_never_writes_a_lost_log_again(
             await stale._flush()
             private_redis.restart_empty()
             stale.append(turn, "block_delta", {"i": 1})
-            for _ in range(200):
-                await asyncio.sleep(0.01)
-                if asked and not stale._pending and not stale._rewriting:
-                    break
+            await wait_until_async(lambda: asked and not stale._pending and not stale._rewriting)
             assert asked == [(turn, 1)]
             assert await stale._redis.exists(f"chat:turn:{turn}:events") == 0
         finally:

@@ -1,5 +1,8 @@
 """The shared beat: trickling streams read once per beat, bursts never wait, aborts stay apart,
-and only a loaded worker waits for the beat."""
+and only a loaded worker waits for the beat.
+
+The sleeps of WAITED * 2 are reads that waited for the network: the scenario, not waits.
+"""
 
 from __future__ import annotations
 
@@ -133,29 +136,44 @@ def test_only_a_loaded_worker_waits_and_ended_streams_stop_counting() -> None:
 def test_phases_spread_the_streams_over_the_interval() -> None:
     interval = 0.2
 
-    async def scenario() -> list[list[float]]:
+    async def scenario() -> tuple[list[float], list[list[int]]]:
         loop = asyncio.get_running_loop()
         pacer = Pacer(interval, WAITED)
         pacer.streams = pacing.BATCH_FROM
         cadences = [Cadence(pacer) for _ in range(4 * pacing.PHASES)]
         await asyncio.sleep(WAITED * 2)  # every stream caught up with the network
-        released: list[list[float]] = [[] for _ in cadences]
+        # Which tick released each read (counted, not timed), and the delay of every tick.
+        ticks, delays = [0], []
+        release, call_later = pacer._release, loop.call_later
+
+        def counted() -> None:
+            ticks[0] += 1
+            release()
+
+        def spy(delay: float, callback: object, *args: object) -> object:
+            if callback == counted:
+                delays.append(delay)
+            return call_later(delay, callback, *args)  # type: ignore[arg-type]
+
+        pacer._release = counted  # type: ignore[method-assign]
+        loop.call_later = spy  # type: ignore[method-assign]
+        released: list[list[int]] = [[] for _ in cadences]
 
         async def stream(index: int) -> None:
             for _ in range(3):
                 cadences[index].arrived()
                 await cadences[index].next()
-                released[index].append(loop.time())
+                released[index].append(ticks[0])
 
         await asyncio.gather(*(stream(i) for i in range(len(cadences))))
-        return released
+        return delays, released
 
-    released = run(scenario())  # type: ignore[misc]
-    firsts = sorted(times[0] for times in released)  # type: ignore[union-attr]
-    tick = interval / pacing.PHASES
-    # Each phase is released on its own tick, a fraction of the interval after the last,
-    gaps = [b - a for a, b in pairwise(firsts) if b - a > tick / 2]
-    assert len(gaps) == pacing.PHASES - 1 and min(gaps) >= tick * 0.8
+    delays, released = run(scenario())  # type: ignore[misc]
+    # Ticks come a fraction of the interval apart,
+    assert delays and set(delays) == {interval / pacing.PHASES}
+    # each phase is released on its own tick, one after the other,
+    firsts = sorted({times[0] for times in released})
+    assert firsts == list(range(firsts[0], firsts[0] + pacing.PHASES))
     # and each stream still reads once per interval.
-    for times in released:  # type: ignore[union-attr]
-        assert all(b - a >= interval * 0.8 for a, b in pairwise(times))
+    for times in released:
+        assert [b - a for a, b in pairwise(times)] == [pacing.PHASES] * (len(times) - 1)

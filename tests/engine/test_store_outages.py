@@ -70,6 +70,7 @@ def test_a_statement_is_retried_through_an_outage_and_given_up_past_the_bound(
         started = time.monotonic()
         with pytest.raises(StorageUnavailable):
             asyncio.run(store.durable(query))
+        # Waited the whole bound out: a lower bound, which load can only lengthen.
         assert time.monotonic() - started >= timings.store_outage
         down.clear()
     with pytest.raises(ZeroDivisionError):  # not an outage: raised at once, never retried
@@ -172,7 +173,8 @@ def test_no_turn_is_taken_over_until_the_store_has_been_back_for_stale_after(
             launched.append(run.turn.turn_id)
 
     upkeep = Upkeep(Service(), WorkerRegistry(db))  # type: ignore[arg-type]
-    time.sleep(timings.stale_after * 2)  # the dead worker's heartbeat is stale by now
+    # Time passes: the dead worker's heartbeat is stale by now (the scenario, not a wait).
+    time.sleep(timings.stale_after * 2)
 
     async def scenario() -> None:
         with unreachable(db) as down:
@@ -182,7 +184,7 @@ def test_no_turn_is_taken_over_until_the_store_has_been_back_for_stale_after(
             down.clear()
         await upkeep.reap()  # back, but every heartbeat was missed while it was out
         assert launched == []
-        await asyncio.sleep(timings.stale_after)
+        await asyncio.sleep(timings.stale_after)  # reachable this long: the scenario
         await upkeep.reap()
         assert len(launched) == 1
 

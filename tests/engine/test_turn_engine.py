@@ -140,7 +140,7 @@ def test_unknown_tool_bad_input_and_raising_tool_are_error_results(run_turn: Any
 
 
 def test_slow_tool_times_out_as_an_error_result(run_turn: Any) -> None:
-    # Every timing at 1/100: the tool may take 0.2 s, the slow one takes 2.
+    # Every timing at 1/100: the tool may take 0.2 s, the slow one runs until the test ends.
     run = run_turn([tool_use("toolu_s", "slow", ["{}"]), answer("ok")], scale=0.01)
     result = run.of("tool_result")[0]
     assert result["is_error"] and "timed out" in result["content"][0]["text"]

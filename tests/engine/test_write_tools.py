@@ -53,7 +53,7 @@ class Notebook:
         if failure == "before":
             raise OperationalError("UPDATE", {}, Exception("server closed the connection"))
         out = {"noted": data["text"], "try": self.tries}
-        time.sleep(WRITING)
+        time.sleep(WRITING)  # the note takes this long to write: the scenario
         with ctx.db.transaction() as s:
             ctx.applied(s, out)
         self.committed.append(data["text"])

@@ -1,8 +1,8 @@
-"""Toy tools for engine tests: one that works, one that is slow, one that raises."""
+"""Toy tools for engine tests: one that works, one that never ends by itself, one that raises."""
 
 from __future__ import annotations
 
-import time
+import threading
 from typing import Any
 
 from marshmallow import Schema, fields, validate
@@ -20,6 +20,9 @@ class Empty(Schema):
 
 
 CALLS: list[tuple[str, dict[str, Any]]] = []
+# The slow tool runs until this is set (run_turn sets it when the test ends): longer than
+# any tool timeout, so a turn that ends meanwhile did not wait for it.
+RELEASE_SLOW = threading.Event()
 
 
 def _weather(ctx: Any, data: dict[str, Any]) -> dict[str, Any]:
@@ -29,7 +32,7 @@ def _weather(ctx: Any, data: dict[str, Any]) -> dict[str, Any]:
 
 def _slow(ctx: Any, data: dict[str, Any]) -> str:
     CALLS.append(("slow", data))
-    time.sleep(2)
+    RELEASE_SLOW.wait()
     return "late"
 
 
@@ -41,7 +44,7 @@ def _boom(ctx: Any, data: dict[str, Any]) -> str:
 TOY_TOOLS = ToolRegistry(
     [
         Tool("get_weather", "Weather for a city.", WeatherInput, _weather),
-        Tool("slow", "Takes two seconds.", Empty, _slow),
+        Tool("slow", "Runs until the test ends.", Empty, _slow),
         Tool("boom", "Always raises.", Empty, _boom),
     ]
 )

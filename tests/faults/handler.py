@@ -70,7 +70,8 @@ class Server(ThreadingHTTPServer):
     def server_bind(self) -> None:
         # HTTPServer.server_bind does a reverse DNS lookup we have no use for.
         socketserver.TCPServer.server_bind(self)
-        self.server_name, self.server_port = self.server_address[:2]
+        host, self.server_port = self.server_address[:2]
+        self.server_name = str(host)
 
 
 class _Disconnected(Exception):
@@ -178,6 +179,7 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.flush()
 
     def _stall(self, fault: StallAfter) -> None:
+        self.server.upstream.stalling.set()
         closing = self.server.upstream._closing
         deadline = time.monotonic() + fault.seconds
         while (left := deadline - time.monotonic()) > 0:

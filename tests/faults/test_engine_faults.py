@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import replace
 from typing import Any
+
+import pytest
 
 from streaming.accumulator import MessageAccumulator
 from streaming.history import validate_history
@@ -20,6 +23,7 @@ from tests.faults.upstream import (
     expected_reply,
 )
 from tests.helpers import assert_well_formed
+from tests.waits import PATIENCE
 
 QUESTION = "What did I spend on groceries last month?"
 
@@ -49,7 +53,7 @@ def test_429_and_529_before_content_are_retried_honouring_retry_after(rig: Rig) 
     started = time.monotonic()
     sid, events = rig.run(QUESTION)
     check_clean(rig, sid, events)
-    assert time.monotonic() - started >= 0.4
+    assert time.monotonic() - started >= 0.4  # a lower bound: load can only lengthen it
     assert rig.upstream.served[:4] == ["Status", "Status", "Status", "Normal"]
     assert "message_discarded" not in [t for _, t, _ in events]
 
@@ -74,11 +78,10 @@ def test_connection_reset_mid_stream_is_retried(rig: Rig) -> None:
 
 
 def test_silent_stall_is_aborted_by_the_watchdog_and_retried(rig: Rig) -> None:
+    # The stall (20 s) ends in a cut connection: "stalled" says the watchdog (3 s) came first.
     rig.upstream.script(StallAfter(6, seconds=20))
-    started = time.monotonic()
     sid, events = rig.run(QUESTION)
     check_clean(rig, sid, events)
-    assert time.monotonic() - started < rig.timings.stall_timeout + 5
     assert [d["reason"] for _, t, d in events if t == "message_discarded"] == ["stalled"]
 
 
@@ -107,23 +110,25 @@ def test_a_stream_longer_than_the_budget_that_breaks_late_is_retried(rig: Rig) -
 def test_a_slow_heartbeat_never_delays_stall_detection(rig: Rig, monkeypatch: Any) -> None:
     # Heartbeats wait for the database in the store pool: a database that takes ages to take
     # the heartbeat must not freeze stall detection (a timer of the loop) of the same worker.
+    # The heartbeat never returns while the turn runs: were it waited for in the loop, the
+    # turn could not end at all.
     workers = rig.app.extensions["engine"].workers
-    real = workers.beat
-    monkeypatch.setattr(workers, "beat", lambda: (time.sleep(60), real()))
+    real, taken = workers.beat, threading.Event()
+    monkeypatch.setattr(workers, "beat", lambda: (taken.wait(), real()))
     rig.upstream.script(StallAfter(6, seconds=30))
-    started = time.monotonic()
-    sid, events = rig.run(QUESTION)
+    try:
+        sid, events = rig.run(QUESTION)
+    finally:
+        taken.set()
     check_clean(rig, sid, events)
-    assert time.monotonic() - started < rig.timings.stall_timeout + 5
     assert [d["reason"] for _, t, d in events if t == "message_discarded"] == ["stalled"]
 
 
 def test_a_stall_with_only_pings_is_still_a_stall(rig: Rig) -> None:
+    # The stall (20 s) ends in a cut connection: "stalled" says the watchdog (3 s) came first.
     rig.upstream.script(StallAfter(6, seconds=20, pings=True))
-    started = time.monotonic()
     sid, events = rig.run(QUESTION)
     check_clean(rig, sid, events)
-    assert time.monotonic() - started < rig.timings.stall_timeout + 5
     assert [d["reason"] for _, t, d in events if t == "message_discarded"] == ["stalled"]
 
 
@@ -177,6 +182,7 @@ def test_a_tool_runs_once_per_id_even_when_later_calls_fail(rig: Rig) -> None:
     assert rig.executions == len(tool_ids) == 2
 
 
+@pytest.mark.slow  # a time bound: docs/api.md promises a cancel stops a turn within a second
 def test_cancel_during_a_silent_stall_closes_the_upstream_within_a_second(rig: Rig) -> None:
     from services.sessions import create_session
 
@@ -185,7 +191,7 @@ def test_cancel_during_a_silent_stall_closes_the_upstream_within_a_second(rig: R
     rig.upstream.script(StallAfter(8, seconds=25))
     sid = create_session(rig.db, rig.user_id)["id"]
     turn = rig.turns.start(rig.user_id, sid, QUESTION)
-    time.sleep(0.5)
+    assert rig.upstream.stalling.wait(PATIENCE)
     started = time.monotonic()
     rig.turns.cancel(turn.turn_id)
     assert rig.turns.wait(turn.turn_id, timeout=5)
@@ -205,6 +211,7 @@ def test_an_invalid_request_is_not_retried(rig: Rig) -> None:
     assert len(rig.upstream.requests) == 1
 
 
+@pytest.mark.slow  # a time bound (the first-token timeout, 6 s here, not the stall's 3 s)
 def test_a_slow_start_is_cut_by_the_first_token_timeout(rig: Rig) -> None:
     rig.upstream.script(StallAfter(1, seconds=20))  # message_start, then nothing
     started = time.monotonic()
@@ -216,6 +223,7 @@ def test_a_slow_start_is_cut_by_the_first_token_timeout(rig: Rig) -> None:
     assert [d["reason"] for _, t, d in events if t == "message_discarded"] == ["stalled"]
 
 
+@pytest.mark.slow  # a time bound: docs/api.md promises a cancel stops a turn within a second
 def test_cancel_while_waiting_for_response_headers_is_immediate(
     rig: Rig, app_config: dict[str, Any]
 ) -> None:
@@ -227,17 +235,19 @@ def test_cancel_while_waiting_for_response_headers_is_immediate(
     silent = socket.socket()
     silent.bind(("127.0.0.1", 0))
     silent.listen(8)  # accepts connections, never answers
+    silent.settimeout(PATIENCE)
     url = f"http://127.0.0.1:{silent.getsockname()[1]}"
     app = create_app(replace(rig.app.config["SETTINGS"], anthropic_base_url=url))
     turns = app.extensions["turns"]
     try:
         sid = create_session(rig.db, rig.user_id)["id"]
         turn = turns.start(rig.user_id, sid, QUESTION)
-        time.sleep(0.3)
+        asked, _ = silent.accept()  # the model call is connected and waits for headers
         started = time.monotonic()
         turns.cancel(turn.turn_id)
         assert turns.wait(turn.turn_id, timeout=5)
         assert time.monotonic() - started < 1.0
+        asked.close()
     finally:
         app.extensions["engine"].close()
         silent.close()

@@ -28,7 +28,10 @@ from tests.faults.upstream import (
     StallAfter,
     Status,
 )
-from tests.http.conftest import LiveServer, decode, events_only
+from tests.live import LiveServer, decode, events_only
+
+# A soak: minutes of turns under random faults.
+pytestmark = pytest.mark.slow
 
 TURNS = 200
 PER_KIND = 12

@@ -44,6 +44,7 @@ class FaultyUpstream:
     def __init__(self) -> None:
         self.requests: list[dict[str, Any]] = []
         self.served: list[str] = []
+        self.stalling = threading.Event()  # set once a StallAfter went quiet
         self.default: Fault = Normal()
         self._queue: deque[Fault] = deque()
         self._chooser: Chooser | None = None
