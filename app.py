@@ -19,7 +19,7 @@ from engine.build import build_engine
 from engine.upstream.client import Upstream
 from models.db import Database
 from routes import register_blueprints
-from routes.errors import register_error_handlers, render_host_error
+from routes.error_handler import register_error_handlers, render_host_error
 from services.pricing import price_table
 from services.search import SearchBudget, SearchGate
 from services.token_watch import TokenWatcher

@@ -13,11 +13,11 @@ import click
 from flask import Flask, current_app
 from sqlalchemy import select
 
-from demo_data.cli import seed_demo
+from demo_data.commands import seed_demo
 from models import ApiToken, User
 from models.base import utcnow
 from models.migrate import upgrade
-from routes.deps import get_settings
+from routes.extensions import get_settings
 from telemetry import audit
 
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from streaming.events import BUSY_POLICIES, DEFAULT_BUSY_POLICY, BusyPolicy
+from streaming.wire.events import BUSY_POLICIES, DEFAULT_BUSY_POLICY, BusyPolicy
 
 # The instance folder's default: beside app.py (this file's folder).
 HERE = Path(__file__).resolve().parent

@@ -12,8 +12,8 @@ from typing import Any
 
 from bench.pipeline import ours as end_to_end
 from bench.streams import big_tool_input, chunked, sdk_client, tool_stream
-from streaming.accumulator import MessageAccumulator
-from streaming.sse import iter_json_events
+from streaming.messages.accumulator import MessageAccumulator
+from streaming.wire.sse import iter_json_events
 
 KIB = 1024
 

@@ -16,7 +16,7 @@ from engine.events.memory import MemoryEventLog
 from engine.store.fence import Lease
 from engine.turns.outbox import Outbox
 from engine.turns.round import MessageRound
-from streaming.sse import JSONEvents
+from streaming.wire.sse import JSONEvents
 
 EVENTS = 20_000
 

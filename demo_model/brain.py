@@ -11,9 +11,9 @@ from typing import Any
 from demo_model.answers import compose_cited
 from demo_model.answers.honest import HELP
 from demo_model.cite import Answer, SearchResults, text_blocks
-from demo_model.history import question_indexes, results_since, rounds_since, text_of, today_of
 from demo_model.intent import Intent, resolve
 from demo_model.planner import next_calls
+from demo_model.reading import question_indexes, results_since, rounds_since, text_of, today_of
 from tools.finance.clock import today as clock_today
 
 LABEL = "offline demo model"

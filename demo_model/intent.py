@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, replace
 from datetime import date
 
 from demo_model import vocabulary as v
-from demo_model.changes import read_change
+from demo_model.change_requests import read_change
 from demo_model.language import language_of
 from demo_model.periods import (
     MONTHS,

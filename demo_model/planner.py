@@ -5,12 +5,12 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-from demo_model import calls as c
-from demo_model.calls import Call, Results
+from demo_model import tool_calls as c
+from demo_model.change_plans import plan_change
 from demo_model.intent import Intent
 from demo_model.subjects import Subject, compared_categories, currencies, group_keys, resolve
+from demo_model.tool_calls import Call, Results
 from demo_model.vocabulary import is_transfer
-from demo_model.writes import plan_change
 
 
 def next_calls(intent: Intent, results: Results) -> list[Call]:

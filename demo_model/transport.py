@@ -12,7 +12,7 @@ from typing import Any
 import httpx2
 
 from demo_model.brain import respond
-from demo_model.context import manage, tokens_of
+from demo_model.context_management import manage, tokens_of
 from demo_model.wire import encode_reply
 
 # What the `anthropic` client is given for the demo: no key is checked, no host is reached.

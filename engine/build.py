@@ -18,13 +18,13 @@ from engine.store.durable import Store
 from engine.store.messages import MessageStore
 from engine.store.turns import TurnStore
 from engine.store.workers import WorkerRegistry
-from engine.turns.deps import TurnDeps
 from engine.turns.pacing import Pacer
+from engine.turns.shared import TurnDeps
 from engine.turns.tools import ToolRunner
 from engine.turns.window import ContextWindow
 from engine.upstream.client import ModelClient, Upstream, build_model_client
+from engine.upstream.estimate import request_tokens
 from engine.upstream.retry import RetryPolicy
-from engine.upstream.tokens import request_tokens
 from models.db import Database
 from tools import default_registry
 

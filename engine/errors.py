@@ -24,7 +24,7 @@
           +-- LeaseLost
           +-- EndedElsewhere
 
-routes/errors.py renders any APIError as {"error": {"code", "message", "details"}} with its
+routes/error_handler.py renders any APIError as {"error": {"code", "message", "details"}} with its
 headers, so a new client error is one subclass here (or a `code=` at its raise site). The HTTP
 host answers the requests it refuses itself (400, 408, 413, 414, 431, 501, 503 server_busy)
 without importing the app: it words them through the app's renderer (streaming/hosting.py).

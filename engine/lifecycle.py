@@ -16,8 +16,8 @@ import time
 from engine.limits import UserLimits
 from engine.runtime import Runtime
 from engine.store.workers import WorkerRegistry
-from engine.turns.deps import TurnDeps
 from engine.turns.service import TurnService
+from engine.turns.shared import TurnDeps
 from engine.turns.upkeep import Upkeep
 
 log = logging.getLogger(__name__)

@@ -27,7 +27,7 @@ from sqlalchemy import Connection, bindparam, func, select
 
 from engine.errors import LimitExceeded
 from engine.ratelimit import RateLimiter, user_key
-from engine.upstream.tokens import usage_tokens
+from engine.upstream.estimate import usage_tokens
 from models import Message, Turn, User
 from models.chat import TURN_RUNNING
 from models.db import Database

@@ -7,14 +7,24 @@ from flask import Flask
 
 def register_blueprints(app: Flask) -> None:
     """Attach every blueprint to `app` through the Api, which documents them in /openapi.json."""
-    from routes import chat, health, metrics, records, sessions, tokens, turns, ui_chat, web
+    from routes import (
+        api_tokens,
+        chat_stream,
+        health,
+        metrics,
+        records,
+        sessions,
+        turns,
+        ui_chat,
+        web,
+    )
     from routes.api import init_api, refuse_impossible_ids, refuse_unknown_query
 
     api = init_api(app)
     api.register_blueprint(health.bp)
     api.register_blueprint(web.bp)
     api.register_blueprint(metrics.bp)
-    under_api = (sessions.bp, turns.bp, chat.bp, ui_chat.bp, tokens.bp, records.bp)
+    under_api = (sessions.bp, turns.bp, chat_stream.bp, ui_chat.bp, api_tokens.bp, records.bp)
     for bp in under_api:
         api.register_blueprint(bp, url_prefix="/api")
     app.extensions["api"] = api

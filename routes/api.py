@@ -13,8 +13,8 @@ from marshmallow import Schema
 from webargs.flaskparser import FlaskParser
 
 from engine.errors import BadRequest, NotFound, Unprocessable, UnsupportedMediaType
+from routes.requests import unstorable_fields
 from routes.responses import ErrorResponse
-from routes.schemas import unstorable_fields
 from tools.jsonschema import extend
 
 BEARER = [{"bearer": []}]
@@ -108,7 +108,7 @@ class Api(flask_smorest.Api):
     ERROR_SCHEMA = ErrorResponse
 
     def _register_error_handlers(self) -> None:
-        """routes/errors.py renders every error, webargs' 422 included."""
+        """routes/error_handler.py renders every error, webargs' 422 included."""
 
 
 def refuse_unknown_query(app: Flask) -> None:

@@ -11,8 +11,8 @@ from flask import g, request
 from itsdangerous import BadSignature, SignatureExpired, URLSafeTimedSerializer
 
 from engine.errors import Unauthorized
-from routes.deps import get_db, get_settings
-from services.tokens import authenticate, check_token_id
+from routes.extensions import get_db, get_settings
+from services.api_tokens import authenticate, check_token_id
 
 F = TypeVar("F", bound=Callable[..., Any])
 

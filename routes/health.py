@@ -6,7 +6,7 @@ from sqlalchemy import text
 
 from engine.errors import StorageUnavailable
 from routes.api import Blueprint
-from routes.deps import get_db
+from routes.extensions import get_db
 from routes.responses import Health
 
 bp = Blueprint("health", __name__, description="Liveness.")

@@ -8,7 +8,7 @@ from flask import Response, request
 
 from engine.errors import Unauthorized
 from routes.api import Blueprint
-from routes.deps import get_settings
+from routes.extensions import get_settings
 from telemetry.metrics import render
 
 bp = Blueprint("metrics", __name__, description="Prometheus metrics of every worker.")

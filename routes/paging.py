@@ -13,7 +13,7 @@ from typing import Any
 
 from marshmallow import Schema, fields, validate
 
-from routes.schemas import events_field, search_field
+from routes.requests import events_field, search_field
 
 MAX_PAGE = 100
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)

@@ -12,15 +12,15 @@ from flask import g
 
 from routes.api import BEARER, Blueprint
 from routes.auth import login_required
-from routes.deps import get_db
+from routes.extensions import get_db
 from routes.record_responses import (
     AccountRecord,
     BudgetRecord,
     TransactionPage,
     TransactionRecord,
 )
+from routes.requests import TransactionsQuery
 from routes.responses import ErrorResponse
-from routes.schemas import TransactionsQuery
 from services import records
 
 bp = Blueprint("records", __name__, description="The caller's finance records answers cite.")

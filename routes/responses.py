@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from marshmallow import Schema, fields
 
-from streaming.events import EVENT_TYPES
+from streaming.wire.events import EVENT_TYPES
 
 
 class Open(Schema):

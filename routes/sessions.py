@@ -9,7 +9,7 @@ from flask import Response, g, request
 
 from routes.api import BEARER, Blueprint
 from routes.auth import login_required
-from routes.deps import (
+from routes.extensions import (
     get_db,
     get_engine,
     get_prices,
@@ -19,6 +19,13 @@ from routes.deps import (
     get_turns,
 )
 from routes.paging import MessagePageQuery, SessionPageQuery, session_cursor, session_key
+from routes.requests import (
+    ActiveLeafRequest,
+    ExportQuery,
+    SessionQuery,
+    SessionRename,
+    SessionRequest,
+)
 from routes.responses import (
     NEW_SESSION_LINKS,
     ErrorResponse,
@@ -26,13 +33,6 @@ from routes.responses import (
     Session,
     SessionDetail,
     SessionPage,
-)
-from routes.schemas import (
-    ActiveLeafRequest,
-    ExportQuery,
-    SessionQuery,
-    SessionRename,
-    SessionRequest,
 )
 from services import export, search, sessions
 from streaming.hosting import STREAM_HOOK, BodyFactory

@@ -9,7 +9,16 @@ from flask import Response, g, url_for
 from routes.api import BEARER, Blueprint
 from routes.approval_responses import ActionList, ApprovalDecided, ApprovalList
 from routes.auth import events_auth, login_required, sign_events_token
-from routes.deps import get_db, get_prices, get_turns
+from routes.event_streams import EVENTS_DOC, event_stream
+from routes.extensions import get_db, get_prices, get_turns
+from routes.requests import (
+    ActionsQuery,
+    ApprovalRequest,
+    EventsHeaders,
+    EventsQuery,
+    TurnRequest,
+    check_message_size,
+)
 from routes.responses import (
     NEW_TURN_LINKS,
     SSE,
@@ -18,15 +27,6 @@ from routes.responses import (
     Turn,
     TurnStarted,
 )
-from routes.schemas import (
-    ActionsQuery,
-    ApprovalRequest,
-    EventsHeaders,
-    EventsQuery,
-    TurnRequest,
-    check_message_size,
-)
-from routes.sse import EVENTS_DOC, event_stream
 from services import sessions
 
 bp = Blueprint("turns", __name__, description="Turns and their event streams.")

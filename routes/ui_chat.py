@@ -10,13 +10,13 @@ from marshmallow import EXCLUDE, Schema, ValidationError, fields, post_load, val
 from engine.errors import Conflict, NotFound
 from routes.api import BEARER, Blueprint
 from routes.auth import login_required
-from routes.deps import get_db, get_session_limits, get_token_guard, get_turns
+from routes.event_streams import stream_response
+from routes.extensions import get_db, get_session_limits, get_token_guard, get_turns
+from routes.requests import IF_BUSY, WS, check_message_size, storable
 from routes.responses import TURN_HEADERS, UI_SSE, UICancelAccepted, UIChatMessages
-from routes.schemas import IF_BUSY, WS, check_message_size, storable
-from routes.sse import stream_response
 from services import sessions, ui_asks, ui_chats
+from streaming.aisdk.ui_stream import UI_STREAM_HEADERS
 from streaming.shapes import UIChunks
-from streaming.ui_stream import UI_STREAM_HEADERS
 from telemetry import access
 
 bp = Blueprint("ui_chat", __name__, description="The Vercel AI SDK's useChat endpoints.")

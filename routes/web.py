@@ -8,8 +8,8 @@ from pathlib import Path
 from flask import Response, send_from_directory
 
 from routes.api import Blueprint
-from routes.deps import get_settings
-from streaming.events import EVENT_TYPES
+from routes.extensions import get_settings
+from streaming.wire.events import EVENT_TYPES
 
 WEB = Path(__file__).resolve().parent.parent / "web"
 

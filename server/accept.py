@@ -25,7 +25,7 @@ import socket
 from collections.abc import Callable
 
 from config import Timings
-from server.responses import Refused, error_response
+from server.heads import Refused, error_response
 from streaming.hosting import RenderError, plain_error
 
 log = logging.getLogger(__name__)

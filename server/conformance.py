@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from server.responses import Refused
+from server.heads import Refused
 
 # method SP request-target SP HTTP-version CRLF, one space each (RFC 9112, section 3).
 REQUEST_LINE = re.compile(

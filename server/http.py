@@ -27,7 +27,7 @@ import httptools
 
 from config import Timings
 from server.conformance import check_hosts, check_request_line, check_transfer_encoding
-from server.responses import (
+from server.heads import (
     CONTINUE,
     Refused,
     error_response,

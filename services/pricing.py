@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from engine.upstream.tokens import billed_usage
+from engine.upstream.estimate import billed_usage
 
 __all__ = [
     "DEFAULT_PRICES",

@@ -18,7 +18,7 @@ from models.chat import MESSAGE_QUEUED, TURN_QUEUED, TURN_RUNNING
 from models.db import Database
 from models.searchable import search_title
 from services.pricing import Prices, summarize
-from streaming import stored
+from streaming.wire import stored
 
 
 def create_session(
@@ -75,7 +75,7 @@ def list_messages(
     ends before the `before`-th (given both: the last `limit` between them). The keys returned
     are where the next page starts (None: the branch ends here) and where the page before
     ends (None: this page starts the branch). With `events`, each message carries the
-    events that show it (streaming/stored.py).
+    events that show it (streaming/wire/stored.py).
     """
     with db.read() as s:
         _owned(s.get(ChatSession, session_id), user_id, "session")

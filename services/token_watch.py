@@ -21,7 +21,7 @@ from sqlalchemy import select
 from models import ApiToken
 from models.base import utcnow
 from models.db import Database
-from services.tokens import aware
+from services.api_tokens import aware
 
 log = logging.getLogger(__name__)
 # Ids per query: well under every database's limit on bound parameters.

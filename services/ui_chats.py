@@ -18,7 +18,7 @@ from models import ChatSession, Message, ToolRun, Turn, UIChat, new_id
 from models.chat import TURN_RUNNING
 from models.db import Database
 from services import ui_asks
-from streaming.ui_messages import stored_ui_messages
+from streaming.aisdk.ui_messages import stored_ui_messages
 
 RESUME_MESSAGE_HEADER = "X-Resume-Message-Id"
 RESUME_STEPS_HEADER = "X-Resume-Steps"

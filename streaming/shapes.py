@@ -11,10 +11,10 @@ from typing import Protocol
 
 import orjson
 
-from streaming import ui_chunks as C
+from streaming.aisdk import ui_chunks as C
+from streaming.aisdk.ui_stream import DONE, UIStreamTranslator, encode_chunks
 from streaming.hosting import StreamBroken
-from streaming.protocol import decode_stream, error_body
-from streaming.ui_stream import DONE, UIStreamTranslator, encode_chunks
+from streaming.wire.protocol import decode_stream, error_body
 
 
 class Shape(Protocol):

@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from engine.events.log import split_frames, starts_epoch
-from streaming.protocol import decode_stream
-from streaming.sse import iter_json_events
-from streaming.view import view_of
+from streaming.wire.protocol import decode_stream
+from streaming.wire.sse import iter_json_events
+from streaming.wire.view import view_of
 
 TRANSCRIPTS = Path(__file__).resolve().parents[2] / "shared" / "transcripts"
 

@@ -13,10 +13,10 @@ import httpx2
 
 from app import host
 from config import Timings
-from routes.errors import render_host_error
+from routes.error_handler import render_host_error
 from server.serve import RunningServer, ServerSettings, serve_in_thread
 from streaming.hosting import Hosted, WSGIApp, plain_error
-from streaming.protocol import decode_stream
+from streaming.wire.protocol import decode_stream
 from tests.rawhttp import Client, Reply
 from tests.waits import PATIENCE
 

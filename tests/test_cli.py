@@ -16,11 +16,11 @@ from flask import Flask
 from sqlalchemy import select, update
 
 from cli import check_port, demo_token
-from demo_data.cli import seed_demo
+from demo_data.commands import seed_demo
 from models import ApiToken, Budget, Category, Transaction, User
 from models.base import utcnow
 from models.db import Database
-from services.tokens import authenticate
+from services.api_tokens import authenticate
 
 
 def cli_app(db: Database, instance: Path) -> Flask:

@@ -13,7 +13,7 @@ from engine.events.log import frames_after
 from engine.events.memory import MemoryEventLog
 from engine.events.redis_log import RedisEventLog, _key
 from models import new_id
-from streaming.protocol import decode_stream
+from streaming.wire.protocol import decode_stream
 from tests.backends import redis_or_skip
 from tests.waits import PATIENCE
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from demo_data.finance import seed_finance
+from demo_data.generator import seed_finance
 from models import Turn
 from services.sessions import create_session
-from streaming.history import validate_history
+from streaming.messages.history import validate_history
 from tests.backends import redis_or_skip
 from tests.conftest import make_user
 from tests.helpers import assert_well_formed

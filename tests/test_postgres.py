@@ -12,8 +12,8 @@ from engine.errors import TurnConflict
 from engine.store.starts import Ask
 from models.migrate import upgrade
 from services.sessions import create_session, get_session
-from streaming.history import validate_history
-from streaming.protocol import decode_stream
+from streaming.messages.history import validate_history
+from streaming.wire.protocol import decode_stream
 from tests.backends import fresh_postgres
 from tests.conftest import make_user
 from tests.helpers import assert_well_formed
@@ -34,7 +34,7 @@ def test_a_demo_turn_runs_and_is_stored_on_postgres(pg_url: str) -> None:
     try:
         db, turns = app.extensions["db"], app.extensions["turns"]
         user_id, _ = make_user(db, "pg")
-        from demo_data.finance import seed_finance
+        from demo_data.generator import seed_finance
 
         seed_finance(db, user_id, months=3, seed=1)
         sid = create_session(db, user_id)["id"]

@@ -297,8 +297,10 @@ def test_config_imports_nothing_of_the_project_but_the_event_contract() -> None:
     # values BUSY_POLICY is parsed against.
     ours = first_party()
     imported = {n for n in imports_of(ROOT / "config.py") if n.split(".")[0] in ours}
-    assert imported == {"streaming.events"}
-    assert {n for n in imports_of(ROOT / "streaming/events.py") if n.split(".")[0] in ours} == set()
+    assert imported == {"streaming.wire.events"}
+    assert {
+        n for n in imports_of(ROOT / "streaming/wire/events.py") if n.split(".")[0] in ours
+    } == set()
 
 
 def test_the_engine_imports_nothing_of_the_demo_model() -> None:

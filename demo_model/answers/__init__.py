@@ -4,17 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from demo_model.answers.changes import change
+from demo_model.answers.change_results import change
 from demo_model.answers.compare import compare
 from demo_model.answers.fmt import lines_md
 from demo_model.answers.honest import HELP, NOT_UNDERSTOOD, OFF_TOPIC, english_only
 from demo_model.answers.money_in import income, refunds
 from demo_model.answers.spending import largest, spending
-from demo_model.answers.status import balances, budget, overview, recurring
-from demo_model.calls import Results
+from demo_model.answers.standing import balances, budget, overview, recurring
 from demo_model.cite import Answer, plain
 from demo_model.intent import Intent
 from demo_model.mdtext import md_text
+from demo_model.tool_calls import Results
 
 WRITERS: dict[str, Callable[[Intent, Results], Answer]] = {
     "spending": spending,

@@ -5,16 +5,16 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-from demo_model import calls as c
+from demo_model import tool_calls as c
 from demo_model.answers.fmt import MAX_ROWS, change, cite, currency_note, dec, lines_md, money
 from demo_model.answers.honest import data_note, latest_note
-from demo_model.calls import Results
 from demo_model.cite import Answer, Line, Part
 from demo_model.intent import Intent
 from demo_model.mdtext import md_text
 from demo_model.periods import Period
 from demo_model.planner import compare_subject
 from demo_model.subjects import Subject, compared_categories, currencies
+from demo_model.tool_calls import Results
 from tools.finance.cites import spend_source, txns_source
 
 

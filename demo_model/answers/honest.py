@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from demo_model import calls as c
+from demo_model import tool_calls as c
 from demo_model.answers.fmt import plural
-from demo_model.calls import Results
 from demo_model.mdtext import md_text
+from demo_model.tool_calls import Results
 
 CAN_DO = (
     "I can answer questions about your own money:\n"

@@ -6,7 +6,7 @@ from collections import defaultdict
 from decimal import Decimal
 from typing import Any
 
-from demo_model import calls as c
+from demo_model import tool_calls as c
 from demo_model.answers.fmt import (
     MAX_ROWS,
     cite,
@@ -19,12 +19,12 @@ from demo_model.answers.fmt import (
 )
 from demo_model.answers.honest import data_note, latest_note
 from demo_model.answers.spending import unmatched
-from demo_model.calls import Call, Results
 from demo_model.cite import Answer, Line
 from demo_model.intent import Intent
 from demo_model.mdtext import md_text
 from demo_model.planner import income_categories, refund_categories, spending_subject
 from demo_model.subjects import Subject, group_keys
+from demo_model.tool_calls import Call, Results
 from demo_model.vocabulary import is_transfer
 from tools.finance.cites import txn_source, txns_source
 

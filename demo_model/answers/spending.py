@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from demo_model import calls as c
+from demo_model import tool_calls as c
 from demo_model.answers.fmt import (
     MAX_ROWS,
     cite,
@@ -16,13 +16,13 @@ from demo_model.answers.fmt import (
     row_line,
 )
 from demo_model.answers.honest import data_note, latest_note
-from demo_model.calls import Results
 from demo_model.cite import Answer, Line, Part
 from demo_model.intent import Intent
 from demo_model.mdtext import md_text
 from demo_model.periods import Period
 from demo_model.planner import spending_subject
 from demo_model.subjects import Subject, currencies, group_keys
+from demo_model.tool_calls import Results
 from tools.finance.cites import spend_source, txns_source
 
 

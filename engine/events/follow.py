@@ -15,8 +15,8 @@ from typing import Protocol
 from config import Timings
 from engine.events.log import Chunk
 from engine.events.reader import EventReader
-from streaming.protocol import KEEPALIVE
 from streaming.shapes import Shape
+from streaming.wire.protocol import KEEPALIVE
 from telemetry.metrics import STREAM_SECONDS, STREAMS_ACTIVE
 
 

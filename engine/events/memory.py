@@ -31,7 +31,7 @@ from engine.events.log import (
     wake_all,
 )
 from engine.events.spool import Spool, kept
-from streaming.protocol import encode_event
+from streaming.wire.protocol import encode_event
 
 log = logging.getLogger(__name__)
 # Bytes of recent frames kept in memory (between TAIL and twice that) once a spool or the

@@ -32,7 +32,7 @@ from engine.errors import LeaseLost
 from engine.events.acked import AckedFrames, HeldFrames
 from engine.events.log import Chunk, Confirm, origin, split_frames
 from engine.events.redis_follow import END, FIELD, RedisFollower
-from streaming.protocol import encode_event
+from streaming.wire.protocol import encode_event
 
 log = logging.getLogger(__name__)
 Entry = tuple[str, int, int, int, bytes, bytes]  # turn, lease, epoch, seq, field, value

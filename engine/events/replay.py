@@ -9,11 +9,11 @@ from sqlalchemy import select
 from engine.events.log import Chunk
 from models import Message, Turn
 from models.db import Database
-from streaming import events as E
-from streaming import protocol as P
-from streaming import stored
-from streaming.events import Event
-from streaming.stored import StoredMessage
+from streaming.wire import events as E
+from streaming.wire import protocol as P
+from streaming.wire import stored
+from streaming.wire.events import Event
+from streaming.wire.stored import StoredMessage
 
 
 def replay_turn(db: Database, turn_id: str, after: int) -> Chunk:

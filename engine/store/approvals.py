@@ -23,7 +23,7 @@ from engine.errors import Conflict, NotFound
 from engine.limits import RUNNING, Admission
 from engine.store import starts, tree
 from engine.store.messages import NEXT_POSITION, StoredRun
-from engine.store.records import Runnable, insert_turn
+from engine.store.turn_rows import Runnable, insert_turn
 from models import ChatSession, Message, ToolRun, Turn, new_id, utcnow
 from models.base import iso
 from models.chat import (

@@ -27,7 +27,7 @@ from models.chat import (
 )
 from models.db import Database
 from models.searchable import search_text
-from streaming.history import repair_history
+from streaming.messages.history import repair_history
 
 M, R = Message.__table__.c, ToolRun.__table__.c
 # Statements are built once (with bind parameters): building one costs more CPU than
@@ -154,7 +154,8 @@ class StoredRun:
         """The tool_result block that answers this run.
 
         A declined call's block also keeps `declined` (`{"reason"}`, what people read instead
-        of the model's instruction); it is never sent back to the model (streaming/sent.py).
+        of the model's instruction); it is never sent back to the model
+        (streaming/messages/sent.py).
         """
         block: dict[str, Any] = {
             "type": "tool_result",

@@ -20,13 +20,13 @@ from engine.errors import Conflict, LimitExceeded, TurnConflict, Unprocessable
 from engine.limits import RUNNING, Admission
 from engine.store import approvals, tree
 from engine.store.messages import NEXT_POSITION
-from engine.store.records import Runnable, insert_turn
+from engine.store.turn_rows import Runnable, insert_turn
 from models import Message, Turn, TurnEvents, new_id, utcnow
 from models.chat import MESSAGE_FINISHED, MESSAGE_QUEUED, TURN_QUEUED, TURN_RUNNING
 from models.searchable import search_text
-from streaming import events as E
-from streaming.events import BUSY_POLICIES, BusyPolicy
-from streaming.protocol import encode_event
+from streaming.wire import events as E
+from streaming.wire.events import BUSY_POLICIES, BusyPolicy
+from streaming.wire.protocol import encode_event
 
 M, T = Message.__table__.c, Turn.__table__.c
 _QUESTION = insert(Message.__table__).values(position=NEXT_POSITION)

@@ -15,8 +15,8 @@ from engine.limits import RUNNING, Admission
 from engine.session_limits import SessionLimits
 from engine.store import approvals, starts
 from engine.store.fence import Lease, db_now
-from engine.store.records import NewTurn, Runnable
 from engine.store.starts import Ask, Placed
+from engine.store.turn_rows import NewTurn, Runnable
 from models import ChatSession, Message, Turn, TurnEvents, Worker, new_id, utcnow
 from models.chat import MESSAGE_FINISHED, TURN_AWAITING, TURN_RUNNING
 from models.db import Database

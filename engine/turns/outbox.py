@@ -18,7 +18,7 @@ from typing import Any
 from engine.events.log import EventLog
 from engine.store.durable import Store
 from engine.store.fence import Lease
-from streaming.events import Event
+from streaming.wire.events import Event
 
 Write = Callable[[], Any]
 

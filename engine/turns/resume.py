@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from engine.events.replay import stored_message
 from models import Message
 from models.chat import MESSAGE_FINISHED
-from streaming import events as E
-from streaming import stored
-from streaming.events import Event, TurnStart, TurnStartEvent
-from streaming.view import MessageView, TurnView
+from streaming.wire import events as E
+from streaming.wire import stored
+from streaming.wire.events import Event, TurnStart, TurnStartEvent
+from streaming.wire.view import MessageView, TurnView
 
 WORKER_LOST = "worker_lost"
 

@@ -19,9 +19,15 @@ from engine.turns.outbox import Outbox
 from engine.turns.tool_ids import UniqueIds
 from engine.turns.tools import BadInput
 from models import new_id
-from streaming import events as E
-from streaming.accumulator import MessageAccumulator
-from streaming.changes import BlockDelta, BlockStarted, BlockStopped, MessageStarted, StreamError
+from streaming.messages.accumulator import MessageAccumulator
+from streaming.messages.effects import (
+    BlockDelta,
+    BlockStarted,
+    BlockStopped,
+    MessageStarted,
+    StreamError,
+)
+from streaming.wire import events as E
 
 
 @dataclass

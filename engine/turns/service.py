@@ -21,9 +21,9 @@ from engine.events.reader import EventReader
 from engine.limits import UserLimits
 from engine.runtime import Runtime
 from engine.store.approvals import ApprovalStore, Decision
-from engine.store.records import Runnable, Started
 from engine.store.starts import Ask
-from engine.turns.deps import TurnDeps
+from engine.store.turn_rows import Runnable, Started
+from engine.turns.shared import TurnDeps
 from engine.turns.turn import Turn
 from streaming.hosting import BodyFactory
 from streaming.shapes import Shape

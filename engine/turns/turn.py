@@ -5,6 +5,13 @@ worker first sends what clients missed (engine/turns/resume.py) and goes on from
 rows. It stops when asked (`stop`): a cancel ends it `cancelled`; a hand-over (the worker
 drains), a fence (the lease moved) or a hand-back (its log was unreachable at takeover)
 stop it quietly, writing nothing more, and the lease's next holder ends it.
+
+How it ends: the outcome is stored with the whole log (turn_end included) before turn_end is
+sent, so a client that saw turn_end finds the turn finished and a reader that finds it
+finished finds its archive. Only when the database stays out past STORE_OUTAGE_SECONDS is
+turn_end sent first: the turn ends `failed` (`storage_unavailable`) for its clients, and its
+task keeps trying to record that until the database is back (or the worker stops, and the
+next holder of the lease finds turn_end in the log and records it).
 """
 
 from __future__ import annotations
@@ -18,23 +25,26 @@ from typing import Any, TypeVar
 from engine.errors import (
     EndedElsewhere,
     LeaseLost,
+    OutageOutlasted,
     StorageUnavailable,
     TurnCancelled,
     TurnFailed,
 )
+from engine.events.log import last_seq
 from engine.store.fence import Lease
-from engine.store.records import NewTurn, Runnable
-from engine.turns import ending, resume
-from engine.turns.calls import ModelCalls
-from engine.turns.deps import TurnDeps
+from engine.store.turn_rows import NewTurn, Runnable
+from engine.turns import resume
+from engine.turns.model_calls import ModelCalls
 from engine.turns.outbox import Outbox
+from engine.turns.shared import TurnDeps
 from engine.turns.tools import BadInput, tool_calls
 from models import new_id, utcnow
 from models.chat import APPROVED, TOOL_AWAITING, TURN_AWAITING
-from streaming import events as E
-from streaming.history import repair_history, validate_history
-from streaming.sent import as_sent
-from streaming.view import view_of
+from streaming.messages.history import repair_history, validate_history
+from streaming.messages.sent import as_sent
+from streaming.wire import events as E
+from streaming.wire.protocol import encode_event
+from streaming.wire.view import view_of
 from telemetry.metrics import EVENTS
 
 log = logging.getLogger(__name__)
@@ -47,6 +57,7 @@ TRUNCATED = {
 }
 REFUSAL = "The model declined to answer this request."
 INTERNAL = ("internal_error", "The turn failed on our side.")
+UNAVAILABLE = (OutageOutlasted.code, OutageOutlasted.message)
 QUIET = ("handover", "fenced", "handback")
 
 
@@ -123,16 +134,135 @@ class Turn:
             error = (err.code, err.message)
         except EndedElsewhere as ended:
             self.closing = True
-            return await ending.record_elsewhere(self, ended.status, ended.error)
+            return await self._record_elsewhere(ended.status, ended.error)
         except Exception:
             log.exception("turn %s crashed", self.turn.turn_id)
         self.closing = True
         try:
             if self.quiet():
-                return await ending.leave(self)
-            return await ending.close(self, status, error)
+                return await self._leave()
+            return await self._finish(status, error)
         finally:
             self.count_events()
+
+    # How a turn ends: close what is open, settle every row, record the outcome, archive.
+
+    async def _finish(self, status: str, error: tuple[str, str] | None) -> str:
+        """End the turn whatever fails: the client always gets turn_end last.
+
+        If another worker holds the turn now, it stops without another word instead.
+        """
+        try:
+            return await self._close(status, error)
+        except LeaseLost:
+            return await self._leave_fenced()
+
+    async def _record_elsewhere(self, status: str, error: tuple[str, str] | None) -> str:
+        """The log a dead worker left holds turn_end already: store the outcome, send nothing."""
+        deps, turn_id = self.deps, self.turn.turn_id
+        try:
+            frames = deps.events.snapshot(turn_id, self.lease.number)
+            self.successors = await deps.store.until_back(
+                deps.turns.finish_turn,
+                self.lease,
+                status,
+                self.rounds,
+                error,
+                frames,
+                self.worker_id,
+            )
+        except LeaseLost:
+            return await self._leave_fenced()
+        deps.events.finish(turn_id, self.lease.number, archived=True)
+        return status
+
+    async def _leave(self) -> str:
+        """Stop without a word: flush our events, and free the turn if we handed it over."""
+        deps, turn_id = self.deps, self.turn.turn_id
+        try:
+            await deps.events.release(turn_id, self.lease.number)
+        except Exception as err:
+            log.warning("turn %s: its queued events were not written (%s)", turn_id, err)
+        if self.stop_kind in ("handover", "handback"):
+            try:
+                await deps.store.durable(deps.turns.release, self.lease)
+            except Exception as err:
+                log.warning(
+                    "turn %s: not handed over (%s); its worker's heartbeat will", turn_id, err
+                )
+        log.info("turn %s: left to another worker (%s)", turn_id, self.stop_kind)
+        return str(self.stop_kind)
+
+    async def _leave_fenced(self) -> str:
+        self.stop_kind = "fenced"
+        return await self._leave()
+
+    async def _close(self, status: str, error: tuple[str, str] | None) -> str:
+        current, self.calls.current = self.calls.current, None
+        if current is not None:
+            current.abort("cancelled" if status == "cancelled" else "error")
+        if error is not None and error != UNAVAILABLE:
+            self.outbox.emit(E.turn_error(*error))
+        deps = self.deps
+        try:
+            await self.outbox.settled()
+            await deps.store.durable(deps.messages.discard_streaming, self.lease)
+        except LeaseLost:
+            raise
+        except StorageUnavailable:
+            return await self._fail_unstored(UNAVAILABLE)
+        except Exception:
+            log.exception("ending turn %s: its rows could not be stored", self.turn.turn_id)
+            return await self._fail_unstored(INTERNAL)
+        if error == UNAVAILABLE:
+            self.outbox.emit(E.turn_error(*error))
+        return await self._record(status, error)
+
+    async def _record(self, status: str, error: tuple[str, str] | None) -> str:
+        """Store the outcome with the whole log (turn_end included), then send turn_end."""
+        deps, turn_id, lease = self.deps, self.turn.turn_id, self.lease
+        end = E.turn_end(turn_id, E.turn_status(status))
+        frames = deps.events.snapshot(turn_id, lease.number)
+        frames += encode_event(last_seq(frames) + 1, *end)
+        try:
+            self.successors = await deps.store.durable(
+                deps.turns.finish_turn, lease, status, self.rounds, error, frames, self.worker_id
+            )
+        except StorageUnavailable:
+            # Every row is stored; only the turn's own row waits for the database.
+            return await self._end_first(status, error)
+        self.outbox.emit(end)
+        deps.events.finish(turn_id, lease.number, archived=True)
+        return status
+
+    async def _fail_unstored(self, error: tuple[str, str]) -> str:
+        """Rows could not be stored: drop what was never shown, close what was, end `failed`."""
+        deps, turn_id = self.deps, self.turn.turn_id
+        self.outbox.drop()
+        view = view_of(deps.events.snapshot(turn_id, self.lease.number))
+        for event in resume.close_open(view, error[0]):
+            self.outbox.emit(event)
+        if error[0] not in {code for code, _ in view.errors}:
+            self.outbox.emit(E.turn_error(*error))
+        return await self._end_first("failed", error)
+
+    async def _end_first(self, status: str, error: tuple[str, str] | None) -> str:
+        """Send turn_end now; store the outcome (and settle stray rows) once the store is back."""
+        deps, turn_id, lease = self.deps, self.turn.turn_id, self.lease
+        self.outbox.emit(E.turn_end(turn_id, E.turn_status(status)))
+        frames = deps.events.snapshot(turn_id, lease.number)
+        deps.events.finish(turn_id, lease.number, archived=False)
+        log.warning("turn %s ended %s; its row waits for the database", turn_id, status)
+        try:
+            await deps.store.until_back(deps.messages.discard_streaming, lease)
+            self.successors = await deps.store.until_back(
+                deps.turns.finish_turn, lease, status, self.rounds, error, frames, self.worker_id
+            )
+        except LeaseLost:
+            return status  # taken over meanwhile: the new holder found turn_end and recorded it
+        deps.events.forget(turn_id)
+        log.warning("turn %s: its end is recorded", turn_id)
+        return status
 
     def count_events(self) -> None:
         """Add the events emitted since the last count to the metric."""

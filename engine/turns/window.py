@@ -1,6 +1,6 @@
 """Fit each request into the model's context window, learning from what the API reports.
 
-The estimate (engine/upstream/tokens.py) is conservative; where the API reports more input
+The estimate (engine/upstream/estimate.py) is conservative; where the API reports more input
 tokens for a request than estimated (its usage, or a "prompt is too long" refusal), the
 session's estimates are scaled up from then on, on this worker (a worker that has not seen
 the session starts from the plain estimate). Only ever up, so the trim point moves rarely.
@@ -14,9 +14,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from engine.upstream.context import Plan, plan
+from engine.upstream.estimate import block_tokens, request_input_tokens
+from engine.upstream.selection import Plan, plan
 from engine.upstream.strategy import OPENER, Strategy, model_view
-from engine.upstream.tokens import block_tokens, request_input_tokens
 
 __all__ = ["ContextWindow", "Fit"]
 

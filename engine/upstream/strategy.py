@@ -1,6 +1,6 @@
 """How a long conversation is kept within the window: trim, compact or edit (pure).
 
-- `trim`: the engine leaves old turns out (engine/upstream/context.py); nothing is sent for it.
+- `trim`: the engine leaves old turns out (engine/upstream/selection.py); nothing is sent for it.
 - `compact`: the API's server-side compaction. Over its trigger the reply starts with a
   `compaction` block summarising everything before it; from then on the model's view starts
   at that block: later requests send it (verbatim) and what follows it.

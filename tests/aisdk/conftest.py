@@ -9,7 +9,7 @@ from typing import Any
 import httpx2
 import pytest
 
-from demo_data.finance import seed_finance
+from demo_data.generator import seed_finance
 from models.db import Database
 from tests.conftest import make_user
 from tests.faults.upstream import FaultyUpstream

@@ -10,9 +10,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine.events.replay import turn_events
-from streaming.ui_chunks import CUT_OFF, finish_reason, tool_output
-from streaming.ui_messages import stored_ui_messages
-from streaming.ui_stream import UIStreamTranslator, encode_chunks
+from streaming.aisdk.ui_chunks import CUT_OFF, finish_reason, tool_output
+from streaming.aisdk.ui_messages import stored_ui_messages
+from streaming.aisdk.ui_stream import UIStreamTranslator, encode_chunks
 from tests.aisdk.turns import TURN, Turn, turns
 from tests.aisdk.uifold import check_well_formed, fold
 

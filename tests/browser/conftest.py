@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from demo_data.finance import seed_finance
+from demo_data.generator import seed_finance
 from models.db import Database
 from tests.browser.page import ChatPage
 from tests.conftest import make_user

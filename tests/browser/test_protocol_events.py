@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from demo_model.wire import encode_reply
-from streaming.stored import StoredMessage, message_events
+from streaming.wire.stored import StoredMessage, message_events
 from tests.browser.page import ChatPage
 from tests.faults.kinds import error_event
 from tests.faults.upstream import FaultyUpstream, Transcript

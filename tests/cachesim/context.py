@@ -15,7 +15,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from demo_model.context import clear, read_compacted, summary
+from demo_model.context_management import clear, read_compacted, summary
 from tests.cachesim.rules import Usage, points
 
 

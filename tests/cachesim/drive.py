@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from demo_data.finance import seed_finance
+from demo_data.generator import seed_finance
 from models import ApiToken, User
 from models.db import Database
 from services.sessions import create_session, get_turn

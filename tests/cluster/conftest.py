@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
-from demo_data.finance import seed_finance
+from demo_data.generator import seed_finance
 from engine.store.messages import MessageStore
 from models import Message, Turn, Worker
 from models.db import Database

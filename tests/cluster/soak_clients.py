@@ -13,7 +13,7 @@ from typing import Any
 
 import httpx2
 
-from streaming.protocol import decode_stream
+from streaming.wire.protocol import decode_stream
 from tests.cluster.conftest import QUESTIONS
 from tests.cluster.follower import Follower
 from tests.cluster.process import Cluster

@@ -11,7 +11,7 @@ import pytest
 from sqlalchemy import select
 
 from models import ToolRun
-from streaming.protocol import decode_stream
+from streaming.wire.protocol import decode_stream
 from tests.cluster.conftest import QUESTIONS, Deployment
 from tests.cluster.follower import Follower
 from tests.cluster.process import Cluster

@@ -12,9 +12,9 @@ from collections import Counter
 
 import pytest
 
-from streaming.history import validate_history
-from streaming.protocol import decode_stream
-from streaming.view import view_of
+from streaming.messages.history import validate_history
+from streaming.wire.protocol import decode_stream
+from streaming.wire.view import view_of
 from tests.cluster.conftest import Deployment
 from tests.cluster.follower import Follower
 from tests.cluster.process import Cluster

@@ -26,8 +26,8 @@ import pytest
 from sqlalchemy import select
 
 from models import Message, ToolRun, Turn
-from streaming.history import validate_history
-from streaming.protocol import decode_stream
+from streaming.messages.history import validate_history
+from streaming.wire.protocol import decode_stream
 from tests.cluster.conftest import Deployment
 from tests.cluster.follower import Follower
 from tests.cluster.process import Cluster

@@ -9,8 +9,8 @@ from collections import Counter
 
 import pytest
 
-from streaming.protocol import decode_stream
-from streaming.view import view_of
+from streaming.wire.protocol import decode_stream
+from streaming.wire.view import view_of
 from tests.cluster.conftest import QUESTIONS, Deployment
 from tests.cluster.follower import Follower
 from tests.cluster.process import Cluster

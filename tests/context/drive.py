@@ -6,12 +6,12 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from demo_data.finance import seed_finance
+from demo_data.generator import seed_finance
 from demo_model.brain import Reply
 from models import ApiToken, User
 from models.db import Database
 from services.sessions import create_session, get_session, get_turn
-from streaming.protocol import decode_stream
+from streaming.wire.protocol import decode_stream
 from tests.cachesim.context import Managed
 from tests.cachesim.rules import Usage
 from tests.cachesim.script import Turn, asks, conversation, next_reply

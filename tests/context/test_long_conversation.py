@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-import engine.upstream.context as context
-from streaming.history import validate_history
+import engine.upstream.selection as context
+from streaming.messages.history import validate_history
 from tests.cachesim.ideal import ideal_billed
 from tests.cachesim.rules import points, strip
 from tests.context.drive import Long, converse_long

@@ -8,9 +8,9 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.upstream.context import BULKY_BYTES, LOW, Cut, elide, plan, turn_starts
-from engine.upstream.tokens import message_tokens
-from streaming.history import repair_history, validate_history
+from engine.upstream.estimate import message_tokens
+from engine.upstream.selection import BULKY_BYTES, LOW, Cut, elide, plan, turn_starts
+from streaming.messages.history import repair_history, validate_history
 
 Message = dict[str, Any]
 

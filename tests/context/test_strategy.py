@@ -13,11 +13,11 @@ import pytest
 
 from config import Settings, Timings
 from demo_model.transport import DemoTransport
-from engine.turns.calls import ModelCalls
+from engine.turns.model_calls import ModelCalls
 from engine.turns.window import ContextWindow
 from engine.upstream.client import ModelClient
+from engine.upstream.estimate import billed_usage, request_input_tokens, usage_tokens
 from engine.upstream.strategy import OPENER, Strategy, model_view, strategy_for
-from engine.upstream.tokens import billed_usage, request_input_tokens, usage_tokens
 from services.pricing import price_table, summarize
 
 QUESTION = [{"role": "user", "content": "What did I spend on groceries?"}]

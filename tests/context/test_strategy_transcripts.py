@@ -14,7 +14,7 @@ import pytest
 
 from engine.upstream.strategy import OPENER
 from services.sessions import create_session, get_session
-from streaming.protocol import decode_stream
+from streaming.wire.protocol import decode_stream
 from tests.conftest import make_user
 from tests.faults.kinds import Transcript
 from tests.faults.upstream import FaultyUpstream

@@ -7,7 +7,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engine.upstream.tokens import (
+from engine.upstream.estimate import (
     block_tokens,
     message_tokens,
     request_tokens,

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from streaming.history import validate_history
+from streaming.messages.history import validate_history
 from tests.cachesim.rules import points, strip
 from tests.context.drive import Long, converse_long
 

@@ -9,8 +9,8 @@ import httpx2
 import pytest
 
 from engine.turns.window import ContextWindow
+from engine.upstream.estimate import message_tokens
 from engine.upstream.retry import classify, too_long
-from engine.upstream.tokens import message_tokens
 
 TOOLS = [{"name": "get_transactions", "description": "d" * 300, "input_schema": {}}]
 

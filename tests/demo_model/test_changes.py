@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from demo_model.answers import compose_answer
-from demo_model.calls import Results
 from demo_model.intent import resolve
 from demo_model.planner import next_calls
+from demo_model.tool_calls import Results
 from tests.demo_model.conftest import Seeded
 
 WRITES = ("set_budget", "categorize_transaction")

@@ -17,15 +17,15 @@ from typing import Any
 import pytest
 
 from demo_data import seed_finance
-from demo_model import calls
+from demo_model import tool_calls as calls
 from demo_model.answers.money_in import refunds
 from demo_model.brain import respond
 from demo_model.cite import Cite, SearchResults
 from demo_model.intent import resolve as read_intent
 from demo_model.planner import next_calls
 from demo_model.wire import encode_reply
-from streaming.accumulator import MessageAccumulator
-from streaming.sse import iter_json_events
+from streaming.messages.accumulator import MessageAccumulator
+from streaming.wire.sse import iter_json_events
 from tests.conftest import make_user
 from tests.demo_model.conftest import AMOUNT, DEMO_DAY, Demo, Seeded
 from tests.demo_model.test_corpus import BEYOND, FOREIGN, SUPPORTED

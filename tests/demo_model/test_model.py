@@ -10,7 +10,7 @@ from demo_data import seed_finance
 from demo_model.brain import LABEL, respond
 from models.db import Database
 from services.sessions import create_session
-from streaming.protocol import decode_stream
+from streaming.wire.protocol import decode_stream
 from tests.conftest import make_user
 from tests.demo_model.conftest import Seeded, Tools, money
 from tests.helpers import text_of

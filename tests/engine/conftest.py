@@ -14,14 +14,14 @@ from engine.events.memory import MemoryEventLog
 from engine.store.durable import Store
 from engine.store.messages import MessageStore
 from engine.store.turns import NewTurn, TurnStore
-from engine.turns.deps import TurnDeps
 from engine.turns.pacing import Pacer
+from engine.turns.shared import TurnDeps
 from engine.turns.tools import ToolRunner
 from engine.turns.turn import Turn
 from engine.upstream.retry import RetryPolicy
 from models.db import Database
 from services.sessions import create_session
-from streaming.protocol import decode_stream
+from streaming.wire.protocol import decode_stream
 from tests.engine.toys import CALLS, RELEASE_SLOW, TOY_TOOLS
 from tests.helpers import ScriptedModel
 

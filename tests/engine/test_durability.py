@@ -12,8 +12,8 @@ from sqlalchemy.exc import OperationalError
 
 from engine.store.messages import MessageStore
 from models import Message, Turn
-from streaming.history import validate_history
-from streaming.protocol import decode_stream
+from streaming.messages.history import validate_history
+from streaming.wire.protocol import decode_stream
 from tests.engine.streams import answer, message_start, text_block, tool_use
 from tests.engine.toys import CALLS
 from tests.helpers import assert_well_formed, text_of

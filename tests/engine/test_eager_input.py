@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from engine.turns.tools import EXCERPT, tool_calls
-from streaming.history import validate_history
+from streaming.messages.history import validate_history
 from tests.engine.streams import answer, tool_use
 from tests.engine.toys import CALLS
 from tests.helpers import OWN_TRANSCRIPTS, assert_well_formed, own_transcript_events

@@ -20,7 +20,7 @@ from engine.events.memory import MemoryEventLog
 from engine.events.redis_follow import FIELD, chunk_of
 from engine.events.redis_log import RedisEventLog
 from models import new_id
-from streaming.protocol import decode_stream, encode_event
+from streaming.wire.protocol import decode_stream, encode_event
 from tests.private_redis import PrivateRedis
 from tests.waits import wait_until_async
 

@@ -7,8 +7,8 @@ from typing import Any
 from engine.events.replay import message_events
 from engine.turns.resume import catch_up, standing
 from models import Message
-from streaming import protocol as P
-from streaming.view import TurnView
+from streaming.wire import protocol as P
+from streaming.wire.view import TurnView
 from tests.helpers import assert_well_formed
 
 START = {"turn_id": "turn_1", "session_id": "ses_1", "user_message_id": "msg_q"}

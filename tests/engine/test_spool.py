@@ -13,7 +13,7 @@ import pytest
 from config import Timings
 from engine.events.log import split_frames
 from engine.events.spool import WINDOW, Spool, kept
-from streaming.protocol import encode_event
+from streaming.wire.protocol import encode_event
 
 
 def frames(n: int, size: int = 150) -> list[bytes]:
@@ -54,7 +54,7 @@ def test_frames_written_survive_the_process_being_killed(tmp_path: Path) -> None
         "import os, sys\n"
         "from pathlib import Path\n"
         "from engine.events.spool import Spool\n"
-        "from streaming.protocol import encode_event\n"
+        "from streaming.wire.protocol import encode_event\n"
         "spool = Spool(Path(sys.argv[1]), truncate=True)\n"
         "for i in range(3000):\n"
         "    spool.write(encode_event(i + 1, 'block_delta', {'text': str(i)}))\n"

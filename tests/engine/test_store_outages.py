@@ -29,7 +29,7 @@ from models import Message
 from models import Turn as TurnRow
 from models.db import Database
 from services.sessions import create_session
-from streaming.history import validate_history
+from streaming.messages.history import validate_history
 from tests.engine.conftest import make_deps, run_to_end
 from tests.engine.streams import answer, tool_use
 from tests.engine.toys import CALLS

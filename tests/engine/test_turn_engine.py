@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from streaming.events import Event
-from streaming.history import validate_history
+from streaming.messages.history import validate_history
+from streaming.wire.events import Event
 from tests.engine.streams import answer, tool_use
 from tests.engine.toys import CALLS
 from tests.helpers import TRANSCRIPTS, assert_well_formed, transcript_events

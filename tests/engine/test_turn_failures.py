@@ -8,7 +8,7 @@ from typing import Any
 import anthropic
 import httpx2
 
-from streaming.history import validate_history
+from streaming.messages.history import validate_history
 from tests.engine.streams import answer, tool_use
 from tests.engine.toys import CALLS
 from tests.helpers import assert_well_formed, text_of, transcript_events

@@ -26,7 +26,7 @@ from engine.turns.turn import Turn
 from models import Message, ToolRun
 from models.db import Database
 from services.sessions import create_session
-from streaming import protocol as P
+from streaming.wire import protocol as P
 from tests.engine.conftest import make_deps, run_to_end
 from tests.helpers import ScriptedModel, assert_well_formed
 from tools.registry import Tool, ToolContext, ToolRegistry

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from demo_data.finance import seed_finance
+from demo_data.generator import seed_finance
 from services.sessions import create_session
-from streaming.protocol import decode_stream
+from streaming.wire.protocol import decode_stream
 from tests.conftest import make_user
 from tests.faults.upstream import FaultyUpstream
 from tools.registry import ToolContext, ToolRegistry

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from streaming.accumulator import MessageAccumulator
-from streaming.history import validate_history
-from streaming.sse import iter_json_events
+from streaming.messages.accumulator import MessageAccumulator
+from streaming.messages.history import validate_history
+from streaming.wire.sse import iter_json_events
 from tests.faults.conftest import Rig
 from tests.faults.upstream import (
     CutToolAtMaxTokens,
@@ -197,7 +197,7 @@ def test_cancel_during_a_silent_stall_closes_the_upstream_within_a_second(rig: R
     assert rig.turns.wait(turn.turn_id, timeout=5)
     assert time.monotonic() - started < 1.0
     events = rig.turns.peek(turn.turn_id, 0)
-    from streaming.protocol import decode_stream
+    from streaming.wire.protocol import decode_stream
 
     decoded = decode_stream(events.frames)
     check_clean(rig, sid, decoded, status="cancelled")
@@ -256,7 +256,7 @@ def test_cancel_while_waiting_for_response_headers_is_immediate(
 def test_model_calls_stream_in_the_engines_loop(rig: Rig, monkeypatch: Any) -> None:
     import threading
 
-    from engine.turns.calls import ModelCalls
+    from engine.turns.model_calls import ModelCalls
 
     threads: list[str] = []
     real = ModelCalls._attempt

@@ -16,7 +16,7 @@ import pytest
 from sqlalchemy import select
 
 from models import ToolRun
-from streaming.history import validate_history
+from streaming.messages.history import validate_history
 from tests.faults.conftest import Rig
 from tests.faults.test_engine_faults import upstream_answer
 from tests.faults.upstream import (

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 from sqlalchemy import func, select, update
 
-from demo_data.finance import seed_finance
+from demo_data.generator import seed_finance
 from engine.limits import Admission, Limits
-from engine.store.records import insert_turn
+from engine.store.turn_rows import insert_turn
 from engine.store.turns import TurnStore
 from engine.store.workers import WorkerRegistry
 from models import Message, ToolRun, Turn, new_id

@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 from sqlalchemy import select, update
 
-from demo_data.finance import seed_finance
+from demo_data.generator import seed_finance
 from engine.events.replay import stored_message
 from models import Budget, Category, Message, ToolRun, utcnow
-from streaming.stored import result_events
+from streaming.wire.stored import result_events
 from tests.helpers import text_of
 from tests.live import LiveServer
 from tests.routes.control import Chat

@@ -24,13 +24,13 @@ import pytest
 from sqlalchemy import select
 
 from config import Timings
-from demo_data.finance import seed_finance
+from demo_data.generator import seed_finance
 from models import Message, Turn
 from models.base import utcnow
 from models.migrate import upgrade
-from services.tokens import aware
-from streaming.protocol import decode_stream
-from streaming.view import view_of
+from services.api_tokens import aware
+from streaming.wire.protocol import decode_stream
+from streaming.wire.view import view_of
 from tests.backends import fresh_postgres
 from tests.conftest import make_user
 from tests.helpers import assert_well_formed

@@ -15,8 +15,8 @@ from sqlalchemy import select
 
 from models import Message, Turn
 from models.base import utcnow
-from services.tokens import aware
-from streaming.view import view_of
+from services.api_tokens import aware
+from streaming.wire.view import view_of
 from tests.conftest import make_user
 from tests.helpers import assert_well_formed
 from tests.live import LiveServer, events_only
@@ -29,7 +29,7 @@ QUESTIONS = ["Am I over budget anywhere?", "What did I spend on groceries last m
 
 def test_a_20_second_database_outage_loses_nothing(app_config: dict[str, Any]) -> None:
     from app import create_app
-    from demo_data.finance import seed_finance
+    from demo_data.generator import seed_finance
 
     app = create_app({**app_config, "TIME_SCALE": SCALE, "DEMO_EVENT_DELAY": 0.02})
     db = app.extensions["db"]
@@ -87,6 +87,6 @@ def test_a_20_second_database_outage_loses_nothing(app_config: dict[str, Any]) -
 
 def view_events(raw: bytes) -> list[tuple[int, str, dict[str, Any]]]:
     """Decoded events of a whole stream."""
-    from streaming.protocol import decode_stream
+    from streaming.wire.protocol import decode_stream
 
     return decode_stream(raw)

@@ -16,7 +16,8 @@ from flask import Flask
 from config import Timings
 from engine import errors
 from engine.errors import APIError, LimitExceeded, TurnStop
-from server import conformance, http, responses
+from server import conformance, http
+from server import heads as responses
 
 ROOT = Path(__file__).resolve().parents[2]
 # Where client errors are raised: every package of the app but the host.
@@ -26,7 +27,7 @@ TREE = {
     for name, cls in vars(errors).items()
     if isinstance(cls, type) and issubclass(cls, APIError)
 }
-# What werkzeug answers (routing, Flask's own body limit), adapted by routes/errors.py.
+# What werkzeug answers (routing, Flask's own body limit), adapted by routes/error_handler.py.
 WERKZEUG = {(405, "method_not_allowed"), (413, "request_entity_too_large")}
 
 

@@ -11,7 +11,7 @@ from urllib.parse import urlencode
 import pytest
 from sqlalchemy import func, select
 
-from demo_data.finance import seed_finance
+from demo_data.generator import seed_finance
 from models import ChatSession, Message
 from models.db import Database
 from models.finance import Account, Budget, Transaction

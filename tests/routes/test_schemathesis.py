@@ -22,7 +22,7 @@ from schemathesis import Case, GenerationMode
 from schemathesis.specs.openapi.checks import positive_data_acceptance
 from sqlalchemy import func, select
 
-from demo_data.finance import seed_finance
+from demo_data.generator import seed_finance
 from models import ApiToken, ChatSession, Turn, UIChat
 from tests.live import LiveServer
 

@@ -9,7 +9,7 @@ import pytest
 from sqlalchemy import select, update
 
 from models import ApiToken
-from services import tokens
+from services import api_tokens
 from tests.conftest import make_user
 
 
@@ -123,7 +123,7 @@ def test_unknown_or_missing_token_is_401(client: Any) -> None:
 def test_a_user_holds_a_bounded_number_of_tokens(
     client: Any, auth: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(tokens, "MAX_ACTIVE_TOKENS", 2)
+    monkeypatch.setattr(api_tokens, "MAX_ACTIVE_TOKENS", 2)
     assert client.post("/api/tokens", json={"name": "2"}, headers=auth).status_code == 201
     response = client.post("/api/tokens", json={"name": "3"}, headers=auth)
     assert response.status_code == 409
@@ -132,9 +132,9 @@ def test_a_user_holds_a_bounded_number_of_tokens(
 
 def test_last_used_is_written_at_most_once_a_minute(app: Any, user: tuple[int, str]) -> None:
     db = app.extensions["db"]
-    first = tokens.authenticate(db, user[1])
+    first = api_tokens.authenticate(db, user[1])
     with db.read() as s:
         stamp = s.scalar(select(ApiToken.last_used_at).where(ApiToken.id == first.token_id))
-    tokens.authenticate(db, user[1])
+    api_tokens.authenticate(db, user[1])
     with db.read() as s:
         assert s.scalar(select(ApiToken.last_used_at)) == stamp

@@ -11,7 +11,7 @@ import pytest
 import uvloop
 
 from config import Timings
-from routes.errors import render_host_error
+from routes.error_handler import render_host_error
 from server.accept import BURST, Acceptor, DescriptorGuard
 
 

@@ -52,10 +52,10 @@ def test_the_host_imports_no_app_module_but_the_seam() -> None:
 def test_the_import_check_sees_an_app_import(tmp_path: Path) -> None:
     (tmp_path / "a.py").write_text("from streaming.hosting import Hosted\nimport config\n")
     (tmp_path / "b.py").write_text("def f():\n    from telemetry import access\n")
-    (tmp_path / "c.py").write_text("from streaming.protocol import error_json\n")
+    (tmp_path / "c.py").write_text("from streaming.wire.protocol import error_json\n")
     assert app_imports(tmp_path) == {
         "b.py": ["telemetry", "telemetry.access"],
-        "c.py": ["streaming.protocol", "streaming.protocol.error_json"],
+        "c.py": ["streaming.wire.protocol", "streaming.wire.protocol.error_json"],
     }
 
 

@@ -39,8 +39,8 @@ from typing import Any
 import pytest
 from anthropic.lib.streaming._messages import accumulate_event
 
-from streaming.accumulator import MessageAccumulator
-from streaming.sse import iter_json_events
+from streaming.messages.accumulator import MessageAccumulator
+from streaming.wire.sse import iter_json_events
 
 TRANSCRIPTS = Path(__file__).resolve().parents[2].parent / "shared" / "transcripts"
 ELIDED = "anthropic-docs-2025-08__web_search_server_tool_ELIDED.sse"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from streaming.accumulator import MessageAccumulator
-from streaming.changes import BlockStopped
+from streaming.messages.accumulator import MessageAccumulator
+from streaming.messages.effects import BlockStopped
 
 
 def start(message_id: str = "msg_1", **extra: Any) -> dict[str, Any]:

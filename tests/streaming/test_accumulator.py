@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from streaming.accumulator import MessageAccumulator
-from streaming.changes import (
+from streaming.messages.accumulator import MessageAccumulator
+from streaming.messages.effects import (
     MessageStarted,
     UnknownEvent,
 )
@@ -283,7 +283,7 @@ def test_restarted_index_replaces_block() -> None:
 
 def test_long_blocks_are_held_as_few_strings_and_join_exactly() -> None:
     """Thousands of fragments fold into chunks; snapshots and the final block are exact."""
-    from streaming.accumulator import FOLD
+    from streaming.messages.accumulator import FOLD
 
     acc = MessageAccumulator()
     words = [f"w{i}é " for i in range(3000)]

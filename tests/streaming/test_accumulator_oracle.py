@@ -6,8 +6,8 @@ import copy
 import json
 from pathlib import Path
 
-from streaming.accumulator import MessageAccumulator
-from streaming.changes import (
+from streaming.messages.accumulator import MessageAccumulator
+from streaming.messages.effects import (
     BlockDelta,
     MessageDelta,
     MessageStarted,

@@ -11,8 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from streaming.accumulator import MessageAccumulator
-from streaming.sse import SSEDecoder, SSEEvent, iter_json_events
+from streaming.messages.accumulator import MessageAccumulator
+from streaming.wire.sse import SSEDecoder, SSEEvent, iter_json_events
 
 TRANSCRIPTS = Path(__file__).resolve().parents[2].parent / "shared" / "transcripts"
 

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from streaming.accumulator import MessageAccumulator
+from streaming.messages.accumulator import MessageAccumulator
 from tests.streaming.events import (
     TOOL,
     block_start,
@@ -93,7 +93,7 @@ def test_non_object_tool_json_gives_error() -> None:
 
 def test_tool_input_is_parsed_once_at_block_stop(monkeypatch: Any) -> None:
     """No per-delta work that grows with the message: fragments are joined and parsed once."""
-    import streaming.accumulator as module
+    import streaming.messages.accumulator as module
 
     calls: list[int] = []
     real_loads = module.json.loads

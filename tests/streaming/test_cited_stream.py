@@ -8,10 +8,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from streaming.accumulator import MessageAccumulator
-from streaming.changes import BlockStopped
-from streaming.sent import as_sent
-from streaming.sse import iter_json_events
+from streaming.messages.accumulator import MessageAccumulator
+from streaming.messages.effects import BlockStopped
+from streaming.messages.sent import as_sent
+from streaming.wire.sse import iter_json_events
 
 CITED = Path(__file__).parent / "transcripts" / "cited_answer.sse"
 

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from streaming import events as E
-from streaming import ui_chunks as C
-from streaming.ui_stream import encode_chunks
+from streaming.aisdk import ui_chunks as C
+from streaming.aisdk.ui_stream import encode_chunks
+from streaming.wire import events as E
 
 
 def test_turn_start_says_only_what_applies() -> None:

@@ -1,4 +1,4 @@
-"""The event contract has one definition: every copy of it agrees with streaming/events.py."""
+"""The event contract has one definition: every copy of it agrees with streaming/wire/events.py."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import re
 from pathlib import Path
 from typing import Any, get_args
 
-from streaming import protocol
-from streaming.events import EVENT_TYPES, PAYLOADS, EventName
+from streaming.wire import protocol
+from streaming.wire.events import EVENT_TYPES, PAYLOADS, EventName
 
 DOCS = Path(__file__).parents[2] / "docs" / "protocol.md"
 
@@ -85,8 +85,8 @@ def _properties(node: Any, name: str) -> list[Any]:
 
 def test_if_busy_has_one_set_of_values_and_one_default(client: Any, monkeypatch: Any) -> None:
     from config import Settings
-    from engine.turns.deps import TurnDeps
-    from streaming.events import BUSY_POLICIES, DEFAULT_BUSY_POLICY, BusyPolicy
+    from engine.turns.shared import TurnDeps
+    from streaming.wire.events import BUSY_POLICIES, DEFAULT_BUSY_POLICY, BusyPolicy
 
     assert get_args(BusyPolicy) == BUSY_POLICIES
     document = client.get("/openapi.json").get_json()

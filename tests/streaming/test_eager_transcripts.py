@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from streaming.accumulator import MessageAccumulator
-from streaming.changes import BlockStopped
-from streaming.sse import iter_json_events
+from streaming.messages.accumulator import MessageAccumulator
+from streaming.messages.effects import BlockStopped
+from streaming.wire.sse import iter_json_events
 from tests.helpers import OWN_TRANSCRIPTS
 
 NAMES = ["eager_invalid_json.sse", "eager_cut_by_max_tokens.sse", "eager_cut_never_stopped.sse"]

@@ -1,4 +1,4 @@
-"""Tests for history validation and repair (streaming.history)."""
+"""Tests for history validation and repair (streaming.messages.history)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from streaming.history import INTERRUPTED_RESULT, repair_history, validate_history
+from streaming.messages.history import INTERRUPTED_RESULT, repair_history, validate_history
 
 TRANSCRIPTS = Path(__file__).resolve().parents[2].parent / "shared" / "transcripts"
 REQUESTS = TRANSCRIPTS / "anthropic-sdk-python-cassette__tool_loop_requests.json"

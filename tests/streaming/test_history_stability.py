@@ -8,7 +8,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from streaming.history import repair_history
+from streaming.messages.history import repair_history
 
 IDS = st.sampled_from(["t0", "t1", "t2", "t3"])
 TEXT = st.sampled_from(["hi", " ", "", "\n\n", "answer"])

@@ -1,4 +1,4 @@
-"""Tests for our client-facing SSE encoding (streaming.protocol)."""
+"""Tests for our client-facing SSE encoding (streaming.wire.protocol)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from streaming import protocol
-from streaming.protocol import KEEPALIVE, decode_stream, encode_event
-from streaming.sse import SSEDecoder
+from streaming.wire import protocol
+from streaming.wire.protocol import KEEPALIVE, decode_stream, encode_event
+from streaming.wire.sse import SSEDecoder
 
 
 def test_exact_wire_format() -> None:

@@ -9,10 +9,10 @@ import pytest
 from config import Timings
 from engine.events.follow import follow
 from engine.events.log import Chunk
-from streaming import events as E
 from streaming.hosting import StreamBroken
-from streaming.protocol import encode_event
 from streaming.shapes import Frames, Shape, UIChunks
+from streaming.wire import events as E
+from streaming.wire.protocol import encode_event
 
 FIRST = encode_event(1, *E.turn_start("turn_1", "ses_1", "msg_q"))
 

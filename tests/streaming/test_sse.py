@@ -1,4 +1,4 @@
-"""Tests for the incremental SSE decoder (streaming.sse)."""
+"""Tests for the incremental SSE decoder (streaming.wire.sse)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from streaming.sse import SSEDecoder, SSEEvent, event_payload, iter_json_events
+from streaming.wire.sse import SSEDecoder, SSEEvent, event_payload, iter_json_events
 
 UTF8_SPLIT = "anthropic-sdk-python-inline__utf8_multibyte_split_across_chunks.sse"
 U2028 = "anthropic-sdk-python-inline__u2028_line_separator_inside_data.sse"

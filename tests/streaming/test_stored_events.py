@@ -1,6 +1,6 @@
 """One derivation of stored rows into events: every view of storage ends where the live stream did.
 
-Stored rows -> events (streaming/stored.py) -> what a client shows (TurnView) equals what the
+Stored rows -> events (streaming/wire/stored.py) -> what a client shows (TurnView) equals what the
 live stream's events showed, for generated turns and for a real turn of the demo model, read
 back through the session API (`?events=true`, the page's history) and the replay of a turn
 whose log is lost.
@@ -12,14 +12,14 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 
-from demo_data.finance import seed_finance
+from demo_data.generator import seed_finance
 from engine.events.replay import replay_turn
 from models.db import Database
-from streaming import stored
-from streaming.events import Event
-from streaming.protocol import decode_stream
-from streaming.stored import StoredMessage
-from streaming.view import TurnView
+from streaming.wire import stored
+from streaming.wire.events import Event
+from streaming.wire.protocol import decode_stream
+from streaming.wire.stored import StoredMessage
+from streaming.wire.view import TurnView
 from tests.aisdk.turns import Turn, turns
 
 FAST = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])

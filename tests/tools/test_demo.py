@@ -11,7 +11,7 @@ from sqlalchemy import func, select
 
 from demo_data import seed_finance
 from demo_data.catalog import ACCOUNTS, GROCERS, SUBSCRIPTIONS
-from demo_data.cli import seed_demo
+from demo_data.commands import seed_demo
 from models import User
 from models.db import Database
 from models.finance import Account, Budget, Category, Transaction

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tools.finance import schemas
+from tools.finance import inputs as schemas
 from tools.finance.recurring import find_recurring_payments
 from tools.finance.status import get_account_balances, get_budget_status
 from tools.finance.summary import compare_spending, get_spending_summary

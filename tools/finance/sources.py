@@ -13,8 +13,8 @@ from marshmallow import ValidationError
 
 from models.db import Database
 from tools.finance.cites import FILTERS
+from tools.finance.inputs import TransactionsInput
 from tools.finance.queries import check_range
-from tools.finance.schemas import TransactionsInput
 from tools.finance.status import account_by_id, budget_by_id
 from tools.finance.transactions import rows_matching, transaction_by_id
 from tools.registry import ToolInputError

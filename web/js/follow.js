@@ -3,7 +3,7 @@
 // up (an expired token, a server error) we reopen from the last event seen with a fresh URL.
 
 import { api } from './rest.js';
-// The server's own list of event types (streaming/protocol.py), served as a module.
+// The server's own list of event types (streaming/wire/protocol.py), served as a module.
 import { EVENT_TYPES } from './protocol.js';
 const MAX_BACKOFF_MS = 8000;
 

@@ -16,16 +16,16 @@ from typing import Any
 
 from engine.errors import TurnFailed, UpstreamInterrupted
 from engine.store.fence import Lease
-from engine.turns.deps import TurnDeps
 from engine.turns.outbox import Outbox
 from engine.turns.pacing import Cadence
 from engine.turns.round import MessageRound, RoundResult
+from engine.turns.shared import TurnDeps
 from engine.turns.tool_ids import tool_ids
 from engine.turns.window import Fit
-from engine.upstream.context import Plan
 from engine.upstream.retry import MODEL_ERRORS, Failure, classify
-from streaming import events as E
-from streaming.sse import JSONEvents
+from engine.upstream.selection import Plan
+from streaming.wire import events as E
+from streaming.wire.sse import JSONEvents
 from telemetry import tracing
 from telemetry.metrics import TOKEN_COUNTS, UPSTREAM_RETRIES
 

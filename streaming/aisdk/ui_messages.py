@@ -4,8 +4,8 @@ A turn is a user UIMessage (its question, under the id its client gave it) and o
 UIMessage with id = turn id, whose steps are the turn's model messages in order; a turn that
 continues one paused for approval adds its steps to the paused turn's UIMessage. Nothing
 here builds parts from rows: each chain of turns is shown by the events stored rows derive
-(streaming/stored.py, the derivation every view of storage shares), run through the live
-stream's own translation (streaming/ui_stream.py) and folded into a UIMessage as the SDK's
+(streaming/wire/stored.py, the derivation every view of storage shares), run through the live
+stream's own translation (streaming/aisdk/ui_stream.py) and folded into a UIMessage as the SDK's
 client folds the chunks (`ChunkFold`). So a reload shows exactly what a live client ended with:
 a discarded attempt opens the step its retry fills (or leaves it empty when nobody retried),
 a tool call the output limit cut is an input error, results fill the parts they answer.
@@ -20,13 +20,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, cast
 
-from streaming import events as E
-from streaming import stored
-from streaming import ui_chunks as C
-from streaming.events import Event
-from streaming.stored import StoredMessage
-from streaming.ui_chunks import UIChunk
-from streaming.ui_stream import UIStreamTranslator
+from streaming.aisdk import ui_chunks as C
+from streaming.aisdk.ui_chunks import UIChunk
+from streaming.aisdk.ui_stream import UIStreamTranslator
+from streaming.wire import events as E
+from streaming.wire import stored
+from streaming.wire.events import Event
+from streaming.wire.stored import StoredMessage
 
 UIMessage = dict[str, Any]
 Part = dict[str, Any]

@@ -1,4 +1,4 @@
-"""Our wire protocol: the SSE encoding of every event (streaming/events.py), the error shape."""
+"""Our wire protocol: the SSE encoding of every event (wire/events.py), the error shape."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 import orjson
 
-from streaming.events import (
+from streaming.wire.events import (
     APPROVAL_REQUESTED,
     APPROVAL_RESOLVED,
     BLOCK_DELTA,
@@ -24,7 +24,7 @@ from streaming.events import (
     TURN_END,
     TURN_START,
 )
-from streaming.sse import SSEDecoder
+from streaming.wire.sse import SSEDecoder
 
 __all__ = [
     "APPROVAL_REQUESTED",

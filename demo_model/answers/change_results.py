@@ -2,20 +2,20 @@
 
 from __future__ import annotations
 
-from demo_model import calls as c
+from demo_model import tool_calls as c
 from demo_model.answers.fmt import lines_md, money, row_line
-from demo_model.calls import Results
-from demo_model.cite import Answer, parts_of
-from demo_model.intent import Intent
-from demo_model.mdtext import md_text
-from demo_model.subjects import group_keys
-from demo_model.writes import (
+from demo_model.change_plans import (
     budget_currency,
     candidates,
     category_named,
     the_year,
     transaction_ids,
 )
+from demo_model.cite import Answer, parts_of
+from demo_model.intent import Intent
+from demo_model.mdtext import md_text
+from demo_model.subjects import group_keys
+from demo_model.tool_calls import Results
 
 
 def change(intent: Intent, results: Results) -> Answer:

@@ -16,8 +16,8 @@ from werkzeug.exceptions import HTTPException
 
 from engine.errors import APIError, LimitExceeded, StorageUnavailable, Unprocessable
 from models.db import OUTAGE_ERRORS, is_bad_value
-from routes.deps import get_settings
-from streaming.protocol import error_body, error_json
+from routes.extensions import get_settings
+from streaming.wire.protocol import error_body, error_json
 from telemetry import audit
 from telemetry.metrics import LIMIT_REFUSALS
 

@@ -15,7 +15,7 @@ match the stored one). A resume names the client's step count: the stream swallo
 to that step's `start-step`, sends `reset-step` instead, and re-sends the step from its start,
 so a client at any point inside that step ends equal to the server. `turn_start` with
 `reset: true` (a rebuilt log) is handled the same way at the client's current step.
-The chunks themselves are typed in streaming/ui_chunks.py.
+The chunks themselves are typed in streaming/aisdk/ui_chunks.py.
 """
 
 from __future__ import annotations
@@ -25,9 +25,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from streaming import events as E
-from streaming import ui_chunks as C
-from streaming.events import (
+from streaming.aisdk import ui_chunks as C
+from streaming.aisdk.ui_chunks import CUT_OFF, UIChunk
+from streaming.wire import events as E
+from streaming.wire.events import (
     ApprovalRequested,
     ApprovalResolved,
     BlockDelta,
@@ -42,7 +43,6 @@ from streaming.events import (
     TurnError,
     TurnStart,
 )
-from streaming.ui_chunks import CUT_OFF, UIChunk
 
 Chunk = UIChunk
 

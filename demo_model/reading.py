@@ -7,7 +7,7 @@ import re
 from datetime import date
 from typing import Any
 
-from demo_model.calls import Results
+from demo_model.tool_calls import Results
 
 TODAY = re.compile(r"\bToday is (\d{4}-\d{2}-\d{2})\b")
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, NotRequired, TypedDict
 
-from streaming import events as E
-from streaming.events import Event
+from streaming.wire import events as E
+from streaming.wire.events import Event
 
 DISCARDED = "discarded"
 _TOOL_CALLS = ("tool_use", "server_tool_use")

@@ -8,10 +8,10 @@ from flask import current_app, g
 
 from routes.api import BEARER, Blueprint
 from routes.auth import login_required
-from routes.deps import get_db
+from routes.extensions import get_db
+from routes.requests import TokenRequest
 from routes.responses import NewToken, TokenList
-from routes.schemas import TokenRequest
-from services import tokens
+from services import api_tokens
 
 bp = Blueprint("tokens", __name__, description="The caller's API tokens.")
 
@@ -22,7 +22,7 @@ bp = Blueprint("tokens", __name__, description="The caller's API tokens.")
 @bp.doc(security=BEARER)
 def index() -> dict[str, Any]:
     """List the caller's tokens that are not revoked; `current` marks the one in use."""
-    return {"tokens": tokens.list_tokens(get_db(), g.user_id, g.token_id)}
+    return {"tokens": api_tokens.list_tokens(get_db(), g.user_id, g.token_id)}
 
 
 @bp.post("/tokens")
@@ -32,7 +32,7 @@ def index() -> dict[str, Any]:
 @bp.doc(security=BEARER)
 def create(body: dict[str, Any]) -> tuple[dict[str, Any], int]:
     """Issue a named token, optionally expiring; its `token` is never shown again."""
-    return tokens.create_token(get_db(), g.user_id, body["name"], body["expires_at"]), 201
+    return api_tokens.create_token(get_db(), g.user_id, body["name"], body["expires_at"]), 201
 
 
 @bp.delete("/tokens/<int(max=2147483647):token_id>")  # beyond: 404, not an overflow
@@ -41,6 +41,6 @@ def create(body: dict[str, Any]) -> tuple[dict[str, Any], int]:
 @bp.doc(security=BEARER)
 def revoke(token_id: int) -> tuple[str, int]:
     """Revoke a token at once: requests get 401, its open streams end within seconds."""
-    tokens.revoke_token(get_db(), g.user_id, token_id)
+    api_tokens.revoke_token(get_db(), g.user_id, token_id)
     current_app.extensions["token_watcher"].revoked_here(token_id)
     return "", 204

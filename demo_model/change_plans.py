@@ -5,10 +5,10 @@ from __future__ import annotations
 from datetime import date
 from typing import Any
 
-from demo_model import calls as c
-from demo_model.calls import Call, Results
+from demo_model import tool_calls as c
 from demo_model.periods import Period, rolling
 from demo_model.subjects import group_keys
+from demo_model.tool_calls import Call, Results
 from demo_model.vocabulary import category_in, names_term, names_topic
 
 CANDIDATES = 5

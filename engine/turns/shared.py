@@ -15,7 +15,7 @@ from engine.turns.tools import ToolRunner
 from engine.turns.window import ContextWindow
 from engine.upstream.client import ModelClient
 from engine.upstream.retry import RetryPolicy
-from streaming.events import DEFAULT_BUSY_POLICY, BusyPolicy
+from streaming.wire.events import DEFAULT_BUSY_POLICY, BusyPolicy
 
 
 @dataclass

@@ -6,7 +6,7 @@ import json
 from bisect import bisect_left
 from typing import Any
 
-from streaming.changes import (
+from streaming.messages.effects import (
     BlockDelta,
     BlockStarted,
     BlockStopped,

@@ -10,8 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from streaming import events as E
-from streaming import protocol as P
+from streaming.wire import events as E
+from streaming.wire import protocol as P
 
 
 @dataclass

@@ -5,15 +5,15 @@ from __future__ import annotations
 from datetime import date
 from typing import Any
 
-from demo_model import calls as c
+from demo_model import tool_calls as c
 from demo_model.answers.fmt import MAX_ROWS, cite, currency_note, dec, lines_md, money, plural
 from demo_model.answers.honest import NO_DATA, data_note
 from demo_model.answers.spending import group_lines, whole
-from demo_model.calls import Results
 from demo_model.cite import Answer, Line, Part
 from demo_model.intent import Intent
 from demo_model.mdtext import md_text
 from demo_model.subjects import currencies
+from demo_model.tool_calls import Results
 from demo_model.vocabulary import names_term, names_topic
 from tools.finance.cites import account_title, budget_title, recurring_title, spend_source
 from tools.finance.clock import days_in_month

@@ -5,10 +5,10 @@ from __future__ import annotations
 from flask import Response, g, request
 
 from engine.errors import RangeNotSatisfiable
-from routes.deps import get_engine, get_token_guard, get_turns
+from routes.extensions import get_engine, get_token_guard, get_turns
 from streaming.hosting import STREAM_HOOK, BodyFactory
-from streaming.protocol import decode_stream
 from streaming.shapes import Frames
+from streaming.wire.protocol import decode_stream
 from telemetry import access
 
 SSE_HEADERS = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}

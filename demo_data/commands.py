@@ -7,7 +7,7 @@ from flask import current_app
 from flask.cli import with_appcontext
 from sqlalchemy import select
 
-from demo_data.finance import seed_finance
+from demo_data.generator import seed_finance
 from models import User
 
 

@@ -21,7 +21,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from engine.upstream.tokens import message_tokens
+from engine.upstream.estimate import message_tokens
 
 __all__ = ["BULKY_BYTES", "LOW", "Cut", "Plan", "elide", "plan", "turn_starts"]
 

@@ -2,14 +2,14 @@
 
 One TypedDict per chunk, with the camelCase keys the wire has (as pydantic-ai's
 `ui/vercel_ai/response_types.py` types them), built through the small constructors below so
-the keys are written once. Pure; `streaming/ui_stream.py` decides which chunk to send when.
+the keys are written once. Pure; `streaming/aisdk/ui_stream.py` decides which chunk to send when.
 """
 
 # No `from __future__ import annotations`: NotRequired must be read from evaluated annotations.
 import json
 from typing import Any, Literal, NotRequired, TypedDict
 
-from streaming.events import ContextTrimmed
+from streaming.wire.events import ContextTrimmed
 
 Json = dict[str, Any]
 CUT_OFF = "The tool call was cut off before its input was complete; it was not run."

@@ -20,9 +20,9 @@ from marshmallow import (
 
 from engine.errors import ContentTooLarge
 from engine.store.starts import Ask
-from routes.deps import get_settings
-from streaming.events import BUSY_POLICIES
-from tools.finance.schemas import TransactionsInput
+from routes.extensions import get_settings
+from streaming.wire.events import BUSY_POLICIES
+from tools.finance.inputs import TransactionsInput
 
 # An event id: digits only, at most 18 of them (any such number fits in 64 bits).
 EVENT_ID = r"\A[0-9]{1,18}\Z"
@@ -246,7 +246,7 @@ def search_field() -> fields.String:
 
 
 def events_field() -> fields.Boolean:
-    """`events`: each message also carries the events that show it (streaming/stored.py)."""
+    """`events`: each message also carries the events that show it (streaming/wire/stored.py)."""
     return fields.Boolean(
         load_default=False,
         metadata={
