@@ -2,16 +2,18 @@
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
-# uv installs the pinned requirements in seconds; pip is the fallback, resolving nothing
-# (every dependency is pinned in the files). Both compile the bytecode at install: each
-# command of `make run` imports the app, and may not write bytecode itself
-# (PYTHONDONTWRITEBYTECODE).
-UV ?= $(shell command -v uv)
-ifneq ($(UV),)
-INSTALL := $(UV) pip install --quiet --compile-bytecode --python $(BIN)/python
-else
-INSTALL := $(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps
-endif
+# uv installs the pinned requirements in seconds: the one on PATH, else one pip puts into the
+# venv first (about 2 s); if uv fails, pip alone, resolving nothing (every dependency is
+# pinned). Bytecode is compiled at install: each command of `make run` imports the app and
+# may not write bytecode itself (PYTHONDONTWRITEBYTECODE).
+UV_VERSION := 0.13.9
+define install
+	@uv=$$(command -v uv || { $(BIN)/python -m pip install --quiet --disable-pip-version-check \
+	    uv==$(UV_VERSION) >/dev/null 2>&1 && echo $(BIN)/uv; }); \
+	if [ -n "$$uv" ] && $$uv pip install --quiet --compile-bytecode --python $(BIN)/python \
+	    -r $(1); then :; \
+	else $(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps -r $(1); fi
+endef
 # What a developer runs before each commit: everything but the slow, cluster, browser and
 # Node tests, on TEST_WORKERS pytest-xdist workers (the tests mostly wait on timers and
 # sockets: 2 workers take 3 minutes on 2 cores where one takes 5 and a half).
@@ -28,11 +30,11 @@ $(BIN)/python:
 
 # `make run` needs requirements.txt only; tests and linters add requirements-dev.txt.
 $(VENV)/.installed: requirements.txt | $(BIN)/python
-	$(INSTALL) -r requirements.txt
+	$(call install,requirements.txt)
 	touch $@
 
 $(VENV)/.installed-dev: requirements-dev.txt $(VENV)/.installed
-	$(INSTALL) -r requirements-dev.txt
+	$(call install,requirements-dev.txt)
 	touch $@
 
 # A restart never changes data: the port is checked before anything else (a second `make run`
