@@ -26,7 +26,7 @@ FINANCE_TABLES = {"accounts", "categories", "transactions", "budgets"}
 DURABLE_TABLES = {"workers"}
 UI_TABLES = {"ui_chats"}
 ALL_TABLES = CHAT_TABLES | FINANCE_TABLES | DURABLE_TABLES | UI_TABLES
-HEAD = "0010"
+HEAD = "0013"
 
 
 def _diff(url: str) -> list[object]:
@@ -60,6 +60,9 @@ def test_chain_is_linear() -> None:
     assert script.get_heads() == [HEAD]
     chain = [(r.revision, r.down_revision) for r in script.walk_revisions("base", "heads")]
     assert chain == [
+        ("0013", "0012"),
+        ("0012", "0011"),
+        ("0011", "0010"),
         ("0010", "0009"),
         ("0009", "0008"),
         ("0008", "0007"),
