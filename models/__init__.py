@@ -3,6 +3,7 @@
 from models.base import Base, new_id, utcnow
 from models.chat import ChatSession, Message, ToolRun, Turn, TurnEvents, Worker
 from models.finance import Account, Budget, Category, Transaction
+from models.imports import ImportMapping, ImportRow, StatementImport
 from models.ui_chat import UIChat
 from models.user import ApiToken, User
 
@@ -13,7 +14,10 @@ __all__ = [
     "Budget",
     "Category",
     "ChatSession",
+    "ImportMapping",
+    "ImportRow",
     "Message",
+    "StatementImport",
     "ToolRun",
     "Transaction",
     "Turn",
