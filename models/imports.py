@@ -61,6 +61,8 @@ class ImportRow(Base):
     account_id: Mapped[int | None] = mapped_column(
         ForeignKey("accounts.id", ondelete="CASCADE"), index=True
     )
+    # Which of the import's statements (its index in StatementImport.statements) holds it.
+    statement: Mapped[int] = mapped_column(default=0)
     # Where the row is in the file (line, or entry number), for messages and order.
     position: Mapped[int]
     posted_on: Mapped[date | None]

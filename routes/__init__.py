@@ -11,6 +11,7 @@ def register_blueprints(app: Flask) -> None:
         api_tokens,
         chat_stream,
         health,
+        imports,
         metrics,
         records,
         sessions,
@@ -24,7 +25,15 @@ def register_blueprints(app: Flask) -> None:
     api.register_blueprint(health.bp)
     api.register_blueprint(web.bp)
     api.register_blueprint(metrics.bp)
-    under_api = (sessions.bp, turns.bp, chat_stream.bp, ui_chat.bp, api_tokens.bp, records.bp)
+    under_api = (
+        sessions.bp,
+        turns.bp,
+        chat_stream.bp,
+        ui_chat.bp,
+        api_tokens.bp,
+        records.bp,
+        imports.bp,
+    )
     for bp in under_api:
         api.register_blueprint(bp, url_prefix="/api")
     app.extensions["api"] = api

@@ -94,6 +94,7 @@ def upgrade() -> None:
         sa.Column("id", sa.Integer(), nullable=False),
         sa.Column("import_id", sa.Integer(), nullable=False),
         sa.Column("account_id", sa.Integer(), nullable=True),
+        sa.Column("statement", sa.Integer(), nullable=False),
         sa.Column("position", sa.Integer(), nullable=False),
         sa.Column("posted_on", sa.Date(), nullable=True),
         sa.Column("amount_minor", sa.BigInteger(), nullable=True),

@@ -1,0 +1,198 @@
+"""A draft committed as transactions in one database transaction, or undone exactly.
+
+Committing twice adds nothing (the second finds the import committed); undoing deletes the
+transactions the import added, and nothing else, and reverts the balance change it made.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy.orm import Session
+
+from engine.errors import Conflict, NotFound
+from models import Account, Category, ImportRow, StatementImport, Transaction, utcnow
+from models.db import Database
+from services.imports.drafts import BATCH, save_mapping
+
+NAMES = {"checking": "Checking", "savings": "Savings", "credit_card": "Card"}
+
+
+def owned(s: Session, user_id: int, import_id: int, *, lock: bool = False) -> StatementImport:
+    """The user's import `import_id` (locked for update if asked), or 404."""
+    query = select(StatementImport).where(
+        StatementImport.id == import_id, StatementImport.user_id == user_id
+    )
+    found = s.scalar(query.with_for_update() if lock else query)
+    if found is None:
+        raise NotFound("import", str(import_id))
+    return found
+
+
+def commit(db: Database, user_id: int, import_id: int) -> int:
+    """Add the draft's included rows as transactions; return how many were added (0 when it
+    was committed already). An undone import cannot be committed again: 409."""
+    with db.transaction() as s:
+        draft = owned(s, user_id, import_id, lock=True)
+        if draft.status == "committed":
+            return 0
+        if draft.status != "draft":
+            raise Conflict("This import was undone; upload the file again.", code="import_undone")
+        statements = [dict(st) for st in draft.statements]
+        added = 0
+        for index, info in enumerate(statements):
+            account = _account(s, user_id, info)
+            if info["account_id"] is None:
+                info["account_id"] = account.id
+                s.execute(
+                    update(ImportRow)
+                    .where(ImportRow.import_id == draft.id, ImportRow.statement == index)
+                    .values(account_id=account.id)
+                )
+            count, total = _add_rows(s, user_id, draft.id, index, account)
+            added += count
+            before = account.balance_minor
+            closing = info.get("closing_minor")
+            account.balance_minor = closing if closing is not None else before + total
+            info["balance_change_minor"] = account.balance_minor - before
+            if info.get("mapping"):
+                save_mapping(s, user_id, account.id, info["columns"], info["mapping"])
+        draft.statements = statements
+        draft.status, draft.committed_at = "committed", utcnow()
+        return added
+
+
+def undo(db: Database, user_id: int, import_id: int) -> tuple[str, int]:
+    """Discard a draft, or undo a committed import: (what was done, transactions removed)."""
+    with db.transaction() as s:
+        found = owned(s, user_id, import_id, lock=True)
+        if found.status == "draft":
+            s.delete(found)
+            return "discarded", 0
+        if found.status == "undone":
+            return "undone", 0
+        removed = s.execute(
+            delete(Transaction).where(
+                Transaction.import_id == found.id, Transaction.user_id == user_id
+            )
+        ).rowcount
+        for info in found.statements:
+            change = info.get("balance_change_minor") or 0
+            if info.get("account_id") is not None and change:
+                s.execute(
+                    update(Account)
+                    .where(Account.id == info["account_id"], Account.user_id == user_id)
+                    .values(balance_minor=Account.balance_minor - change)
+                )
+        found.status = "undone"
+        return "undone", int(removed or 0)
+
+
+def _account(s: Session, user_id: int, info: dict[str, Any]) -> Account:
+    if info["account_id"] is not None:
+        account = s.get(Account, info["account_id"])
+        if account is None or account.user_id != user_id:
+            raise Conflict("The import's account was deleted.", code="account_gone")
+        return account
+    if info.get("bank_ref"):
+        # Another import may have created it since this draft was made.
+        known = s.scalar(
+            select(Account).where(Account.user_id == user_id, Account.bank_ref == info["bank_ref"])
+        )
+        if known is not None:
+            return known
+    account = Account(
+        user_id=user_id,
+        name=_free_name(s, user_id, info),
+        kind=info.get("kind") or "checking",
+        currency=info["currency"],
+        balance_minor=0,
+        bank_ref=info.get("bank_ref"),
+    )
+    s.add(account)
+    s.flush()
+    return account
+
+
+def _free_name(s: Session, user_id: int, info: dict[str, Any]) -> str:
+    base = info.get("new_account_name") or (
+        f"{NAMES.get(info.get('kind') or '', 'Account')} ...{str(info['bank_ref'])[-4:]}"
+        if info.get("bank_ref")
+        else "Imported account"
+    )
+    taken = set(s.scalars(select(Account.name).where(Account.user_id == user_id)))
+    name, n = base[:80], 2
+    while name in taken:
+        name, n = f"{base[:72]} ({n})", n + 1
+    return name
+
+
+def _add_rows(
+    s: Session, user_id: int, import_id: int, index: int, account: Account
+) -> tuple[int, int]:
+    """Insert the statement's included rows; return (count, total in minor units)."""
+    rows = s.execute(
+        select(
+            ImportRow.posted_on,
+            ImportRow.amount_minor,
+            ImportRow.merchant,
+            ImportRow.description,
+            ImportRow.bank_id,
+            ImportRow.category,
+        )
+        .where(
+            ImportRow.import_id == import_id,
+            ImportRow.statement == index,
+            ImportRow.include.is_(True),
+            ImportRow.status != "invalid",
+        )
+        .order_by(ImportRow.id)
+    ).all()
+    categories = _categories(s, user_id, {r.category for r in rows if r.category}, rows)
+    count = total = 0
+    batch: list[dict[str, Any]] = []
+    for row in rows:
+        batch.append(
+            {
+                "user_id": user_id,
+                "account_id": account.id,
+                "posted_on": row.posted_on,
+                "amount_minor": row.amount_minor,
+                "currency": account.currency,
+                "merchant": row.merchant,
+                "description": row.description,
+                "category_id": categories.get(row.category) if row.category else None,
+                "pending": False,
+                "import_id": import_id,
+                "bank_id": row.bank_id,
+            }
+        )
+        count, total = count + 1, total + row.amount_minor
+        if len(batch) >= BATCH:
+            s.execute(insert(Transaction), batch)
+            batch = []
+    if batch:
+        s.execute(insert(Transaction), batch)
+    return count, total
+
+
+def _categories(s: Session, user_id: int, names: set[str], rows: Any) -> dict[str, int]:
+    """The ids of the categories named, creating those the user does not have yet."""
+    if not names:
+        return {}
+    query = select(Category.name, Category.id).where(
+        Category.user_id == user_id, func.lower(Category.name).in_([n.lower() for n in names])
+    )
+    lowered = {name.lower(): ident for name, ident in s.execute(query)}
+    result: dict[str, int] = {}
+    for name in names:
+        if name.lower() in lowered:
+            result[name] = lowered[name.lower()]
+            continue
+        income = all(r.amount_minor > 0 for r in rows if r.category == name)
+        category = Category(user_id=user_id, name=name, kind="income" if income else "expense")
+        s.add(category)
+        s.flush()
+        result[name] = lowered[name.lower()] = category.id
+    return result
