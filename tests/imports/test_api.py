@@ -36,7 +36,7 @@ def test_a_multi_account_ofx_becomes_a_draft_then_two_accounts_of_transactions(
     ]
     checking = committed.json["accounts"][0]
     balance = importer.get(f"/api/accounts/{checking['account_id']}").json["balance"]
-    assert balance == "3447.51"  # the statement's LEDGERBAL
+    assert balance == "2447.51"  # the statement's LEDGERBAL
 
 
 def test_committing_twice_adds_nothing_and_the_same_file_again_is_all_duplicates(
