@@ -12,6 +12,7 @@ def register_blueprints(app: Flask) -> None:
         chat_stream,
         health,
         imports,
+        ledger,
         metrics,
         records,
         sessions,
@@ -33,6 +34,7 @@ def register_blueprints(app: Flask) -> None:
         api_tokens.bp,
         records.bp,
         imports.bp,
+        ledger.bp,
     )
     for bp in under_api:
         api.register_blueprint(bp, url_prefix="/api")
