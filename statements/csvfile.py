@@ -46,7 +46,7 @@ NAMES: dict[str, tuple[str, ...]] = {
 SPELT = str.maketrans({"ä": "ae", "ö": "oe", "ü": "ue", "ß": "ss"})
 # Rows read to find the header and sniff the dialect.
 SAMPLE_ROWS = 30
-SAMPLE_CHARS = 64 * 1024
+SAMPLE_CHARS = 16 * 1024
 
 SavedMapping = Callable[[list[str]], dict[str, str] | None]
 

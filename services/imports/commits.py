@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session
 
 from engine.errors import Conflict, NotFound
@@ -170,10 +170,10 @@ def _add_rows(
         )
         count, total = count + 1, total + row.amount_minor
         if len(batch) >= BATCH:
-            s.execute(insert(Transaction), batch)
+            s.execute(Transaction.__table__.insert(), batch)
             batch = []
     if batch:
-        s.execute(insert(Transaction), batch)
+        s.execute(Transaction.__table__.insert(), batch)
     return count, total
 
 

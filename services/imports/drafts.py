@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Any
 
-from sqlalchemy import insert, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from engine.errors import NotFound, Unprocessable
@@ -188,10 +188,10 @@ def _store_rows(
             }
         )
         if len(batch) >= BATCH:
-            s.execute(insert(ImportRow), batch)
+            s.execute(ImportRow.__table__.insert(), batch)
             batch = []
     if batch:
-        s.execute(insert(ImportRow), batch)
+        s.execute(ImportRow.__table__.insert(), batch)
 
 
 def _existing(s: Session, account_id: int, first: date, last: date) -> list[Existing]:
