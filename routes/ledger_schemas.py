@@ -23,9 +23,7 @@ class NewAccount(Schema):
     name = _name(80, required=True)
     kind = fields.String(required=True, validate=validate.OneOf(ACCOUNT_KINDS))
     currency = fields.String(required=True, validate=validate.Regexp(r"\A[A-Za-z]{3}\Z"))
-    balance = fields.Decimal(
-        places=None, allow_nan=False, validate=validate.Range(min=-1e15, max=1e15), metadata=AMOUNT
-    )
+    balance = fields.Decimal(allow_nan=False, metadata=AMOUNT)
 
 
 class NewCategory(Schema):
@@ -39,9 +37,7 @@ class TransactionChange(Schema):
     """Body of PATCH /api/transactions/<id>: the fields to change."""
 
     date = fields.Date()
-    amount = fields.Decimal(
-        allow_nan=False, validate=validate.Range(min=-1e15, max=1e15), metadata=AMOUNT
-    )
+    amount = fields.Decimal(allow_nan=False, metadata=AMOUNT)
     merchant = _name(120)
     description = fields.String(validate=[validate.Length(max=255), validate.Regexp(NO_NUL)])
     category = _name(
@@ -55,12 +51,7 @@ class NewTransaction(TransactionChange):
 
     account_id = fields.Integer(required=True, validate=validate.Range(min=1, max=2147483647))
     date = fields.Date(required=True)
-    amount = fields.Decimal(
-        required=True,
-        allow_nan=False,
-        validate=validate.Range(min=-1e15, max=1e15),
-        metadata=AMOUNT,
-    )
+    amount = fields.Decimal(required=True, allow_nan=False, metadata=AMOUNT)
     merchant = _name(120, required=True)
 
 

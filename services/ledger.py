@@ -18,6 +18,9 @@ from models.db import Database
 from tools.finance.money import format_minor, minor_units
 from tools.finance.transactions import transaction_by_id
 
+# The largest amount, in minor units, a record holds (a 64-bit column, with room for sums).
+LARGEST = 10**15
+
 
 def accounts(db: Database, user_id: int) -> list[dict[str, Any]]:
     """The user's accounts by name, with their posted balances."""
@@ -173,6 +176,8 @@ def _minor(amount: Decimal, currency: str, field: str) -> int:
     scaled = Decimal(amount).scaleb(minor_units(currency))
     if scaled != scaled.to_integral_value():
         raise Unprocessable(f"{currency} has {minor_units(currency)} decimals.", field=field)
+    if abs(scaled) > LARGEST:
+        raise Unprocessable("The amount is too large.", field=field)
     return int(scaled)
 
 

@@ -6,6 +6,7 @@ balance: accounts a statement needs are created when the draft is committed.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Any
@@ -22,6 +23,8 @@ from statements.read import ReadOptions, read_statement
 
 # Rows written per INSERT statement.
 BATCH = 2000
+# Told (rows stored so far, rows in the file) after each batch.
+Progress = Callable[[int, int], None]
 
 
 @dataclass(frozen=True)
@@ -38,7 +41,9 @@ class Upload:
     mapping: dict[str, str] | None = None
 
 
-def create_draft(db: Database, user_id: int, upload: Upload) -> int:
+def create_draft(
+    db: Database, user_id: int, upload: Upload, progress: Progress | None = None
+) -> int:
     """Parse `upload` and store it as a draft; return its id. A file that fails stores nothing."""
     account = _given_account(db, user_id, upload.account_id)
     saved = _saved_mappings(db, user_id, account.id) if account else {}
@@ -63,8 +68,9 @@ def create_draft(db: Database, user_id: int, upload: Upload) -> int:
         )
         s.add(draft)
         s.flush()
+        total, done = sum(len(st.rows) for st in parsed.statements), 0
         for index, (statement, acct) in enumerate(zip(parsed.statements, accounts, strict=True)):
-            _store_rows(s, draft.id, index, statement, acct)
+            done = _store_rows(s, draft.id, index, statement, acct, (done, total), progress)
         if parsed.mapping is not None and account is not None and upload.mapping is not None:
             save_mapping(s, user_id, account.id, parsed.columns or [], parsed.mapping)
         return draft.id
@@ -155,8 +161,16 @@ def _statement_info(
 
 
 def _store_rows(
-    s: Session, import_id: int, index: int, statement: ParsedStatement, account: Account | None
-) -> None:
+    s: Session,
+    import_id: int,
+    index: int,
+    statement: ParsedStatement,
+    account: Account | None,
+    counted: tuple[int, int],
+    progress: Progress | None,
+) -> int:
+    """Classify and store a statement's rows; return the file's rows stored so far."""
+    done, total = counted
     dated = [r.posted_on for r in statement.rows if r.posted_on is not None]
     existing = _existing(s, account.id, min(dated), max(dated)) if account and dated else []
     matcher = Matcher(existing)
@@ -189,9 +203,15 @@ def _store_rows(
         )
         if len(batch) >= BATCH:
             s.execute(ImportRow.__table__.insert(), batch)
-            batch = []
+            done, batch = done + len(batch), []
+            if progress:
+                progress(done, total)
     if batch:
         s.execute(ImportRow.__table__.insert(), batch)
+        done += len(batch)
+    if progress:
+        progress(done, total)
+    return done
 
 
 def _existing(s: Session, account_id: int, first: date, last: date) -> list[Existing]:
