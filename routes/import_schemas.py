@@ -17,7 +17,7 @@ MAX_PAGE = 100
 ID_CURSOR = r"\A[0-9]{1,10}\Z"
 
 
-class MappingField(fields.Field):
+class MappingField(fields.Field[dict[str, str]]):
     """A CSV mapping sent as a JSON object in a form field: role -> column name."""
 
     def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> Any:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from marshmallow import Schema, fields, validate
 
 from models.finance import ACCOUNT_KINDS, CATEGORY_KINDS
@@ -11,7 +13,7 @@ from routes.requests import NO_NUL
 AMOUNT = {"description": "Signed decimal in major units: '-82.10' is money out."}
 
 
-def _name(maximum: int, **kwargs: object) -> fields.String:
+def _name(maximum: int, **kwargs: Any) -> fields.String:
     return fields.String(
         validate=[validate.Length(min=1, max=maximum), validate.Regexp(NO_NUL)], **kwargs
     )

@@ -138,7 +138,7 @@ def _sniff(text: str) -> csv.Dialect | clevercsv.dialect.SimpleDialect:
 def _rows(text: str, dialect: csv.Dialect | clevercsv.dialect.SimpleDialect) -> Iterator[list[str]]:
     reader = csv.reader(
         io.StringIO(text, newline=""),
-        delimiter=dialect.delimiter,
+        delimiter=str(dialect.delimiter),
         quotechar=dialect.quotechar or '"',
         escapechar=dialect.escapechar or None,
         strict=False,

@@ -6,9 +6,9 @@ transactions the import added, and nothing else, and reverts the balance change 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import CursorResult, Table, delete, func, insert, select, update
 from sqlalchemy.orm import Session
 
 from engine.errors import Conflict, NotFound
@@ -16,6 +16,7 @@ from models import Account, Category, ImportRow, StatementImport, Transaction, u
 from models.db import Database
 from services.imports.drafts import BATCH, save_mapping
 
+TRANSACTIONS = cast(Table, Transaction.__table__)
 NAMES = {"checking": "Checking", "savings": "Savings", "credit_card": "Card"}
 
 
@@ -72,11 +73,10 @@ def undo(db: Database, user_id: int, import_id: int) -> tuple[str, int]:
             return "discarded", 0
         if found.status == "undone":
             return "undone", 0
-        removed = s.execute(
-            delete(Transaction).where(
-                Transaction.import_id == found.id, Transaction.user_id == user_id
-            )
-        ).rowcount
+        deleted = delete(Transaction).where(
+            Transaction.import_id == found.id, Transaction.user_id == user_id
+        )
+        removed = cast(CursorResult[Any], s.execute(deleted)).rowcount
         for info in found.statements:
             change = info.get("balance_change_minor") or 0
             if info.get("account_id") is not None and change:
@@ -170,10 +170,10 @@ def _add_rows(
         )
         count, total = count + 1, total + row.amount_minor
         if len(batch) >= BATCH:
-            s.execute(Transaction.__table__.insert(), batch)
+            s.execute(insert(TRANSACTIONS), batch)
             batch = []
     if batch:
-        s.execute(Transaction.__table__.insert(), batch)
+        s.execute(insert(TRANSACTIONS), batch)
     return count, total
 
 

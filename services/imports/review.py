@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import func, select
@@ -78,7 +79,7 @@ def _account_names(s: Session, item: StatementImport) -> dict[int, str]:
 
 
 def _statement(
-    index: int, info: dict[str, Any], names: dict[int, str], totals: list[Any]
+    index: int, info: dict[str, Any], names: dict[int, str], totals: Sequence[Any]
 ) -> dict[str, Any]:
     currency = info["currency"]
     valid = included = 0
