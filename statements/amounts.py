@@ -59,7 +59,10 @@ class NumberStyle:
             negative, cleaned = True, cleaned[:-1]
         if cleaned.startswith(("-", "+")):
             negative, cleaned = negative or cleaned[0] == "-", cleaned[1:]
-        if self.group.strip():
+        whole = cleaned.partition(self.decimal)[0]
+        if self.group.strip() and self.group in whole:
+            if not re.fullmatch(rf"\d{{1,3}}({re.escape(self.group)}\d{{3}})+", whole):
+                raise ValueError(f"{text!r} is not an amount (digits grouped wrongly)")
             cleaned = cleaned.replace(self.group, "")
         cleaned = cleaned.replace(self.decimal, ".")
         if not cleaned or not re.fullmatch(r"\d+(\.\d+)?", cleaned):
