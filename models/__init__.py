@@ -3,7 +3,7 @@
 from models.base import Base, new_id, utcnow
 from models.chat import ChatSession, Message, ToolRun, Turn, TurnEvents, Worker
 from models.finance import Account, Budget, Category, Transaction
-from models.imports import ImportMapping, ImportRow, StatementImport
+from models.imports import CategoryRule, ImportMapping, ImportRow, StatementImport
 from models.ui_chat import UIChat
 from models.user import ApiToken, User
 
@@ -13,6 +13,7 @@ __all__ = [
     "Base",
     "Budget",
     "Category",
+    "CategoryRule",
     "ChatSession",
     "ImportMapping",
     "ImportRow",

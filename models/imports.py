@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import date, datetime
+from decimal import Decimal
 from typing import Any
 
 from sqlalchemy import (
@@ -11,6 +12,7 @@ from sqlalchemy import (
     CheckConstraint,
     ForeignKey,
     Index,
+    Numeric,
     String,
     UniqueConstraint,
 )
@@ -94,3 +96,25 @@ class ImportMapping(Base):
     )
     columns: Mapped[list[str]] = mapped_column(JSON, default=list)
     mapping: Mapped[dict[str, Any]] = mapped_column(default=dict)
+
+
+class CategoryRule(Base):
+    """A rule the user keeps: a row whose payee contains the text and whose signed amount lies
+    in the range gets the category, on every draft (first rule by id wins)."""
+
+    __tablename__ = "category_rules"
+    __table_args__ = (
+        CheckConstraint(
+            "payee_contains IS NOT NULL OR min_amount IS NOT NULL OR max_amount IS NOT NULL",
+            name="condition",
+        ),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    category_id: Mapped[int] = mapped_column(
+        ForeignKey("categories.id", ondelete="CASCADE"), index=True
+    )
+    payee_contains: Mapped[str | None] = mapped_column(String(120))
+    min_amount: Mapped[Decimal | None] = mapped_column(Numeric(20, 4))
+    max_amount: Mapped[Decimal | None] = mapped_column(Numeric(20, 4))

@@ -1,5 +1,6 @@
 """The caller's own records managed by hand: list and add accounts and categories, list
-budgets, add, edit and delete transactions (records.py shows single records)."""
+budgets, add, edit and delete transactions, keep category rules (records.py shows single
+records)."""
 
 from __future__ import annotations
 
@@ -17,12 +18,16 @@ from routes.ledger_schemas import (
     CategoryRecord,
     NewAccount,
     NewCategory,
+    NewRule,
     NewTransaction,
+    RuleList,
+    RuleRecord,
     TransactionChange,
 )
 from routes.record_responses import AccountRecord, TransactionRecord
 from routes.responses import ErrorResponse
 from services import ledger
+from services.imports import rules
 
 bp = Blueprint("ledger", __name__, description="The caller's accounts, categories, budgets.")
 ID = "int(max=2147483647)"
@@ -108,3 +113,32 @@ def edit_transaction(data: dict[str, Any], transaction_id: int) -> dict[str, Any
 def delete_transaction(transaction_id: int) -> None:
     """Delete a transaction."""
     ledger.delete_transaction(get_db(), g.user_id, transaction_id)
+
+
+@bp.get("/category-rules")
+@login_required
+@bp.response(200, RuleList)
+@bp.doc(security=BEARER)
+def category_rules() -> dict[str, Any]:
+    """List the caller's category rules, which every import draft applies."""
+    return {"rules": rules.listing(get_db(), g.user_id)}
+
+
+@bp.post("/category-rules")
+@login_required
+@bp.arguments(NewRule)
+@bp.response(201, RuleRecord)
+@bp.doc(security=BEARER)
+def create_rule(data: dict[str, Any]) -> dict[str, Any]:
+    """Keep a rule: payee contains and/or signed amount range -> category."""
+    return rules.create(get_db(), g.user_id, data)
+
+
+@bp.delete(f"/category-rules/<{ID}:rule_id>")
+@login_required
+@bp.response(204)
+@bp.alt_response(404, schema=ErrorResponse, description=MISSING)
+@bp.doc(security=BEARER)
+def delete_rule(rule_id: int) -> None:
+    """Forget a category rule."""
+    rules.delete(get_db(), g.user_id, rule_id)

@@ -91,3 +91,30 @@ class BudgetList(Schema):
     """The caller's budgets."""
 
     budgets = fields.List(fields.Nested(BudgetItem), required=True)
+
+
+class NewRule(Schema):
+    """Body of POST /api/category-rules: the category and at least one condition."""
+
+    category = _name(80, required=True, metadata={"description": "One of the caller's."})
+    payee_contains = _name(
+        120, metadata={"description": "Text the payee or description holds (any case)."}
+    )
+    min_amount = fields.Decimal(allow_nan=False, metadata=AMOUNT)
+    max_amount = fields.Decimal(allow_nan=False, metadata=AMOUNT)
+
+
+class RuleRecord(Schema):
+    """A category rule."""
+
+    id = fields.Integer(required=True)
+    category = fields.String(required=True)
+    payee_contains = fields.String(required=True, allow_none=True)
+    min_amount = fields.String(required=True, allow_none=True)
+    max_amount = fields.String(required=True, allow_none=True)
+
+
+class RuleList(Schema):
+    """The caller's category rules, in the order they are tried."""
+
+    rules = fields.List(fields.Nested(RuleRecord), required=True)

@@ -1,4 +1,4 @@
-"""Statements imported with review: drafts, their rows and saved CSV mappings.
+"""Statements imported with review: drafts, their rows, saved CSV mappings, category rules.
 
 An import is a draft of parsed rows (status new, duplicate, possible_duplicate or invalid) the
 user reviews, then commits as transactions linked to it (undo deletes exactly those); accounts
@@ -137,9 +137,46 @@ def upgrade() -> None:
             "ix_import_rows_import_status", ["import_id", "status", "id"], unique=False
         )
 
+    op.create_table(
+        "category_rules",
+        sa.Column("id", sa.Integer(), nullable=False),
+        sa.Column("user_id", sa.Integer(), nullable=False),
+        sa.Column("category_id", sa.Integer(), nullable=False),
+        sa.Column("payee_contains", sa.String(length=120), nullable=True),
+        sa.Column("min_amount", sa.Numeric(precision=20, scale=4), nullable=True),
+        sa.Column("max_amount", sa.Numeric(precision=20, scale=4), nullable=True),
+        sa.CheckConstraint(
+            "payee_contains IS NOT NULL OR min_amount IS NOT NULL OR max_amount IS NOT NULL",
+            name=op.f("ck_category_rules_condition"),
+        ),
+        sa.ForeignKeyConstraint(
+            ["category_id"],
+            ["categories.id"],
+            name=op.f("fk_category_rules_category_id_categories"),
+            ondelete="CASCADE",
+        ),
+        sa.ForeignKeyConstraint(
+            ["user_id"],
+            ["users.id"],
+            name=op.f("fk_category_rules_user_id_users"),
+            ondelete="CASCADE",
+        ),
+        sa.PrimaryKeyConstraint("id", name=op.f("pk_category_rules")),
+    )
+    with op.batch_alter_table("category_rules", schema=None) as batch_op:
+        batch_op.create_index(
+            batch_op.f("ix_category_rules_category_id"), ["category_id"], unique=False
+        )
+        batch_op.create_index(batch_op.f("ix_category_rules_user_id"), ["user_id"], unique=False)
+
 
 def downgrade() -> None:
     """Revert this revision."""
+    with op.batch_alter_table("category_rules", schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f("ix_category_rules_user_id"))
+        batch_op.drop_index(batch_op.f("ix_category_rules_category_id"))
+
+    op.drop_table("category_rules")
     with op.batch_alter_table("transactions", schema=None) as batch_op:
         batch_op.drop_constraint(
             batch_op.f("fk_transactions_import_id_imports"), type_="foreignkey"

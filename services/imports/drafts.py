@@ -18,6 +18,7 @@ from engine.errors import NotFound, Unprocessable
 from models import Account, ImportMapping, ImportRow, StatementImport, Transaction
 from models.db import Database
 from services.imports.duplicates import POSSIBLE_DAYS, Existing, Matcher
+from services.imports.rules import Rule, category_for, rules_of
 from statements.parsed import ParsedFile, ParsedStatement
 from statements.read import ReadOptions, read_statement
 
@@ -71,8 +72,9 @@ def create_draft(
         s.add(draft)
         s.flush()
         total, done = sum(len(st.rows) for st in parsed.statements), 0
+        rules = rules_of(s, user_id)
         for index, (statement, acct) in enumerate(zip(parsed.statements, accounts, strict=True)):
-            done = _store_rows(s, draft.id, index, statement, acct, (done, total), progress)
+            done = _store_rows(s, draft.id, index, statement, acct, rules, (done, total), progress)
         if parsed.mapping is not None and account is not None and upload.mapping is not None:
             save_mapping(s, user_id, account.id, parsed.columns or [], parsed.mapping)
         return draft.id
@@ -168,6 +170,7 @@ def _store_rows(
     index: int,
     statement: ParsedStatement,
     account: Account | None,
+    rules: list[Rule],
     counted: tuple[int, int],
     progress: Progress | None,
 ) -> int:
@@ -201,6 +204,11 @@ def _store_rows(
                 "reason": (verdict.reason or None) and verdict.reason[:255],
                 "include": verdict.status == "new",
                 "matched_transaction_id": verdict.matched,
+                "category": category_for(
+                    rules, row.merchant, row.description, row.amount_minor, currency
+                )
+                if rules and row.amount_minor is not None
+                else None,
             }
         )
         if len(batch) >= BATCH:

@@ -218,3 +218,30 @@ def draft_account(importer: Importer, import_id: int) -> int:
     """The account of an import's first statement."""
     found: int = importer.get(f"/api/imports/{import_id}").json["accounts"][0]["account_id"]
     return found
+
+
+def test_category_rules_the_user_keeps_run_on_every_draft(importer: Importer) -> None:
+    client, h = importer.client, importer.headers
+    for name in ("Bakery", "Bills"):
+        assert client.post("/api/categories", json={"name": name}, headers=h).status_code == 201
+    bakery = {"category": "Bakery", "payee_contains": "bäckerei"}
+    bills = {"category": "Bills", "min_amount": "-2000", "max_amount": "-1000"}
+    for rule in (bakery, bills):
+        assert client.post("/api/category-rules", json=rule, headers=h).status_code == 201
+    listed = client.get("/api/category-rules", headers=h).json["rules"]
+    assert [(r["category"], r["min_amount"]) for r in listed] == [
+        ("Bakery", None),
+        ("Bills", "-2000"),
+    ]
+    refused = client.post("/api/category-rules", json={"category": "Bills"}, headers=h)
+    assert refused.status_code == 422
+
+    draft = importer.upload("german.csv", currency="EUR", account_name="Girokonto").json
+    categories = [r["category"] for r in importer.rows(draft["id"])]
+    assert categories == ["Bakery", "Bakery", "Bills", None]
+    importer.commit(draft["id"])
+    found = {t["merchant"]: t["category"] for t in importer.transactions()}
+    assert found["Stadtwerke München"] == "Bills"
+
+    assert client.delete(f"/api/category-rules/{listed[0]['id']}", headers=h).status_code == 204
+    assert len(client.get("/api/category-rules", headers=h).json["rules"]) == 1

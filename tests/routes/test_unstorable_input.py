@@ -34,6 +34,7 @@ SAMPLE_IDS = {
     "account_id": "1",
     "import_id": "1",
     "row_id": "1",
+    "rule_id": "1",
 }
 
 
