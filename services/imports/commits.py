@@ -14,7 +14,9 @@ from sqlalchemy.orm import Session
 from engine.errors import Conflict, NotFound
 from models import Account, Category, ImportRow, StatementImport, Transaction, utcnow
 from models.db import Database
-from services.imports.drafts import BATCH, save_mapping
+from services.imports.drafts import BATCH, existing_rows, save_mapping
+from services.imports.duplicates import Matcher
+from statements.parsed import ParsedRow
 
 TRANSACTIONS = cast(Table, Transaction.__table__)
 NAMES = {"checking": "Checking", "savings": "Savings", "credit_card": "Card"}
@@ -134,6 +136,9 @@ def _add_rows(
     """Insert the statement's included rows; return (count, total in minor units)."""
     rows = s.execute(
         select(
+            ImportRow.id,
+            ImportRow.position,
+            ImportRow.status,
             ImportRow.posted_on,
             ImportRow.amount_minor,
             ImportRow.merchant,
@@ -149,6 +154,14 @@ def _add_rows(
         )
         .order_by(ImportRow.id)
     ).all()
+    stale = _added_since(s, import_id, account.id, rows)
+    if stale:
+        s.execute(
+            update(ImportRow)
+            .where(ImportRow.id.in_(stale))
+            .values(status="duplicate", include=False, reason="added since the draft was made")
+        )
+        rows = [r for r in rows if r.id not in stale]
     categories = _categories(s, user_id, {r.category for r in rows if r.category}, rows)
     count = total = 0
     batch: list[dict[str, Any]] = []
@@ -196,3 +209,33 @@ def _categories(s: Session, user_id: int, names: set[str], rows: Any) -> dict[st
         s.flush()
         result[name] = lowered[name.lower()] = category.id
     return result
+
+
+def _added_since(s: Session, import_id: int, account_id: int, rows: Any) -> set[int]:
+    """The ids of rows found new at draft time that the account holds by now (another import
+    committed them since): checked again so a stale draft adds no duplicates."""
+    fresh = [r for r in rows if r.status == "new"]
+    if not fresh:
+        return set()
+    days = [r.posted_on for r in fresh]
+    claimed = set(
+        s.scalars(
+            select(ImportRow.matched_transaction_id).where(
+                ImportRow.import_id == import_id, ImportRow.matched_transaction_id.is_not(None)
+            )
+        )
+    )
+    existing = [
+        e for e in existing_rows(s, account_id, min(days), max(days)) if e.id not in claimed
+    ]
+    if not existing:
+        return set()
+    matcher = Matcher(existing)
+    return {
+        r.id
+        for r in fresh
+        if matcher.classify(
+            ParsedRow(r.position, r.posted_on, r.amount_minor, r.merchant, r.description, r.bank_id)
+        ).status
+        == "duplicate"
+    }

@@ -177,7 +177,7 @@ def _store_rows(
     """Classify and store a statement's rows; return the file's rows stored so far."""
     done, total = counted
     dated = [r.posted_on for r in statement.rows if r.posted_on is not None]
-    existing = _existing(s, account.id, min(dated), max(dated)) if account and dated else []
+    existing = existing_rows(s, account.id, min(dated), max(dated)) if account and dated else []
     matcher = Matcher(existing)
     currency = (account.currency if account else statement.currency) or "EUR"
     batch: list[dict[str, Any]] = []
@@ -224,7 +224,7 @@ def _store_rows(
     return done
 
 
-def _existing(s: Session, account_id: int, first: date, last: date) -> list[Existing]:
+def existing_rows(s: Session, account_id: int, first: date, last: date) -> list[Existing]:
     """The account's transactions a statement over [first, last] may repeat (one index range)."""
     window = timedelta(days=POSSIBLE_DAYS)
     t = Transaction

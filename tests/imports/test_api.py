@@ -245,3 +245,16 @@ def test_category_rules_the_user_keeps_run_on_every_draft(importer: Importer) ->
 
     assert client.delete(f"/api/category-rules/{listed[0]['id']}", headers=h).status_code == 204
     assert len(client.get("/api/category-rules", headers=h).json["rules"]) == 1
+
+
+def test_two_drafts_of_one_file_committed_in_turn_add_its_rows_once(importer: Importer) -> None:
+    first = importer.upload("multi_account.ofx").json
+    second = importer.upload("multi_account.ofx").json
+    assert second["counts"]["new"] == 4  # nothing was committed when it was drafted
+    assert importer.commit(first["id"]).json["added"] == 4
+    stale = importer.commit(second["id"]).json
+    assert stale["added"] == 0 and stale["counts"]["duplicate"] == 4
+    assert len(importer.transactions()) == 4
+    assert {r["reason"] for r in importer.rows(second["id"])} == {"added since the draft was made"}
+    accounts = importer.get("/api/accounts").json["accounts"]
+    assert len(accounts) == 2  # the second commit found the accounts the first created
