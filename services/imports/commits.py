@@ -53,6 +53,8 @@ def commit(db: Database, user_id: int, import_id: int) -> int:
                     .where(ImportRow.import_id == draft.id, ImportRow.statement == index)
                     .values(account_id=account.id)
                 )
+            if info.get("bank_ref") and account.bank_ref is None:
+                account.bank_ref = info["bank_ref"]  # its next statement finds it by number
             count, total = _add_rows(s, user_id, draft.id, index, account)
             added += count
             before = account.balance_minor

@@ -163,3 +163,33 @@ def test_the_upload_limit_is_import_max_bytes_not_the_apis(importer: Importer) -
         "/api/sessions", json={"title": "x" * 2000}, headers=importer.headers
     )
     assert too_big.status_code == 413
+
+
+@pytest.mark.usefixtures("nothing_stored")
+def test_text_that_is_not_what_its_byte_order_mark_says_is_422_naming_the_byte(
+    importer: Importer,
+) -> None:
+    data = b"\xff\xfe" + "Date,Payee,Amount\n".encode("utf-16-le") + b"\x00\xd8\x41"
+    details = refused(importer.upload("odd.csv", data, currency="EUR"), 422, "unparsable_file")
+    assert isinstance(details["byte"], int)
+
+
+def test_a_statement_for_an_account_given_by_id_lets_its_next_file_find_it(
+    importer: Importer,
+) -> None:
+    made = importer.client.post(
+        "/api/accounts",
+        json={"name": "Main", "kind": "checking", "currency": "GBP"},
+        headers=importer.headers,
+    ).json
+    one = (SAMPLES / "statement_v2.qfx").read_text()
+    single = (
+        one[: one.index("<STMTTRNRS>", one.index("</STMTTRNRS>"))]
+        + one[one.index("</BANKMSGSRSV1>") :]
+    )
+    draft = importer.upload("one.qfx", single.encode(), account_id=made["id"]).json
+    assert draft["accounts"][0]["account_id"] == made["id"]
+    importer.commit(draft["id"])
+    again = importer.upload("one.qfx", single.encode()).json
+    assert again["accounts"][0]["account_id"] == made["id"]
+    assert again["counts"]["duplicate"] == 2
