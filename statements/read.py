@@ -45,6 +45,10 @@ def detect(data: bytes, filename: str) -> str:
         return "qif"
     if re.search(rb"(^|\n):20:", head) and b":25:" in head and b":61:" in head:
         return "mt940"
+    if head.startswith(b"<"):
+        raise UnsupportedMediaType(
+            "The file is XML, but neither OFX 2 nor CAMT.053.", code="unknown_format"
+        )
     extension = filename.rsplit(".", 1)[-1].lower() if "." in filename else ""
     named = EXTENSIONS.get(extension)
     if named and named != "camt053":

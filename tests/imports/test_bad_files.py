@@ -87,6 +87,10 @@ def test_broken_xml_says_the_line(importer: Importer) -> None:
     [
         ("photo.jpg", b"\xff\xd8\xff\xe0\x00\x10JFIF\x00\x01\x01\x00\x00\x01"),
         ("notes.txt", b"just some words about money\nand nothing else\n"),
+        (
+            "feed.xml",
+            b'<?xml version="1.0"?>\n<rss><channel><title>a, b; c</title></channel></rss>',
+        ),
     ],
 )
 def test_binary_or_unknown_files_are_415(importer: Importer, name: str, data: bytes) -> None:
