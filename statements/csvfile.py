@@ -7,6 +7,7 @@ import io
 import re
 import unicodedata
 from collections.abc import Callable, Iterator
+from datetime import date
 from itertools import islice
 
 import clevercsv
@@ -112,14 +113,38 @@ def read_csv(
     index = {role: columns.index(column) for role, column in used.items() if role in ROLES}
     numbers = _number_style(locale, body, index)
     dates = DateStyle.of(locale) if locale else _date_style(body, index["date"])
-    statement = ParsedStatement(currency=currency)
-    line = header_at + 1
-    for cells in _chain(body, rows):
-        line += 1
-        if not any(c.strip() for c in cells):
-            continue
-        statement.rows.append(_row(line, cells, index, columns, numbers, dates, currency))
+
+    def body_rows() -> Iterator[tuple[int, list[str]]]:
+        """(line, cells) of every non-empty row after the header, read from the text again."""
+        for line, cells in enumerate(_rows(text, dialect), start=1):
+            if line > header_at + 1 and any(c.strip() for c in cells):
+                yield line, cells
+
+    def stream() -> Iterator[ParsedRow]:
+        for line, cells in body_rows():
+            yield _row(line, cells, index, columns, numbers, dates, currency)
+
+    statement = ParsedStatement(currency=currency, stream=stream)
+    statement.streamed_span = _span(body_rows(), index["date"], dates)
     return ParsedFile("csv", [statement], columns=columns, mapping=used)
+
+
+def _span(
+    rows: Iterator[tuple[int, list[str]]], at: int, dates: DateStyle
+) -> tuple[date | None, date | None, int]:
+    """First pass: the earliest and latest readable date, and the number of rows."""
+    first = last = None
+    count = 0
+    for _line, cells in rows:
+        count += 1
+        try:
+            day = dates.parse(cells[at]) if at < len(cells) else None
+        except ValueError:
+            continue
+        if day is not None:
+            first = day if first is None or day < first else first
+            last = day if last is None or day > last else last
+    return first, last, count
 
 
 def _sniff(text: str) -> csv.Dialect | clevercsv.dialect.SimpleDialect:
@@ -147,11 +172,6 @@ def _rows(text: str, dialect: csv.Dialect | clevercsv.dialect.SimpleDialect) -> 
         yield from reader
     except csv.Error as err:
         raise unparsable(str(err), line=reader.line_num) from err
-
-
-def _chain(first: list[list[str]], rest: Iterator[list[str]]) -> Iterator[list[str]]:
-    yield from first
-    yield from rest
 
 
 def _header(sample: list[list[str]]) -> tuple[int, list[str]]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import date
 
@@ -32,6 +33,21 @@ class ParsedStatement:
     opening_minor: int | None = None
     closing_minor: int | None = None
     rows: list[ParsedRow] = field(default_factory=list)
+    # A reader that streams (CSV) leaves `rows` empty and gives them here, read again from
+    # the file on each call, with `span` from a first pass: no list of every row is held.
+    stream: Callable[[], Iterator[ParsedRow]] | None = None
+    streamed_span: tuple[date | None, date | None, int] | None = None
+
+    def each(self) -> Iterator[ParsedRow]:
+        """The rows, in file order."""
+        return self.stream() if self.stream is not None else iter(self.rows)
+
+    def span(self) -> tuple[date | None, date | None, int]:
+        """The first and last date of the rows, and how many rows there are."""
+        if self.streamed_span is not None:
+            return self.streamed_span
+        days = [r.posted_on for r in self.rows if r.posted_on is not None]
+        return (min(days) if days else None, max(days) if days else None, len(self.rows))
 
 
 @dataclass(slots=True)

@@ -135,8 +135,17 @@ def _free_name(s: Session, user_id: int, info: dict[str, Any]) -> str:
 def _add_rows(
     s: Session, user_id: int, import_id: int, index: int, account: Account
 ) -> tuple[int, int]:
-    """Insert the statement's included rows; return (count, total in minor units)."""
-    rows = s.execute(
+    """Insert the statement's included rows, a batch at a time (no list of them all is held);
+    return (count, total in minor units)."""
+    included = (
+        ImportRow.import_id == import_id,
+        ImportRow.statement == index,
+        ImportRow.include.is_(True),
+        ImportRow.status != "invalid",
+    )
+    categories = _categories(s, user_id, included)
+    matcher = _matcher(s, import_id, account.id, included)
+    query = (
         select(
             ImportRow.id,
             ImportRow.position,
@@ -148,78 +157,55 @@ def _add_rows(
             ImportRow.bank_id,
             ImportRow.category,
         )
-        .where(
-            ImportRow.import_id == import_id,
-            ImportRow.statement == index,
-            ImportRow.include.is_(True),
-            ImportRow.status != "invalid",
-        )
+        .where(*included)
         .order_by(ImportRow.id)
-    ).all()
-    stale = _added_since(s, import_id, account.id, rows)
-    if stale:
+        .execution_options(yield_per=BATCH)
+    )
+    count = total = 0
+    stale: list[int] = []
+    for chunk in s.execute(query).partitions():
+        batch: list[dict[str, Any]] = []
+        for row in chunk:
+            if matcher is not None and row.status == "new" and _added_since(matcher, row):
+                stale.append(row.id)
+                continue
+            batch.append(
+                {
+                    "user_id": user_id,
+                    "account_id": account.id,
+                    "posted_on": row.posted_on,
+                    "amount_minor": row.amount_minor,
+                    "currency": account.currency,
+                    "merchant": row.merchant,
+                    "description": row.description,
+                    "category_id": categories.get(row.category) if row.category else None,
+                    "pending": False,
+                    "import_id": import_id,
+                    "bank_id": row.bank_id,
+                }
+            )
+            count, total = count + 1, total + row.amount_minor
+        if batch:
+            s.execute(insert(TRANSACTIONS), batch)
+    for start in range(0, len(stale), BATCH):
         s.execute(
             update(ImportRow)
-            .where(ImportRow.id.in_(stale))
+            .where(ImportRow.id.in_(stale[start : start + BATCH]))
             .values(status="duplicate", include=False, reason="added since the draft was made")
         )
-        rows = [r for r in rows if r.id not in stale]
-    categories = _categories(s, user_id, {r.category for r in rows if r.category}, rows)
-    count = total = 0
-    batch: list[dict[str, Any]] = []
-    for row in rows:
-        batch.append(
-            {
-                "user_id": user_id,
-                "account_id": account.id,
-                "posted_on": row.posted_on,
-                "amount_minor": row.amount_minor,
-                "currency": account.currency,
-                "merchant": row.merchant,
-                "description": row.description,
-                "category_id": categories.get(row.category) if row.category else None,
-                "pending": False,
-                "import_id": import_id,
-                "bank_id": row.bank_id,
-            }
-        )
-        count, total = count + 1, total + row.amount_minor
-        if len(batch) >= BATCH:
-            s.execute(insert(TRANSACTIONS), batch)
-            batch = []
-    if batch:
-        s.execute(insert(TRANSACTIONS), batch)
     return count, total
 
 
-def _categories(s: Session, user_id: int, names: set[str], rows: Any) -> dict[str, int]:
-    """The ids of the categories named, creating those the user does not have yet."""
-    if not names:
-        return {}
-    query = select(Category.name, Category.id).where(
-        Category.user_id == user_id, func.lower(Category.name).in_([n.lower() for n in names])
-    )
-    lowered = {name.lower(): ident for name, ident in s.execute(query)}
-    result: dict[str, int] = {}
-    for name in names:
-        if name.lower() in lowered:
-            result[name] = lowered[name.lower()]
-            continue
-        income = all(r.amount_minor > 0 for r in rows if r.category == name)
-        category = Category(user_id=user_id, name=name, kind="income" if income else "expense")
-        s.add(category)
-        s.flush()
-        result[name] = lowered[name.lower()] = category.id
-    return result
-
-
-def _added_since(s: Session, import_id: int, account_id: int, rows: Any) -> set[int]:
-    """The ids of rows found new at draft time that the account holds by now (another import
-    committed them since): checked again so a stale draft adds no duplicates."""
-    fresh = [r for r in rows if r.status == "new"]
-    if not fresh:
-        return set()
-    days = [r.posted_on for r in fresh]
+def _matcher(s: Session, import_id: int, account_id: int, included: Any) -> Matcher | None:
+    """What finds the rows, new at draft time, that the account holds by now (another import
+    committed them since), so a stale draft adds no duplicates; None when none can be."""
+    first, last = s.execute(
+        select(func.min(ImportRow.posted_on), func.max(ImportRow.posted_on)).where(
+            *included, ImportRow.status == "new"
+        )
+    ).one()
+    if first is None:
+        return None
     claimed = set(
         s.scalars(
             select(ImportRow.matched_transaction_id).where(
@@ -227,17 +213,39 @@ def _added_since(s: Session, import_id: int, account_id: int, rows: Any) -> set[
             )
         )
     )
-    existing = [
-        e for e in existing_rows(s, account_id, min(days), max(days)) if e.id not in claimed
-    ]
-    if not existing:
-        return set()
-    matcher = Matcher(existing)
-    return {
-        r.id
-        for r in fresh
-        if matcher.classify(
-            ParsedRow(r.position, r.posted_on, r.amount_minor, r.merchant, r.description, r.bank_id)
-        ).status
-        == "duplicate"
-    }
+    existing = [e for e in existing_rows(s, account_id, first, last) if e.id not in claimed]
+    return Matcher(existing) if existing else None
+
+
+def _added_since(matcher: Matcher, row: Any) -> bool:
+    parsed = ParsedRow(
+        row.position, row.posted_on, row.amount_minor, row.merchant, row.description, row.bank_id
+    )
+    return matcher.classify(parsed).status == "duplicate"
+
+
+def _categories(s: Session, user_id: int, included: Any) -> dict[str, int]:
+    """The ids of the categories the rows name, creating those the user does not have yet
+    (income when every row of it is money in, else expense)."""
+    named = s.execute(
+        select(ImportRow.category, func.min(ImportRow.amount_minor))
+        .where(*included, ImportRow.category.is_not(None))
+        .group_by(ImportRow.category)
+    ).all()
+    if not named:
+        return {}
+    query = select(Category.name, Category.id).where(
+        Category.user_id == user_id,
+        func.lower(Category.name).in_([name.lower() for name, _ in named]),
+    )
+    lowered = {name.lower(): ident for name, ident in s.execute(query)}
+    result: dict[str, int] = {}
+    for name, smallest in named:
+        if name.lower() not in lowered:
+            kind = "income" if smallest > 0 else "expense"
+            category = Category(user_id=user_id, name=name, kind=kind)
+            s.add(category)
+            s.flush()
+            lowered[name.lower()] = category.id
+        result[name] = lowered[name.lower()]
+    return result

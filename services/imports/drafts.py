@@ -71,7 +71,7 @@ def create_draft(
         )
         s.add(draft)
         s.flush()
-        total, done = sum(len(st.rows) for st in parsed.statements), 0
+        total, done = sum(st.span()[2] for st in parsed.statements), 0
         rules = rules_of(s, user_id)
         for index, (statement, acct) in enumerate(zip(parsed.statements, accounts, strict=True)):
             done = _store_rows(s, draft.id, index, statement, acct, rules, (done, total), progress)
@@ -176,12 +176,12 @@ def _store_rows(
 ) -> int:
     """Classify and store a statement's rows; return the file's rows stored so far."""
     done, total = counted
-    dated = [r.posted_on for r in statement.rows if r.posted_on is not None]
-    existing = existing_rows(s, account.id, min(dated), max(dated)) if account and dated else []
+    first, last, _ = statement.span()
+    existing = existing_rows(s, account.id, first, last) if account and first and last else []
     matcher = Matcher(existing)
     currency = (account.currency if account else statement.currency) or "EUR"
     batch: list[dict[str, Any]] = []
-    for row in statement.rows:
+    for row in statement.each():
         verdict = matcher.classify(row)
         if verdict.status != "invalid" and (row.currency or currency) != currency:
             verdict.status, verdict.reason = (
