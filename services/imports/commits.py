@@ -204,7 +204,7 @@ def _matcher(s: Session, import_id: int, account_id: int, included: Any) -> Matc
             *included, ImportRow.status == "new"
         )
     ).one()
-    if first is None:
+    if first is None or last is None:
         return None
     claimed = set(
         s.scalars(
@@ -227,11 +227,14 @@ def _added_since(matcher: Matcher, row: Any) -> bool:
 def _categories(s: Session, user_id: int, included: Any) -> dict[str, int]:
     """The ids of the categories the rows name, creating those the user does not have yet
     (income when every row of it is money in, else expense)."""
-    named = s.execute(
-        select(ImportRow.category, func.min(ImportRow.amount_minor))
-        .where(*included, ImportRow.category.is_not(None))
-        .group_by(ImportRow.category)
-    ).all()
+    named: list[tuple[str, int]] = [
+        (str(name), int(smallest or 0))
+        for name, smallest in s.execute(
+            select(ImportRow.category, func.min(ImportRow.amount_minor))
+            .where(*included, ImportRow.category.is_not(None))
+            .group_by(ImportRow.category)
+        )
+    ]
     if not named:
         return {}
     query = select(Category.name, Category.id).where(
