@@ -126,6 +126,8 @@ def read_csv(
 
     statement = ParsedStatement(currency=currency, stream=stream)
     statement.streamed_span = _span(body_rows(), index["date"], dates)
+    if statement.streamed_span[2] == 0:
+        raise unparsable("it holds no rows below its header.", line=header_at + 2)
     return ParsedFile("csv", [statement], columns=columns, mapping=used)
 
 

@@ -195,11 +195,11 @@ def _store_rows(
                 "account_id": account.id if account else None,
                 "position": row.position,
                 "posted_on": row.posted_on,
-                "amount_minor": row.amount_minor,
+                "amount_minor": None if verdict.status == "invalid" else row.amount_minor,
                 "currency": (row.currency or currency)[:3],
-                "merchant": row.merchant,
-                "description": row.description,
-                "bank_id": row.bank_id,
+                "merchant": storable(row.merchant),
+                "description": storable(row.description),
+                "bank_id": storable(row.bank_id) if row.bank_id else None,
                 "status": verdict.status,
                 "reason": (verdict.reason or None) and verdict.reason[:255],
                 "include": verdict.status == "new",
@@ -207,7 +207,7 @@ def _store_rows(
                 "category": category_for(
                     rules, row.merchant, row.description, row.amount_minor, currency
                 )
-                if rules and row.amount_minor is not None
+                if rules and verdict.status != "invalid" and row.amount_minor is not None
                 else None,
             }
         )
@@ -234,3 +234,8 @@ def existing_rows(s: Session, account_id: int, first: date, last: date) -> list[
         )
     )
     return [Existing(*row) for row in rows]
+
+
+def storable(text: str) -> str:
+    """`text` without NUL characters, which PostgreSQL refuses in any string."""
+    return text.replace("\x00", "") if "\x00" in text else text

@@ -11,6 +11,8 @@ from difflib import SequenceMatcher
 
 from statements.parsed import ParsedRow
 
+# The largest amount, in minor units, a row may have (stored in 64 bits, with room for sums).
+LARGEST = 10**15
 # How far apart in days a row and an existing one may be to possibly be the same movement.
 POSSIBLE_DAYS = 4
 SIMILAR = 0.6
@@ -73,6 +75,8 @@ class Matcher:
         """The row's status; a match found is used up."""
         if row.reason is not None or row.posted_on is None or row.amount_minor is None:
             return Verdict("invalid", row.reason or "no date or amount")
+        if abs(row.amount_minor) > LARGEST:
+            return Verdict("invalid", f"row {row.position}: the amount is too large")
         if row.bank_id:
             earlier = self.file_bank_ids.get(row.bank_id)
             if earlier is not None:

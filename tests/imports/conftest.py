@@ -9,6 +9,12 @@ from typing import Any
 import pytest
 
 SAMPLES = Path(__file__).resolve().parent / "samples"
+# A CSV with a NUL past the part binary detection reads, and an amount no column holds.
+ODD_CSV = (
+    b"Date,Payee,Amount\n"
+    + b"2026-03-01,Filler,-1.00\n" * 12_000
+    + b"2026-03-02,Nul\x00Shop,-2.00\n2026-03-03,Huge,99999999999999999999.00\n"
+)
 
 
 class Importer:

@@ -8,7 +8,7 @@ from typing import Any
 from models import Transaction
 from models.db import Database
 from tests.conftest import make_user
-from tests.imports.conftest import Importer
+from tests.imports.conftest import ODD_CSV, Importer
 
 
 def test_a_multi_account_ofx_becomes_a_draft_then_two_accounts_of_transactions(
@@ -258,3 +258,14 @@ def test_two_drafts_of_one_file_committed_in_turn_add_its_rows_once(importer: Im
     assert {r["reason"] for r in importer.rows(second["id"])} == {"added since the draft was made"}
     accounts = importer.get("/api/accounts").json["accounts"]
     assert len(accounts) == 2  # the second commit found the accounts the first created
+
+
+def test_nul_characters_and_huge_amounts_never_reach_the_database(importer: Importer) -> None:
+    draft = importer.upload("odd.csv", ODD_CSV, currency="EUR", account_name="Giro")
+    assert draft.status_code == 201, draft.json
+    odd = importer.rows(draft.json["id"], "&status=invalid")
+    assert [r["merchant"] for r in odd] == ["Huge"] and "too large" in odd[0]["reason"]
+    assert draft.json["counts"]["new"] == 12_001
+    assert importer.commit(draft.json["id"]).json["added"] == 12_001
+    found = importer.get("/api/transactions?merchant=NulShop").json["transactions"]
+    assert [t["amount"] for t in found] == ["-2.00"]

@@ -197,3 +197,11 @@ def test_a_statement_for_an_account_given_by_id_lets_its_next_file_find_it(
     again = importer.upload("one.qfx", single.encode()).json
     assert again["accounts"][0]["account_id"] == made["id"]
     assert again["counts"]["duplicate"] == 2
+
+
+@pytest.mark.usefixtures("nothing_stored")
+def test_a_csv_of_a_header_alone_is_422(importer: Importer) -> None:
+    details = refused(
+        importer.upload("empty.csv", b"Date,Payee,Amount\n", currency="EUR"), 422, "unparsable_file"
+    )
+    assert details == {"line": 2}

@@ -9,7 +9,7 @@ import pytest
 
 from models.migrate import upgrade
 from tests.backends import fresh_postgres
-from tests.imports.conftest import Importer
+from tests.imports.conftest import ODD_CSV, Importer
 
 
 @pytest.fixture
@@ -40,3 +40,14 @@ def test_the_whole_review_on_postgresql(importer: Importer) -> None:
     tsv = importer.upload("unknown_columns.tsv", currency="EUR", mapping=mapping)
     assert tsv.status_code == 201 and tsv.json["counts"]["new"] == 2
     assert importer.commit(tsv.json["id"]).json["added"] == 2
+
+
+def test_nul_characters_and_huge_amounts_never_reach_the_database(importer: Importer) -> None:
+    draft = importer.upload("odd.csv", ODD_CSV, currency="EUR", account_name="Giro")
+    assert draft.status_code == 201, draft.json
+    odd = importer.rows(draft.json["id"], "&status=invalid")
+    assert [r["merchant"] for r in odd] == ["Huge"] and "too large" in odd[0]["reason"]
+    assert draft.json["counts"]["new"] == 12_001
+    assert importer.commit(draft.json["id"]).json["added"] == 12_001
+    found = importer.get("/api/transactions?merchant=NulShop").json["transactions"]
+    assert [t["amount"] for t in found] == ["-2.00"]
