@@ -77,6 +77,10 @@ class ImportFile(Schema):
     )
 
 
+class ImportUpload(ImportForm, ImportFile):
+    """The whole multipart body of POST /api/imports, as the OpenAPI document shows it."""
+
+
 class PageQuery(Schema):
     """A page of imports."""
 

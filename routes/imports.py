@@ -17,6 +17,7 @@ from routes.import_schemas import (
     ImportPage,
     ImportRecord,
     ImportRowRecord,
+    ImportUpload,
     PageQuery,
     RowChange,
     RowPage,
@@ -52,7 +53,10 @@ def _upload_limit() -> None:
 @bp.alt_response(413, schema=ErrorResponse, description="Over IMPORT_MAX_BYTES.")
 @bp.alt_response(415, schema=ErrorResponse, description="Not a statement format we read.")
 @bp.alt_response(422, schema=ErrorResponse, description="Does not parse, or mapping_required.")
-@bp.doc(security=BEARER)
+@bp.doc(
+    security=BEARER,
+    requestBody={"required": True, "content": {"multipart/form-data": {"schema": ImportUpload}}},
+)
 def upload(form: dict[str, Any], files: dict[str, Any]) -> dict[str, Any]:
     """Parse a statement into a draft; nothing is stored from a file that fails."""
     sent = files["file"]
