@@ -52,7 +52,7 @@ def create_draft(
     saved = _saved_mappings(db, user_id, account.id) if account else {}
     options = ReadOptions(
         format=upload.format,
-        currency=upload.currency or (account.currency if account else None),
+        currency=upload.currency.upper() if upload.currency else _currency_of(account),
         locale=upload.locale,
         mapping=upload.mapping,
         saved=lambda columns: saved.get(tuple(columns)),
@@ -95,6 +95,10 @@ def save_mapping(
         )
     else:
         found.columns, found.mapping = columns, mapping
+
+
+def _currency_of(account: Account | None) -> str | None:
+    return account.currency if account else None
 
 
 def _given_account(db: Database, user_id: int, account_id: int | None) -> Account | None:

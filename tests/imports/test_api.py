@@ -80,7 +80,7 @@ def test_one_of_two_identical_debits_already_stored_leaves_the_other_new(
 
 
 def test_german_debit_and_credit_columns_read_as_signed_amounts(importer: Importer) -> None:
-    draft = importer.upload("german.csv", currency="EUR", account_name="Girokonto").json
+    draft = importer.upload("german.csv", currency="eur", account_name="Girokonto").json
     rows = importer.rows(draft["id"])
     assert [(r["date"], r["amount"], r["merchant"]) for r in rows] == [
         ("2026-03-05", "-4.20", "Bäckerei Sonnenschein"),
@@ -88,6 +88,7 @@ def test_german_debit_and_credit_columns_read_as_signed_amounts(importer: Import
         ("2026-03-12", "-1234.56", "Stadtwerke München"),
         ("2026-03-15", "2500.00", "Arbeitgeber GmbH"),
     ]
+    assert {r["currency"] for r in rows} == {"EUR"}
 
 
 def test_a_csv_export_of_ofx_rows_without_bank_ids_is_a_possible_duplicate(
