@@ -22,6 +22,7 @@ from sqlalchemy import Connection, insert, select, update
 from engine.errors import Conflict, NotFound
 from engine.limits import RUNNING, Admission
 from engine.store import starts, tree
+from engine.store.core import table
 from engine.store.messages import NEXT_POSITION, StoredRun
 from engine.store.turn_rows import Runnable, insert_turn
 from models import ChatSession, Message, ToolRun, Turn, new_id, utcnow
@@ -39,8 +40,12 @@ from models.chat import (
 )
 from models.db import Database
 
-M, R, T = Message.__table__.c, ToolRun.__table__.c, Turn.__table__.c
-S = ChatSession.__table__.c
+_MESSAGES = table(Message)
+_TOOL_RUNS = table(ToolRun)
+_TURNS = table(Turn)
+_SESSIONS = table(ChatSession)
+M, R, T = _MESSAGES.c, _TOOL_RUNS.c, _TURNS.c
+S = _SESSIONS.c
 USER_DECLINED = "The user declined this action, so it was not taken."
 SUPERSEDED = "The user sent a new message instead of approving this action; it was not taken."
 EXPIRED = "Nobody approved this action in time, so it was not taken."
@@ -101,7 +106,7 @@ def decide(
     conn.execute(select(S.id).where(S.id == turn.session_id).with_for_update())
     conn.execute(owner.with_for_update())
     key = (R.session_id == turn.session_id, R.tool_use_id == tool_use_id)
-    run = conn.execute(select(ToolRun.__table__).where(*key, R.requested_in == turn_id)).first()
+    run = conn.execute(select(_TOOL_RUNS).where(*key, R.requested_in == turn_id)).first()
     if run is None or run.preview is None:
         raise NotFound("approval request", tool_use_id)
     wanted = APPROVED if approved else DECLINED
@@ -115,7 +120,7 @@ def decide(
     else:
         values = declined(USER_DECLINED, reason, said=reason)
     values["decided_by"] = user_id
-    conn.execute(update(ToolRun.__table__).where(*key).values(**values))
+    conn.execute(update(_TOOL_RUNS).where(*key).values(**values))
     if not _pending(conn, turn_id):
         # Model work follows (now, or when the paused turn has ended): the limits say.
         refusal = admission.check(conn, user_id)
@@ -124,7 +129,7 @@ def decide(
         if count_start is not None:
             count_start()
     started = maybe_continue(conn, turn_id, worker_id, admission)
-    decided = conn.execute(select(ToolRun.__table__).where(*key)).one()
+    decided = conn.execute(select(_TOOL_RUNS).where(*key)).one()
     return Decision(run_dict(decided), continuation(conn, turn_id), started, changed=True)
 
 
@@ -138,7 +143,7 @@ def expire(
         return None
     admission.lock(conn, user_id)
     expired = conn.execute(
-        update(ToolRun.__table__)
+        update(_TOOL_RUNS)
         .where(R.requested_in == turn_id, R.status == TOOL_AWAITING, R.created_at < cutoff)
         .values(**declined(EXPIRED, "expired"))
     ).rowcount
@@ -178,7 +183,7 @@ def maybe_continue(
         continues=turn_id,
     )
     starts.go_first(conn, paused.session_id, following)
-    conn.execute(update(Turn.__table__).where(T.id == turn_id).values(status=TURN_CONTINUED))
+    conn.execute(update(_TURNS).where(T.id == turn_id).values(status=TURN_CONTINUED))
     return starts.promote(conn, paused.user_id, worker_id, admission)
 
 
@@ -196,7 +201,7 @@ def decline_pending(conn: Connection, session_id: str, turn_id: str) -> None:
     ).all()
     for paused_id in paused:
         conn.execute(
-            update(ToolRun.__table__)
+            update(_TOOL_RUNS)
             .where(
                 R.session_id == session_id,
                 R.requested_in == paused_id,
@@ -206,13 +211,13 @@ def decline_pending(conn: Connection, session_id: str, turn_id: str) -> None:
             .values(**declined(SUPERSEDED, NEW))
         )
         _answer(conn, session_id, paused_id, turn_id)
-        conn.execute(update(Turn.__table__).where(T.id == paused_id).values(status=TURN_CONTINUED))
+        conn.execute(update(_TURNS).where(T.id == paused_id).values(status=TURN_CONTINUED))
 
 
 def pending(conn: Connection, session_id: str) -> list[dict[str, Any]]:
     """The session's calls waiting for a decision, oldest first."""
     rows = conn.execute(
-        select(ToolRun.__table__)
+        select(_TOOL_RUNS)
         .where(R.session_id == session_id, R.status == TOOL_AWAITING)
         .order_by(R.created_at, R.id)
     ).all()
@@ -289,7 +294,7 @@ def _answer(conn: Connection, session_id: str, paused_id: str, turn_id: str) -> 
     ]
     message_id = new_id("msg")
     conn.execute(
-        insert(Message.__table__).values(position=NEXT_POSITION),
+        insert(_MESSAGES).values(position=NEXT_POSITION),
         {
             "id": message_id,
             "session_id": session_id,
@@ -356,7 +361,7 @@ class ApprovalStore:
             if owner != user_id:
                 raise NotFound("turn", turn_id)
             rows = conn.execute(
-                select(ToolRun.__table__).where(R.requested_in == turn_id).order_by(R.id)
+                select(_TOOL_RUNS).where(R.requested_in == turn_id).order_by(R.id)
             ).all()
         # Only calls of side-effect tools carry a preview (JSON null is not SQL NULL).
         return [run_dict(r) for r in rows if r.preview is not None]
@@ -365,8 +370,8 @@ class ApprovalStore:
         """The user's approved actions that ran, newest first."""
         with self.db.begin_read() as conn:
             rows = conn.execute(
-                select(ToolRun.__table__)
-                .join(Turn.__table__, T.id == R.turn_id)
+                select(_TOOL_RUNS)
+                .join(_TURNS, T.id == R.turn_id)
                 .where(T.user_id == user_id, R.approval == APPROVED, R.status == TOOL_DONE)
                 .order_by(R.finished_at.desc(), R.id.desc())
                 .limit(limit)
