@@ -18,7 +18,7 @@ from sqlalchemy import Connection, and_, func, insert, not_, select, update
 
 from engine.errors import Conflict, LimitExceeded, TurnConflict, Unprocessable
 from engine.limits import RUNNING, Admission
-from engine.store import approvals, tree
+from engine.store import paused, tree
 from engine.store.core import table
 from engine.store.messages import NEXT_POSITION
 from engine.store.turn_rows import Runnable, insert_turn
@@ -29,7 +29,9 @@ from streaming.wire import events as E
 from streaming.wire.events import BUSY_POLICIES, BusyPolicy
 from streaming.wire.protocol import encode_event
 
-_MESSAGES, _TURNS, _TURN_EVENTS = table(Message), table(Turn), table(TurnEvents)
+_MESSAGES = table(Message)
+_TURNS = table(Turn)
+_TURN_EVENTS = table(TurnEvents)
 M, T = _MESSAGES.c, _TURNS.c
 _QUESTION = insert(_MESSAGES).values(position=NEXT_POSITION)
 _OTHER = _TURNS.alias("other")
@@ -160,7 +162,7 @@ def promote(
         if not moved:
             continue  # cancelled meanwhile
         if row.continues is not None:
-            approvals.resume_branch(conn, row.session_id, row.continues)
+            paused.resume_branch(conn, row.session_id, row.continues)
         else:
             _place(conn, row.session_id, row.id, row.question_id, row.to_leaf)
         if refusal is not None:
@@ -247,7 +249,7 @@ def _place(
 
     What the session's paused turns still wait for is declined first: the user moved on.
     """
-    approvals.decline_pending(conn, session_id, turn_id)
+    paused.decline_pending(conn, session_id, turn_id)
     own = conn.execute(
         select(M.id, M.parent_id).where(M.turn_id == turn_id, M.status == MESSAGE_QUEUED)
     ).first()
