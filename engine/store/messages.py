@@ -54,7 +54,7 @@ _DISCARD_ONE = (
     .returning(M.parent_id)
 )
 _RUN_KEY = (R.session_id == bindparam("_session"), R.tool_use_id == bindparam("_tool_use"))
-_RUN_COLUMNS = (
+RUN_COLUMNS = (
     R.tool_use_id,
     R.name,
     R.status,
@@ -64,13 +64,13 @@ _RUN_COLUMNS = (
     R.approval,
     R.reason,
 )
-_RUN = select(*_RUN_COLUMNS, R.turn_id, R.lease).where(*_RUN_KEY)
+_RUN = select(*RUN_COLUMNS, R.turn_id, R.lease).where(*_RUN_KEY)
 # Only a run still `running`: a side-effect tool that stored its result with its change
 # (`applied`) keeps it, even if its caller gave up on it (timed out, cancelled) meanwhile.
 _FINISH = (
     update(ToolRun.__table__)
     .where(*_RUN_KEY, R.status == TOOL_RUNNING, HELD)
-    .returning(*_RUN_COLUMNS)
+    .returning(*RUN_COLUMNS)
 )
 # An approved run is claimed by the turn that continues its paused one.
 _CLAIM_APPROVED = (

@@ -18,7 +18,7 @@ from sqlalchemy import Connection, and_, func, insert, not_, select, update
 
 from engine.errors import Conflict, LimitExceeded, TurnConflict, Unprocessable
 from engine.limits import RUNNING, Admission
-from engine.store import approvals, tree
+from engine.store import paused, tree
 from engine.store.messages import NEXT_POSITION
 from engine.store.turn_rows import Runnable, insert_turn
 from models import Message, Turn, TurnEvents, new_id, utcnow
@@ -158,7 +158,7 @@ def promote(
         if not moved:
             continue  # cancelled meanwhile
         if row.continues is not None:
-            approvals.resume_branch(conn, row.session_id, row.continues)
+            paused.resume_branch(conn, row.session_id, row.continues)
         else:
             _place(conn, row.session_id, row.id, row.question_id, row.to_leaf)
         if refusal is not None:
@@ -245,7 +245,7 @@ def _place(
 
     What the session's paused turns still wait for is declined first: the user moved on.
     """
-    approvals.decline_pending(conn, session_id, turn_id)
+    paused.decline_pending(conn, session_id, turn_id)
     own = conn.execute(
         select(M.id, M.parent_id).where(M.turn_id == turn_id, M.status == MESSAGE_QUEUED)
     ).first()
