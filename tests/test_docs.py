@@ -164,3 +164,23 @@ def test_a_stale_path_is_found() -> None:
     assert sibling_paths(text) == ["engine/ghost.py"]
     assert [m for m in dotted_modules(text) if not module_exists(m)] == ["streaming.wire.nothing.X"]
     assert module_exists("streaming.wire.events.EVENT_TYPES")
+
+
+RECORDS = sorted((ROOT / "docs" / "decisions").glob("[0-9][0-9][0-9][0-9]-*.md"))
+
+
+@pytest.mark.parametrize("record", RECORDS, ids=rel)
+def test_a_decision_record_has_its_date_context_decision_consequences_and_revisit(
+    record: Path,
+) -> None:
+    text = record.read_text()
+    headings = [line[3:] for line in text.splitlines() if line.startswith("## ")]
+    assert re.search(r"^- Decided: \d{4}-\d\d-\d\d", text, re.M), "no `- Decided: YYYY-MM-DD`"
+    assert {"Context", "Decision", "Consequences"} <= set(headings)
+    assert any(h.startswith("When") for h in headings), "no `## When ...` to revisit it"
+    assert text.startswith(f"# {record.name[:4]}: ")
+
+
+def test_the_decisions_index_lists_every_record() -> None:
+    index = (ROOT / "docs" / "decisions" / "README.md").read_text()
+    assert [r.name for r in RECORDS] == re.findall(r"\]\(([0-9]{4}-[^)]+\.md)\)", index)
