@@ -71,7 +71,8 @@ class SessionPage(Schema):
 
     sessions = fields.List(fields.Nested(ListedSession), required=True)
     next_cursor = fields.String(required=True, allow_none=True)
-    partial = fields.Boolean(
+    # marshmallow takes declared fields off the class, so Schema.partial is not shadowed.
+    partial = fields.Boolean(  # type: ignore[assignment]
         required=True,
         metadata={
             "description": "A search stopped at its time or work budget: the page may hold "
