@@ -15,7 +15,12 @@ NOT_COMMITTED = ("instance/", "tests/browser/screenshots/", "tests/aisdk/node_mo
 # Flask's own static route (no `static/` folder exists; the page is served under /web/).
 UNLISTED_ENDPOINTS = {"static"}
 METHODS = r"GET|POST|PUT|PATCH|DELETE"
-PACKAGES = tuple(p.name for p in ROOT.iterdir() if (p / "__init__.py").is_file())
+# What a dotted name in the docs may start with: the project's packages and root modules.
+PACKAGES = tuple(
+    p.name if p.is_dir() else p.stem
+    for p in ROOT.iterdir()
+    if (p / "__init__.py").is_file() or (p.suffix == ".py" and p.stem.isidentifier())
+)
 
 
 def top_level() -> set[str]:
@@ -52,7 +57,7 @@ def sibling_paths(text: str) -> list[str]:
 def dotted_modules(text: str) -> list[str]:
     """Spans like `streaming.wire.events.EVENT_TYPES` that start with a project package."""
     pattern = rf"^(?:{'|'.join(PACKAGES)})(?:\.\w+)+$"
-    return [s for s in code_spans(text) if re.match(pattern, s)]
+    return [s for s in code_spans(text) if re.match(pattern, s) and not s.endswith(".py")]
 
 
 def module_exists(dotted: str) -> bool:
@@ -164,6 +169,7 @@ def test_a_stale_path_is_found() -> None:
     assert sibling_paths(text) == ["engine/ghost.py"]
     assert [m for m in dotted_modules(text) if not module_exists(m)] == ["streaming.wire.nothing.X"]
     assert module_exists("streaming.wire.events.EVENT_TYPES")
+    assert module_exists("config.Timings") and not module_exists("config.NoSuchTimings")
 
 
 RECORDS = sorted((ROOT / "docs" / "decisions").glob("[0-9][0-9][0-9][0-9]-*.md"))
