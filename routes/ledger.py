@@ -107,12 +107,13 @@ def edit_transaction(data: dict[str, Any], transaction_id: int) -> dict[str, Any
 
 @bp.delete(f"/transactions/<{ID}:transaction_id>")
 @login_required
-@bp.response(204)
+@bp.alt_response(204, success=True, description="Deleted.")
 @bp.alt_response(404, schema=ErrorResponse, description=MISSING)
 @bp.doc(security=BEARER)
-def delete_transaction(transaction_id: int) -> None:
+def delete_transaction(transaction_id: int) -> tuple[str, int]:
     """Delete a transaction."""
     ledger.delete_transaction(get_db(), g.user_id, transaction_id)
+    return "", 204
 
 
 @bp.get("/category-rules")
@@ -136,9 +137,10 @@ def create_rule(data: dict[str, Any]) -> dict[str, Any]:
 
 @bp.delete(f"/category-rules/<{ID}:rule_id>")
 @login_required
-@bp.response(204)
+@bp.alt_response(204, success=True, description="Forgotten.")
 @bp.alt_response(404, schema=ErrorResponse, description=MISSING)
 @bp.doc(security=BEARER)
-def delete_rule(rule_id: int) -> None:
+def delete_rule(rule_id: int) -> tuple[str, int]:
     """Forget a category rule."""
     rules.delete(get_db(), g.user_id, rule_id)
+    return "", 204
