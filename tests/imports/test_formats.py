@@ -2,75 +2,23 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 
-from tests.imports.conftest import Importer
+from tests.imports.conftest import SAMPLES, Importer
 
-# sample, form fields, expected rows (date, amount, merchant, bank id), reconciliation per account
-CASES: dict[str, tuple[dict[str, Any], list[tuple[str, str, str, str | None]], list[Any]]] = {
-    "multi_account.ofx": (
-        {},
-        [
-            ("2026-03-05", "-42.50", "Blue Heron Bakery", "CHK-0001"),
-            ("2026-03-12", "-9.99", "Streamflix", "CHK-0002"),
-            ("2026-03-15", "2500.00", "Acme Payroll", "CHK-0003"),
-            ("2026-03-20", "-63.20", "Harbor Lights Cinema", "CC-0001"),
-        ],
-        [("account", "2447.51", "0.00"), ("account", "-63.20", "0.00")],
-    ),
-    "statement_v2.qfx": (
-        {},
-        [
-            ("2026-03-08", "-15.00", "Puffin Bike Repairs", "SAV-1"),
-            ("2026-03-25", "100.00", "Transfer in", "SAV-2"),
-            ("2026-03-11", "-7.25", "Moorland Pie Co", "CUR-1"),
-        ],
-        [("account", "80.00", "-5.00"), ("account", "-7.25", "0.00")],
-    ),
-    "checking.qif": (
-        {"currency": "USD", "account_name": "Everyday"},
-        [
-            ("2026-03-02", "-18.75", "Copper Kettle Tea Room", None),
-            ("2026-03-09", "-18.75", "Copper Kettle Tea Room", None),
-            ("2026-03-14", "1200.00", "Northwind Consulting", None),
-        ],
-        [None],
-    ),
-    "statement.camt.xml": (
-        {},
-        [
-            ("2026-03-07", "-80.00", "Kranich Buchhandlung", "BANKREF-0001"),
-            ("2026-03-18", "20.00", "Jonas Weber", "BANKREF-0002"),
-        ],
-        [("file", "430.00", "-10.00")],
-    ),
-    "statement.sta": (
-        {},
-        [
-            ("2026-03-05", "-25.40", "Lindenhof Metzgerei Kartenzahlung", None),
-            ("2026-03-06", "-25.40", "Lindenhof Metzgerei Kartenzahlung", None),
-            ("2026-03-10", "150.00", "Erstattung Versicherung", None),
-        ],
-        [("file", "1099.20", "0.00")],
-    ),
-    "german.csv": (
-        {"currency": "EUR", "account_name": "Girokonto", "locale": "de_DE"},
-        [
-            ("2026-03-05", "-4.20", "Bäckerei Sonnenschein", None),
-            ("2026-03-05", "-4.20", "Bäckerei Sonnenschein", None),
-            ("2026-03-12", "-1234.56", "Stadtwerke München", None),
-            ("2026-03-15", "2500.00", "Arbeitgeber GmbH", None),
-        ],
-        [None],
-    ),
-}
+# Per sample file: the form fields it is sent with, its rows as the draft shows them, and each
+# account's reconciliation (basis, closing balance, difference), or null where none is stated.
+EXPECTED: dict[str, dict[str, Any]] = json.loads((SAMPLES / "expected.json").read_text())
 
 
-@pytest.mark.parametrize("sample", sorted(CASES))
+@pytest.mark.parametrize("sample", sorted(EXPECTED))
 def test_each_format_is_imported_reviewed_and_committed(importer: Importer, sample: str) -> None:
-    form, expected, reconciled = CASES[sample]
+    form = EXPECTED[sample]["form"]
+    expected = [tuple(r.values()) for r in EXPECTED[sample]["rows"]]
+    reconciled = [r and tuple(r.values()) for r in EXPECTED[sample]["reconciliation"]]
     reply = importer.upload(sample, **form)
     assert reply.status_code == 201, reply.json
     draft = reply.json
