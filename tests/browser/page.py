@@ -28,7 +28,7 @@ return {
   thinking: [...turn.querySelectorAll('details.thinking')].map(
     (d) => ({open: d.open, text: text(d.querySelector('.thinking-text'))})),
   tools: [...turn.querySelectorAll('.block.tool')].map((t) => ({
-    name: text(t.querySelector('.tool-name')), input: text(t.querySelector('.tool-input')),
+    name: t.dataset.tool || null, input: text(t.querySelector('.tool-input')),
     state: text(t.querySelector('.tool-state')),
     result: text(t.querySelector('.tool-result pre')),
     resultOpen: t.querySelector('.tool-result')?.open ?? null})),

@@ -266,7 +266,7 @@ def declined_results(page: ChatPage) -> list[dict[str, Any]]:
     return page.js(
         """
         return [...document.querySelectorAll('.block.tool')]
-          .filter((t) => t.querySelector('.tool-name')?.textContent === 'set_budget')
+          .filter((t) => t.dataset.tool === 'set_budget')
           .map((t) => t.querySelector('.tool-result'))
           .filter(Boolean)
           .map((r) => ({ text: r.textContent, error: r.classList.contains('error') }));

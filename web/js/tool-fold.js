@@ -1,0 +1,79 @@
+// An answer's tool use folded into one line ("Looked up transactions, budgets") that opens to
+// its calls; approval cards sit under the line, outside the fold, so they stay in view.
+
+import { el } from './dom.js';
+
+// Each tool in words: what it looks up (the fold's line) and what a call of it is called.
+const TOOLS = {
+  get_transactions: { topic: 'transactions', title: 'Transactions' },
+  get_spending_summary: { topic: 'spending', title: 'Spending summary' },
+  get_account_balances: { topic: 'account balances', title: 'Account balances' },
+  get_budget_status: { topic: 'budgets', title: 'Budget status' },
+  compare_spending: { topic: 'spending compared', title: 'Spending compared' },
+  find_recurring_payments: { topic: 'recurring payments', title: 'Recurring payments' },
+  chart: { topic: 'a chart', title: 'Chart' },
+  set_budget: { topic: 'a budget change', title: 'Change a budget', write: true },
+  categorize_transaction: { topic: 'a category change', title: 'Change a transaction’s category', write: true },
+};
+
+/** The tool `name` in words: `{ topic, title, write }`; an unknown tool keeps its name. */
+export function toolWords(name) {
+  const known = TOOLS[name];
+  if (known) return { write: false, ...known };
+  const words = String(name || 'tool').replace(/_/g, ' ');
+  return { topic: words, title: words.charAt(0).toUpperCase() + words.slice(1), write: false };
+}
+
+export class ToolFold {
+  constructor() {
+    this.calls = [];
+    this.line = el('span', { class: 'fold-line' });
+    this.count = el('span', { class: 'fold-count' });
+    this.list = el('div', { class: 'fold-calls' });
+    this.details = el(
+      'details',
+      { class: 'tool-fold' },
+      el('summary', {}, this.line, this.count),
+      this.list,
+    );
+    this.approvals = el('div', { class: 'fold-approvals' });
+    this.el = el('div', { class: 'tool-use' }, this.details, this.approvals);
+  }
+
+  /** Add a call's view (anything with `el`, `name` and `state`) at the end of the fold. */
+  add(view) {
+    this.calls.push(view);
+    this.list.append(view.el);
+    this.refresh();
+  }
+
+  /** Show `view` in place of `old`, a call's view sent again with the same block id. */
+  replace(old, view) {
+    const at = this.calls.indexOf(old);
+    if (at >= 0) this.calls[at] = view;
+    view.onState = () => this.refresh();
+    this.refresh();
+  }
+
+  /** Drop the calls `keep(view)` rejects; true when nothing is left to show. */
+  drop(keep) {
+    for (const view of this.calls.filter((v) => !keep(v))) view.el.remove();
+    this.calls = this.calls.filter(keep);
+    this.refresh();
+    return !this.calls.length && !this.approvals.firstChild;
+  }
+
+  /** Redraw the line from the calls' names and states. */
+  refresh() {
+    const topics = [...new Set(this.calls.map((v) => toolWords(v.name).topic))];
+    const running = this.calls.some((v) => v.running);
+    const failed = this.calls.filter((v) => v.failed).length;
+    const what = topics.length ? topics.join(', ') : 'tools';
+    this.line.textContent = running ? `Looking up ${what}…` : `Looked up ${what}`;
+    const n = this.calls.length;
+    const parts = [`${n} ${n === 1 ? 'call' : 'calls'}`];
+    if (failed) parts.push(`${failed} failed`);
+    this.count.textContent = ` · ${parts.join(', ')}`;
+    this.details.classList.toggle('failed', failed > 0);
+  }
+}
