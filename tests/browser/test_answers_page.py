@@ -15,7 +15,8 @@ ANSWER_TOP = """
 const turn = [...document.querySelectorAll('#turns .turn')].at(-1);
 const conversation = document.getElementById('conversation');
 turn.querySelector('.msg.user').scrollIntoView({block: 'start'});
-const texts = [...turn.querySelectorAll('.block.text .markdown')].filter((t) => t.textContent.trim());
+const texts = [...turn.querySelectorAll('.block.text .markdown')]
+  .filter((t) => t.textContent.trim());
 const answer = texts.at(-1).getBoundingClientRect();
 return {
   answerTop: answer.top, bottom: conversation.getBoundingClientRect().bottom,

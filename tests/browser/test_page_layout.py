@@ -155,7 +155,9 @@ def test_tool_results_read_as_tables_and_figures_with_the_json_a_click_away(
     accounts = data["accounts"]
     # Amounts as the answers write them: separators, minus sign, the currency after.
     assert table["head"] == ["Name", "Kind", "Balance"]
-    assert table["rows"] == [[a["name"], a["kind"], shown_amount(a["balance"], a["currency"])] for a in accounts]
+    assert table["rows"] == [
+        [a["name"], a["kind"], shown_amount(a["balance"], a["currency"])] for a in accounts
+    ]
     figures = page.js(
         "return [...document.querySelectorAll('#turns .tool-result .figure')].map("
         "(f) => [f.querySelector('dt').textContent, f.querySelector('dd').textContent])"
@@ -170,8 +172,8 @@ def test_tool_results_read_as_tables_and_figures_with_the_json_a_click_away(
 
 
 def shown_amount(value: str, currency: str) -> str:
-    """`value` as the page shows it in Chromium's en-US locale: "-1850.00" -> "−1,850.00 USD"."""
-    sign, digits = ("−", value[1:]) if value.startswith("-") else ("", value)
+    """`value` as the page shows it (en-US): "-1850.00" -> minus sign, "1,850.00 USD"."""
+    sign, digits = ("\u2212", value[1:]) if value.startswith("-") else ("", value)
     whole, _, cents = digits.partition(".")
     return f"{sign}{int(whole):,}{'.' + cents if cents else ''} {currency}"
 
