@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from tools.finance import inputs as schemas
+from tools.finance.chart import chart
 from tools.finance.recurring import find_recurring_payments
 from tools.finance.status import get_account_balances, get_budget_status
 from tools.finance.summary import compare_spending, get_spending_summary
@@ -95,6 +96,19 @@ FINANCE_TOOLS: list[Tool] = [
         ),
         schema=schemas.RecurringInput,
         handler=find_recurring_payments,
+    ),
+    Tool(
+        name="chart",
+        description=(
+            "Draw a bar chart of the user's own records: spending by month over a period "
+            "(optionally one category), spending by category, or income against spending by "
+            "month. The server computes every bar from the transactions and returns a "
+            "Vega-Lite spec per currency, each bar with the rows it rests on; the page draws "
+            "it. Call it when the user asks for a chart, plot, graph, trend or 'over time', "
+            f"and for comparisons over several periods. Never restate bars as numbers. {SPEND}"
+        ),
+        schema=schemas.ChartInput,
+        handler=chart,
     ),
     Tool(
         name="set_budget",

@@ -189,3 +189,23 @@ class CategorizeTransactionInput(Schema):
             "case-insensitive, e.g. 'Restaurants'."
         },
     )
+
+
+CHARTS = ("spending_by_month", "spending_by_category", "income_vs_spending")
+
+
+class ChartInput(Schema):
+    """What the chart tool draws, over which period."""
+
+    kind = fields.String(
+        required=True,
+        validate=validate.OneOf(CHARTS),
+        metadata={
+            "description": "spending_by_month: spend per month over the period (optionally of "
+            "one category); spending_by_category: spend per category over the period; "
+            "income_vs_spending: money in (income categories) against spend, per month."
+        },
+    )
+    start_date = _date("First day of the period", required=True)
+    end_date = _date("Last day of the period", required=True)
+    category = _name("spending_by_month only: count just this category, e.g. 'Groceries'.")
