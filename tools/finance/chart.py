@@ -12,7 +12,7 @@ from datetime import date
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import Select, select
+from sqlalchemy import select
 
 from models.finance import Category, Transaction
 from tools.finance.cites import spend_source, txns_source
@@ -72,14 +72,16 @@ def chart(ctx: ToolContext, data: dict[str, Any]) -> Sourced:
 def _rows(
     s: Any, user_id: int, start: date, end: date, ref: CategoryRef | None
 ) -> list[tuple[date, str | None, str | None, str, int]]:
-    columns: Select[Any] = select(
+    columns: Any = select(
         Transaction.posted_on,
         Category.name,
         Category.kind,
         Transaction.currency,
         Transaction.amount_minor,
     )
-    stmt = with_category(columns, user_id).where(Transaction.user_id == user_id, *period_clause(start, end))
+    stmt = with_category(columns, user_id).where(
+        Transaction.user_id == user_id, *period_clause(start, end)
+    )
     if ref is not None:
         stmt = stmt.where(category_clause(ref))
     return [(r[0], r[1], r[2], r[3], int(r[4])) for r in s.execute(stmt)]
