@@ -81,6 +81,7 @@ def describe(intent: Intent) -> str:
         "refunds": f"refunds ({about}) in {period}",
         "set_budget": f"a change: set the {about} budget",
         "categorize": f"a change: move a transaction to {about}",
+        "chart": f"a chart ({dict(intent.details).get('chart', '').replace('_', ' ')}) of {period}",
     }.get(intent.kind, "something I cannot help with")
     if intent.reused:
         text += f" (a follow-up: I reuse the earlier question's {'; '.join(intent.reused)})"

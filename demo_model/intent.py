@@ -30,6 +30,7 @@ FINANCE_KINDS = (
     "overview",
     "income",
     "refunds",
+    "chart",
 )
 SUBJECT_KINDS = ("spending", "compare", "budget", "largest", "refunds")
 REFUND_SUBJECT = re.compile(r"(?P<t>[a-z0-9&'\u2019. -]+?)\s+(?:refunds?|reimbursements?)\b")
@@ -80,6 +81,7 @@ class Parsed:
     beyond: bool = False  # advice, a forecast, an action: nothing the read tools can answer
     language: str = "en"
     change: tuple[str, tuple[tuple[str, str], ...]] | None = None
+    text: str = ""  # the question, folded
 
     def periods(self) -> list[Period]:
         """Return every period named, in order."""
@@ -119,11 +121,14 @@ def parse(question: str, today: date) -> Parsed:
         beyond=bool(v.BEYOND.search(q)),
         language=language_of(question),
         change=read_change(question, today),
+        text=q,
     )
 
 
 def _kind(q: str, category: str | None, two_periods: bool) -> str | None:
     spending = bool(v.SPENDING.search(q))
+    if v.CHART.search(q) and not (v.BUDGET.search(q) or v.BALANCES.search(q)):
+        return "chart"
     if v.REFUNDS.search(q):
         return "refunds"
     if v.INCOME.search(q):
@@ -207,6 +212,8 @@ def _intent(p: Parsed, prev: Intent | None, today: date) -> Intent:
         return Intent(p.change[0], this_month, details=p.change[1])
     if p.beyond:
         return Intent("unknown", this_month)
+    if p.kind == "chart":
+        return _chart(p, p.text, today)
     if p.bare and (p.periods() or (prev is not None and p.marker)):
         p = replace(p, term=p.bare)  # "coffee this month?", "and Uber?"
     subject = p.category or p.term
@@ -224,6 +231,34 @@ def _intent(p: Parsed, prev: Intent | None, today: date) -> Intent:
     if named or (p.periods() and short):
         return _fresh(p, "spending", today)
     return Intent("unknown" if p.finance else "off_topic", this_month)
+
+
+def _chart(p: Parsed, q: str, today: date) -> Intent:
+    """A chart: by category over one period, else by month over several (six by default)."""
+    periods = p.periods()
+    if v.IN_AND_OUT.search(q) or (v.INCOME.search(q) and v.SPENDING.search(q)):
+        drawn = "income_vs_spending"
+    elif v.BY_CATEGORY.search(q):
+        drawn = "spending_by_category"
+    else:
+        drawn = "spending_by_month"
+    several = ("year", "quarter", "rolling")
+    if drawn != "spending_by_month" and len(periods) == 1:
+        period = periods[0]  # income against spending in one month: two bars
+    elif drawn == "spending_by_category":
+        period = month_back(today, 0)
+    elif (periods and periods[0].unit in several) or len(periods) > 1:
+        period = (
+            periods[0]
+            if len(periods) == 1
+            else replace(
+                periods[0], start=min(x.start for x in periods), end=max(x.end for x in periods)
+            )
+        )
+    else:
+        period = rolling(today, 6, "month")
+    category = p.category if drawn == "spending_by_month" else None
+    return Intent("chart", period, None, category, None, details=(("chart", drawn),))
 
 
 def _fresh(p: Parsed, kind: str, today: date) -> Intent:

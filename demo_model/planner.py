@@ -27,6 +27,7 @@ def next_calls(intent: Intent, results: Results) -> list[Call]:
         "refunds": _refunds,
         "set_budget": _change,
         "categorize": _change,
+        "chart": _chart,
         "balances": lambda i, r: c.missing(r, [c.balances()]),
         "overview": lambda i, r: c.missing(r, [c.balances(), c.by_category(i.period)]),
     }
@@ -210,3 +211,14 @@ def _recurring(intent: Intent, results: Results) -> list[Call]:
     if isinstance(found, dict) and not found.get("count"):
         return c.missing(results, c.any_data())
     return []
+
+
+def _chart(intent: Intent, results: Results) -> list[Call]:
+    drawn = dict(intent.details).get("chart", "spending_by_month")
+    category = None
+    if intent.category:
+        todo, subject = _subject(intent, results)
+        if subject is None:
+            return todo
+        category = subject.name if subject.kind == "category" else None
+    return c.missing(results, [c.chart(drawn, intent.period, category)])

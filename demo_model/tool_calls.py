@@ -117,3 +117,11 @@ def recurring() -> Call:
 def any_data() -> list[Call]:
     """Whether the user has any accounts or transactions at all, when a period came up empty."""
     return [("get_transactions", {"limit": 1}), balances()]
+
+
+def chart(kind: str, period: Period, category: str | None = None) -> Call:
+    """A chart of the user's rows: spending by month or category, or income against spending."""
+    args: dict[str, Any] = {"kind": kind, **period.span()}
+    if category:
+        args["category"] = category
+    return "chart", args

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from demo_model.answers.change_results import change
+from demo_model.answers.chart import chart
 from demo_model.answers.compare import compare
 from demo_model.answers.fmt import lines_md
 from demo_model.answers.honest import HELP, NOT_UNDERSTOOD, OFF_TOPIC, english_only
@@ -28,6 +29,7 @@ WRITERS: dict[str, Callable[[Intent, Results], Answer]] = {
     "refunds": refunds,
     "set_budget": change,
     "categorize": change,
+    "chart": chart,
 }
 HONEST = {"help": HELP, "unknown": NOT_UNDERSTOOD, "off_topic": OFF_TOPIC}
 

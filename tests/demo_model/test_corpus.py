@@ -128,6 +128,27 @@ SUPPORTED = [
     # recurring and overview
     Case("Which subscriptions am I paying for?", lambda o: o.recurring()),
     Case("How am I doing?", lambda o: o.balances() | o.total(THIS_MONTH)),
+    # charts: the figures are the chart's bars (tests/demo_model/test_charts.py checks them)
+    Case(
+        "Show my spending by month this year as a chart",
+        lambda o: set(),
+        says="Here is your spending by month, 2025-01-01 to 2025-09-20",
+    ),
+    Case(
+        "Chart my spending by category last month",
+        lambda o: set(),
+        says="Here is your spending by category, 2025-08-01 to 2025-08-31",
+    ),
+    Case(
+        "Plot my groceries spending this year",
+        lambda o: set(),
+        says="Here is your Groceries spending by month",
+    ),
+    Case(
+        "Graph income vs spending this year",
+        lambda o: set(),
+        says="Here is your income against spending by month",
+    ),
 ]
 
 BEYOND = [

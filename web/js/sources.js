@@ -132,7 +132,7 @@ export class SourcesPanel {
 /** The spans of the cited text `span` belongs to (one per text node it covers). */
 function group(span) {
   const { citations } = citedBy(span);
-  const spans = [...(span.closest('.markdown')?.querySelectorAll('.cite') || [])];
+  const spans = [...(span.closest('.markdown, .chart')?.querySelectorAll('.cite') || [])];
   return spans.filter((s) => citedBy(s)?.citations === citations);
 }
 

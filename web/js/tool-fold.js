@@ -37,7 +37,8 @@ export class ToolFold {
       this.list,
     );
     this.approvals = el('div', { class: 'fold-approvals' });
-    this.el = el('div', { class: 'tool-use' }, this.details, this.approvals);
+    this.charts = el('div', { class: 'fold-charts' });
+    this.el = el('div', { class: 'tool-use' }, this.details, this.approvals, this.charts);
   }
 
   /** Add a call's view (anything with `el`, `name` and `state`) at the end of the fold. */
@@ -45,6 +46,21 @@ export class ToolFold {
     this.calls.push(view);
     this.list.append(view.el);
     this.refresh();
+  }
+
+  /** Show the charts a call's result carries (figures), under the line: they are the answer's. */
+  showCharts(toolUseId, figures) {
+    this.dropCharts(toolUseId);
+    for (const figure of figures) {
+      figure.dataset.toolUseId = toolUseId;
+      this.charts.append(figure);
+    }
+  }
+
+  dropCharts(toolUseId) {
+    for (const figure of [...this.charts.children]) {
+      if (figure.dataset.toolUseId === toolUseId) figure.remove();
+    }
   }
 
   /** Show `view` in place of `old`, a call's view sent again with the same block id. */
@@ -60,7 +76,7 @@ export class ToolFold {
     for (const view of this.calls.filter((v) => !keep(v))) view.el.remove();
     this.calls = this.calls.filter(keep);
     this.refresh();
-    return !this.calls.length && !this.approvals.firstChild;
+    return !this.calls.length && !this.approvals.firstChild && !this.charts.firstChild;
   }
 
   /** Redraw the line from the calls' names and states. */

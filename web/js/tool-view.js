@@ -74,7 +74,7 @@ function searchResults(content) {
 }
 
 /** The result's data, or undefined when it is not JSON. */
-function parse(content) {
+export function parse(content) {
   let text = content;
   if (Array.isArray(content)) {
     const rest = content.filter((b) => !isSearchResult(b));

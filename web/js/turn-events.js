@@ -73,6 +73,7 @@ export const HANDLERS = {
       if (known.data.message_id !== data.message_id) continue;
       this.results.delete(toolId);
       if (known.orphan) known.orphan.remove();
+      this.fold?.dropCharts(toolId);
       this.tools.get(toolId)?.clearResult();
     }
     if (this.running) this.activity.textContent = 'The model’s reply broke off; trying again…';
@@ -87,6 +88,7 @@ export const HANDLERS = {
     if (tool) {
       tool.showResult(data);
       this.results.set(data.tool_use_id, { data });
+      this.showCharts(data, this.messages.get(tool.messageId));
       return;
     }
     const orphan = el(
@@ -97,6 +99,7 @@ export const HANDLERS = {
     );
     this.foldAfter(null).list.append(orphan);
     this.results.set(data.tool_use_id, { data, orphan });
+    this.showCharts(data, null);
   },
   approval_requested(data) {
     this.onApproval('approval_requested', data);

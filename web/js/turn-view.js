@@ -4,7 +4,9 @@
 
 import { el } from './dom.js';
 import { HANDLERS } from './turn-events.js';
+import { chartSpecs, chartView } from './chart.js';
 import { ToolFold } from './tool-fold.js';
+import { parse } from './tool-view.js';
 import { DEMO_MODEL } from './words.js';
 
 export class TurnView {
@@ -117,6 +119,13 @@ export class TurnView {
     if (message?.el.isConnected) message.el.after(this.fold.el);
     else this.body.append(this.fold.el);
     return this.fold;
+  }
+
+  /** Draw the charts a tool result carries, under the fold's line. */
+  showCharts(data, message) {
+    if (data.is_error || data.declined) return;
+    const specs = chartSpecs(parse(data.content));
+    if (specs.length) this.foldAfter(message).showCharts(data.tool_use_id, specs.map(chartView));
   }
 
   /** Put a tool call's view in the fold; its state changes redraw the fold's line. */
