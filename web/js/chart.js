@@ -85,6 +85,13 @@ function bars(values, xs, series, currency, spec, width) {
     role: 'group',
     'aria-label': `${spec.title || 'Chart'}: each bar opens its records`,
   });
+  const labels = []; // drawn over the bars
+  for (const tick of ticks(top)) {
+    root.append(svg('line', { class: 'chart-grid', x1: PAD.left, x2: width - PAD.right, y1: at(tick), y2: at(tick) }));
+    const label = svg('text', { class: 'chart-y', x: PAD.left, y: at(tick) - 4 });
+    label.textContent = formatAmount(String(tick), currency);
+    labels.push(label);
+  }
   root.append(svg('line', { class: 'chart-zero', x1: PAD.left, x2: width - PAD.right, y1: at(0), y2: at(0) }));
   xs.forEach((x, i) => {
     const left = PAD.left + i * band + gap / 2;
@@ -120,7 +127,16 @@ function bars(values, xs, series, currency, spec, width) {
       root.append(hit);
     }
   });
+  root.append(...labels);
   return root;
+}
+
+/** Round gridline values under `top`: a half and a whole of a round step. */
+function ticks(top) {
+  if (top <= 0) return [];
+  const power = 10 ** Math.floor(Math.log10(top));
+  const step = [1, 2, 2.5, 5, 10].map((m) => m * power).find((s) => top / s <= 2.2) || power * 10;
+  return [step, 2 * step].filter((t) => t <= top * 1.001);
 }
 
 /** The chart's figures as a table, folded under the chart. */
