@@ -106,7 +106,7 @@ def test_a_chart_from_the_records_opens_its_rows_and_survives_reload(
     assert page.js("return document.documentElement.scrollWidth - innerWidth") <= 0
     assert (
         page.js(
-            "const c = document.getElementById('conversation'); return c.scrollWidth - c.clientWidth"
+            "const c = document.getElementById('conversation');return c.scrollWidth - c.clientWidth"
         )
         <= 0
     )
