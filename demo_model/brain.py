@@ -98,7 +98,9 @@ def _thinking(question: str, intent: Intent, tools: list[str], digest: str) -> d
 
 
 def _answer(answer: Answer, messages: list[dict[str, Any]]) -> Reply:
-    """The answer's text blocks, its figures citing the request's search results they rest on."""
-    signed = [answer] if isinstance(answer, str) else list(answer)
-    signed.append(f"\n\n_(Answered by the {LABEL}.)_")
-    return Reply(text_blocks(signed, SearchResults(messages)), "end_turn")
+    """The answer's text blocks, its figures citing the request's search results they rest on.
+
+    The answer is not signed: its message's model names the demo, and the page says so once.
+    """
+    parts = [answer] if isinstance(answer, str) else list(answer)
+    return Reply(text_blocks(parts, SearchResults(messages)), "end_turn")

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from tests.browser.page import SIZES, ChatPage, result_json, stored_of
+from tests.browser.page import SIZES, ChatPage, result_json, shown_amount, stored_of
 
 EARNED = "How much did I earn last month?"
 
@@ -137,10 +137,3 @@ def test_a_chart_from_the_records_opens_its_rows_and_survives_reload(
     page.driver.refresh()  # a stored chat draws its chart again
     page.wait(lambda: len(page.js(DRAWN)) == len(specs), what="the chart")
     assert [d["rows"] for d in page.js(DRAWN)] == [d["rows"] for d in drawn]
-
-
-def shown_amount(value: str, currency: str) -> str:
-    """`value` as the page shows it (en-US): "-1850.00" -> minus sign, "1,850.00 USD"."""
-    sign, digits = ("\u2212", value[1:]) if value.startswith("-") else ("", value)
-    whole, _, cents = digits.partition(".")
-    return f"{sign}{int(whole):,}{'.' + cents if cents else ''} {currency}"

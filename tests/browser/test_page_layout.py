@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from tests.browser.page import QUESTION, SIZES, ChatPage, result_json, stored_of
+from tests.browser.page import QUESTION, SIZES, ChatPage, result_json, shown_amount, stored_of
 
 # How far from the bottom the conversation may be and still count as following the answer.
 FOLLOW_PX = 80
@@ -169,13 +169,6 @@ def test_tool_results_read_as_tables_and_figures_with_the_json_a_click_away(
     raw = page.js("return document.querySelector('#turns .tool-result pre.raw').textContent")
     assert json.loads(raw) == data
     page.screenshot("tool-result-raw")
-
-
-def shown_amount(value: str, currency: str) -> str:
-    """`value` as the page shows it (en-US): "-1850.00" -> minus sign, "1,850.00 USD"."""
-    sign, digits = ("\u2212", value[1:]) if value.startswith("-") else ("", value)
-    whole, _, cents = digits.partition(".")
-    return f"{sign}{int(whole):,}{'.' + cents if cents else ''} {currency}"
 
 
 def test_docs_work_without_internet(serve: Any, page: ChatPage) -> None:

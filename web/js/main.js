@@ -79,10 +79,15 @@ const chat = new Conversation(ui, {
   },
 });
 
+/** `text` with its `code spans` as <code> (a notice's only Markdown), the rest as text. */
+function inlineCode(text) {
+  return String(text).split(/`([^`]+)`/).map((part, i) => (i % 2 ? el('code', { text: part }) : part));
+}
+
 function notify(err) {
   ui.notice.hidden = !err;
   if (!err) return;
-  ui.notice.textContent = errorText(err.code, err.message);
+  ui.notice.replaceChildren(...inlineCode(errorText(err.code, err.message)));
   if (err.status === 401) askForToken();
 }
 

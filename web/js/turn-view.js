@@ -241,9 +241,9 @@ export class TurnView {
     else this.body.append(view.el);
     this.messages.set(id, view);
     if (model) {
-      this.modelTag.hidden = false;
+      // The demo is labelled once, by the page's banner; another model is named on its answer.
+      this.modelTag.hidden = model === DEMO_MODEL;
       this.modelTag.textContent = model;
-      this.modelTag.classList.toggle('demo', model === DEMO_MODEL);
     }
     return view;
   }
