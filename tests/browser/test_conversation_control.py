@@ -214,6 +214,12 @@ def test_approve_runs_the_action_and_the_card_survives_reload(serve: Any, page: 
     page.driver.refresh()
     assert pending_card(page) == card  # the same card after a reload
     assert groceries(server) == Decimal("600.00")
+    # Titled in words, in view outside the folded tool calls, and nothing to regenerate yet.
+    assert page.js("return document.querySelector('.approval-title').textContent") == (
+        "Change a budget"
+    )
+    assert page.visible(".approval-card .approve")
+    assert page.js("return document.querySelectorAll('.turn .regenerate').length") == 0
 
     press(page, ".approval-card .approve")
     paused, answer = settled(page, 2)
