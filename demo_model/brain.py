@@ -81,6 +81,8 @@ def describe(intent: Intent) -> str:
         "refunds": f"refunds ({about}) in {period}",
         "set_budget": f"a change: set the {about} budget",
         "categorize": f"a change: move a transaction to {about}",
+        "in_and_out": f"money in (income) against money out (spending) in {period}",
+        "pending": "transactions still pending",
         "chart": f"a chart ({dict(intent.details).get('chart', '').replace('_', ' ')}) of {period}",
     }.get(intent.kind, "something I cannot help with")
     if intent.reused:

@@ -19,6 +19,7 @@ from demo_model.periods import (
     shift,
     without_periods,
 )
+from demo_model.spelling import corrected
 
 FINANCE_KINDS = (
     "spending",
@@ -31,6 +32,8 @@ FINANCE_KINDS = (
     "income",
     "refunds",
     "chart",
+    "in_and_out",
+    "pending",
 )
 SUBJECT_KINDS = ("spending", "compare", "budget", "largest", "refunds")
 REFUND_SUBJECT = re.compile(r"(?P<t>[a-z0-9&'\u2019. -]+?)\s+(?:refunds?|reimbursements?)\b")
@@ -90,7 +93,7 @@ class Parsed:
 
 def parse(question: str, today: date) -> Parsed:
     """Read one question without context."""
-    q = v.fold(re.sub(r"\(#\d+\)", " ", question)).strip()
+    q = corrected(v.fold(re.sub(r"\(#\d+\)", " ", question)).strip())
     cut = CONNECTOR.search(q)
     before = find_periods(q[: cut.start()] if cut else q, today)
     after = find_periods(q[cut.end() :], today) if cut else []
@@ -129,6 +132,10 @@ def _kind(q: str, category: str | None, two_periods: bool) -> str | None:
     spending = bool(v.SPENDING.search(q))
     if v.CHART.search(q) and not (v.BUDGET.search(q) or v.BALANCES.search(q)):
         return "chart"
+    if v.IN_AND_OUT.search(q):
+        return "in_and_out"
+    if v.PENDING.search(q) and not v.BUDGET.search(q):
+        return "pending"
     if v.REFUNDS.search(q):
         return "refunds"
     if v.INCOME.search(q):
@@ -267,6 +274,10 @@ def _fresh(p: Parsed, kind: str, today: date) -> Intent:
         periods = [month_back(today, 1)]
     if kind == "refunds" and not periods:
         periods = [rolling(today, 12, "month")]  # refunds are rare: a month would miss most
+    if kind == "recurring" and "subscription" in p.text:
+        # Subscriptions are the recurring payments of a subscription category: rent apart.
+        only = (("only", "subscriptions"),)
+        return Intent(kind, month_back(today, 0), None, p.category, p.term, details=only)
     if kind != "compare":
         period = periods[0] if periods else month_back(today, 0)
         return Intent(kind, period, None, p.category, p.term)

@@ -28,6 +28,8 @@ def next_calls(intent: Intent, results: Results) -> list[Call]:
         "set_budget": _change,
         "categorize": _change,
         "chart": _chart,
+        "in_and_out": _in_and_out,
+        "pending": lambda i, r: c.missing(r, [c.pending()]),
         "balances": lambda i, r: c.missing(r, [c.balances()]),
         "overview": lambda i, r: c.missing(r, [c.balances(), c.by_category(i.period)]),
     }
@@ -222,3 +224,8 @@ def _chart(intent: Intent, results: Results) -> list[Call]:
             return todo
         category = subject.name if subject.kind == "category" else None
     return c.missing(results, [c.chart(drawn, intent.period, category)])
+
+
+def _in_and_out(intent: Intent, results: Results) -> list[Call]:
+    """Money in (income, as its answer reads it) and money out (all spending) of one period."""
+    return _income(intent, results) or _spending(intent, results)

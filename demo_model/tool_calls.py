@@ -125,3 +125,11 @@ def chart(kind: str, period: Period, category: str | None = None) -> Call:
     if category:
         args["category"] = category
     return "chart", args
+
+
+PENDING_LISTED = 20
+
+
+def pending() -> Call:
+    """The transactions not yet posted, newest first, with their totals per currency."""
+    return "get_transactions", {"pending": True, "sort": "date_desc", "limit": PENDING_LISTED}

@@ -129,6 +129,7 @@ INCOME = re.compile(
     r"\b(income|incomes|earn(ed|ings?|t)?|salary|salaries|wages?|pay ?checks?|payslips?|"
     r"(get|got|been|was|were|am|i) paid|paid me|came in|come in)\b"
 )
+PENDING = re.compile(r"\b(pending|not (yet )?posted|uncleared|still processing)\b")
 CHART = re.compile(r"\b(charts?|chart it|plot(ted)?|graphs?|trends?|over time|visuali[sz]e)\b")
 BY_CATEGORY = re.compile(r"\b(by|per|each|every) categor(y|ies)\b|\bcategories\b")
 IN_AND_OUT = re.compile(

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from demo_model.answers.change_results import change
 from demo_model.answers.chart import chart
 from demo_model.answers.compare import compare
+from demo_model.answers.flows import in_and_out, pending
 from demo_model.answers.fmt import lines_md
 from demo_model.answers.honest import HELP, NOT_UNDERSTOOD, OFF_TOPIC, english_only
 from demo_model.answers.money_in import income, refunds
@@ -30,6 +31,8 @@ WRITERS: dict[str, Callable[[Intent, Results], Answer]] = {
     "set_budget": change,
     "categorize": change,
     "chart": chart,
+    "in_and_out": in_and_out,
+    "pending": pending,
 }
 HONEST = {"help": HELP, "unknown": NOT_UNDERSTOOD, "off_topic": OFF_TOPIC}
 

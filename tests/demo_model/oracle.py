@@ -128,6 +128,12 @@ class Oracle:
         found = self.tools("find_recurring_payments")
         return {quoted(t["amount"], t["currency"]) for t in found["estimated_monthly_total"]}
 
+    def pending(self) -> Figures:
+        """Each pending transaction's amount, and their net per currency."""
+        found = self.tools("get_transactions", pending=True, limit=200)
+        rows = {quoted(r["amount"], r["currency"]) for r in found["transactions"]}
+        return rows | {quoted(t["net"], t["currency"]) for t in found["totals"]}
+
     def _rows(self, when: Span, *where: Any) -> list[tuple[Transaction, str]]:
         start, end = date.fromisoformat(when["start_date"]), date.fromisoformat(when["end_date"])
         with self.seeded.db.read() as s:

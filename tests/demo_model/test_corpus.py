@@ -128,6 +128,22 @@ SUPPORTED = [
     # recurring and overview
     Case("Which subscriptions am I paying for?", lambda o: o.recurring()),
     Case("How am I doing?", lambda o: o.balances() | o.total(THIS_MONTH)),
+    # misreadings put right: spelling, money in against out, pending rows
+    Case(
+        "how much did i spnd on restarants in septmber",
+        lambda o: o.category("Restaurants", THIS_MONTH),
+    ),
+    Case(
+        "how much did i spend on grocereis last month",
+        lambda o: o.category("Groceries", LAST_MONTH),
+    ),
+    Case("Money in vs out in August", lambda o: o.income(LAST_MONTH) | o.total(LAST_MONTH)),
+    Case("Do I have any pending transactions?", lambda o: o.pending()),
+    Case(
+        "Which subscriptions do I have?",
+        lambda o: o.recurring(),
+        says="Other recurring payments, not subscriptions",
+    ),
     # charts: the figures are the chart's bars (tests/demo_model/test_charts.py checks them)
     Case(
         "Show my spending by month this year as a chart",
