@@ -34,6 +34,8 @@ FINANCE_KINDS = (
     "chart",
     "in_and_out",
     "pending",
+    "average",
+    "merchants",
 )
 SUBJECT_KINDS = ("spending", "compare", "budget", "largest", "refunds")
 REFUND_SUBJECT = re.compile(r"(?P<t>[a-z0-9&'\u2019. -]+?)\s+(?:refunds?|reimbursements?)\b")
@@ -134,6 +136,10 @@ def _kind(q: str, category: str | None, two_periods: bool) -> str | None:
         return "chart"
     if v.IN_AND_OUT.search(q):
         return "in_and_out"
+    if v.AVERAGE.search(q) and not v.BUDGET.search(q):
+        return "average"
+    if v.TOP_MERCHANT.search(q) and not v.BUDGET.search(q):
+        return "merchants"
     if v.PENDING.search(q) and not v.BUDGET.search(q):
         return "pending"
     if v.REFUNDS.search(q):
@@ -274,6 +280,20 @@ def _fresh(p: Parsed, kind: str, today: date) -> Intent:
         periods = [month_back(today, 1)]
     if kind == "refunds" and not periods:
         periods = [rolling(today, 12, "month")]  # refunds are rare: a month would miss most
+    if kind == "average" and not periods:
+        # The last six whole months: the current one is not over.
+        first = month_back(today, 6).start
+        return Intent(
+            kind,
+            replace(
+                month_back(today, 1), start=first, label="the last 6 whole months", unit="rolling"
+            ),
+            None,
+            p.category,
+            p.term,
+        )
+    if kind == "merchants" and not periods:
+        return Intent(kind, rolling(today, 12, "month"), None, p.category, p.term)
     if kind == "recurring" and "subscription" in p.text:
         # Subscriptions are the recurring payments of a subscription category: rent apart.
         only = (("only", "subscriptions"),)

@@ -133,3 +133,12 @@ PENDING_LISTED = 20
 def pending() -> Call:
     """The transactions not yet posted, newest first, with their totals per currency."""
     return "get_transactions", {"pending": True, "sort": "date_desc", "limit": PENDING_LISTED}
+
+
+TOP_MERCHANTS = 3
+
+
+def by_month(period: Period, category: str) -> Call:
+    """One category's spend per month of a period."""
+    args = {**period.span(), "group_by": "month", "top_n": ALL_GROUPS, "category": category}
+    return "get_spending_summary", args

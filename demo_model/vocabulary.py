@@ -129,6 +129,11 @@ INCOME = re.compile(
     r"\b(income|incomes|earn(ed|ings?|t)?|salary|salaries|wages?|pay ?checks?|payslips?|"
     r"(get|got|been|was|were|am|i) paid|paid me|came in|come in)\b"
 )
+AVERAGE = re.compile(r"\b(average|averages|avg|on average|typical month)\b")
+TOP_MERCHANT = re.compile(
+    r"\b(which|what|top|biggest|largest|most)\b.*\b(merchants?|stores?|shops?|places?|retailers?)\b"
+    r"|\b(merchants?|stores?|shops?)\b.*\bmost\b"
+)
 PENDING = re.compile(r"\b(pending|not (yet )?posted|uncleared|still processing)\b")
 CHART = re.compile(r"\b(charts?|chart it|plot(ted)?|graphs?|trends?|over time|visuali[sz]e)\b")
 BY_CATEGORY = re.compile(r"\b(by|per|each|every) categor(y|ies)\b|\bcategories\b")

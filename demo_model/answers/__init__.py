@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from demo_model.answers.averages import average, merchants
 from demo_model.answers.change_results import change
 from demo_model.answers.chart import chart
 from demo_model.answers.compare import compare
@@ -33,6 +34,8 @@ WRITERS: dict[str, Callable[[Intent, Results], Answer]] = {
     "chart": chart,
     "in_and_out": in_and_out,
     "pending": pending,
+    "average": average,
+    "merchants": merchants,
 }
 HONEST = {"help": HELP, "unknown": NOT_UNDERSTOOD, "off_topic": OFF_TOPIC}
 

@@ -49,6 +49,7 @@ UNCITED = {
     re.compile(rf"({_A}) (?:left|over)\b"): "a budget's rest: its cited limit less its spending",
     re.compile(rf"about \*\*({_A}) a month"): "an estimate: typical charges scaled to a month",
     re.compile(r"(?<![\d,.])(0\.00 [A-Z]{3})"): "nothing: no rows to cite",
+    re.compile(rf"\*\*({_A}) a month\*\* on average"): "an average: cited months over their count",
 }
 
 

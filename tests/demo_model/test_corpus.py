@@ -25,6 +25,7 @@ THIS_MONTH = span("2025-09-01", "2025-09-20")
 THIS_WEEK = span("2025-09-15", "2025-09-20")
 THIS_YEAR = span("2025-01-01", "2025-09-20")
 LAST_12_MONTHS = span("2024-09-21", "2025-09-20")
+SIX_WHOLE_MONTHS = span("2025-03-01", "2025-08-31")
 
 
 @dataclass(frozen=True)
@@ -139,6 +140,11 @@ SUPPORTED = [
     ),
     Case("Money in vs out in August", lambda o: o.income(LAST_MONTH) | o.total(LAST_MONTH)),
     Case("Do I have any pending transactions?", lambda o: o.pending()),
+    Case(
+        "What's my average monthly spending on groceries?",
+        lambda o: o.average("Groceries", SIX_WHOLE_MONTHS, 6),
+    ),
+    Case("Which merchant do I spend the most at?", lambda o: o.top_merchants(LAST_12_MONTHS, 3)),
     Case(
         "Which subscriptions do I have?",
         lambda o: o.recurring(),
