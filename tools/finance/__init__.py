@@ -100,12 +100,9 @@ FINANCE_TOOLS: list[Tool] = [
     Tool(
         name="chart",
         description=(
-            "Draw a bar chart of the user's own records: spending by month over a period "
-            "(optionally one category), spending by category, or income against spending by "
-            "month. The server computes every bar from the transactions and returns a "
-            "Vega-Lite spec per currency, each bar with the rows it rests on; the page draws "
-            "it. Call it when the user asks for a chart, plot, graph, trend or 'over time', "
-            f"and for comparisons over several periods. Never restate bars as numbers. {SPEND}"
+            "Bar chart of the user's records, computed from their transactions (one Vega-Lite "
+            "spec per currency; the page draws it). Use for chart, plot, graph, trend, 'over "
+            "time' and comparisons over several periods; do not restate the bars as numbers."
         ),
         schema=schemas.ChartInput,
         handler=chart,

@@ -201,11 +201,10 @@ class ChartInput(Schema):
         required=True,
         validate=validate.OneOf(CHARTS),
         metadata={
-            "description": "spending_by_month: spend per month over the period (optionally of "
-            "one category); spending_by_category: spend per category over the period; "
-            "income_vs_spending: money in (income categories) against spend, per month."
+            "description": "spending_by_month (optionally one category), spending_by_category, "
+            "or income_vs_spending (per month)."
         },
     )
     start_date = _date("First day of the period", required=True)
     end_date = _date("Last day of the period", required=True)
-    category = _name("spending_by_month only: count just this category, e.g. 'Groceries'.")
+    category = _name("spending_by_month only: just this category.")
