@@ -63,6 +63,14 @@ def index() -> Response:
     return send_from_directory(WEB, "index.html", max_age=0)
 
 
+@bp.get("/c/<session_id>")
+@bp.alt_response(200, success=True, content_type="text/html", description="The page.")
+@bp.doc(responses={200: {"content": {"text/html": {"schema": {"type": "string"}}}}})
+def chat_page(session_id: str) -> Response:
+    """Serve the chat page at one chat's address; the page opens that chat."""
+    return send_from_directory(WEB, "index.html", max_age=0)
+
+
 @bp.get("/docs")
 @bp.alt_response(200, success=True, content_type="text/html", description="The page.")
 @bp.doc(responses={200: {"content": {"text/html": {"schema": {"type": "string"}}}}})

@@ -137,3 +137,42 @@ def test_a_chart_from_the_records_opens_its_rows_and_survives_reload(
     page.driver.refresh()  # a stored chat draws its chart again
     page.wait(lambda: len(page.js(DRAWN)) == len(specs), what="the chart")
     assert [d["rows"] for d in page.js(DRAWN)] == [d["rows"] for d in drawn]
+
+
+def test_each_chat_has_an_address_and_back_returns_to_the_previous_chat(
+    serve: Any, page: ChatPage
+) -> None:
+    server = serve()
+    sign_in(page, server)
+    ids = []
+    for question in ("What are my account balances?", "Which recurring payments do I have?"):
+        page.click("#new-chat")
+        page.ask(question)
+        shown = page.wait_for_turn_end()
+        ids.append(server.get(f"/api/turns/{shown['turnId']}").json()["session_id"])
+        assert page.js("return location.pathname") == f"/c/{ids[-1]}"
+    first, second = ids
+    page.driver.back()  # the new chat the second one began as, then the first chat
+    page.wait(lambda: page.js("return location.pathname") == "/", what="the new chat")
+    page.driver.back()
+    page.wait(
+        lambda: (
+            page.js("return document.querySelector('#turns .msg.user .bubble')?.textContent")
+            == "What are my account balances?"
+        ),
+        what="the first chat after Back",
+    )
+    assert page.js("return location.pathname") == f"/c/{first}"
+    page.driver.forward()
+    page.driver.forward()
+    page.wait(lambda: page.js("return location.pathname") == f"/c/{second}", what="Forward")
+    # A link to a chat opens that chat, in a fresh page.
+    page.driver.get(f"{server.url}/c/{first}")
+    page.wait(
+        lambda: (
+            page.js("return document.querySelector('#turns .msg.user .bubble')?.textContent")
+            == "What are my account balances?"
+        ),
+        what="the linked chat",
+    )
+    assert page.js("return document.getElementById('chat-title').textContent") != "New chat"

@@ -3,7 +3,7 @@
 
 import { adoptTokenFromAddress, api, getToken, setToken } from './rest.js';
 import { Renamer, confirmDelete, exportChat } from './chat-actions.js';
-import { Conversation } from './conversation.js';
+import { Conversation, chatInAddress } from './conversation.js';
 import { copyFrom, listenForCodeCopies } from './copy.js';
 import { listenForLinks, toast } from './dialogs.js';
 import { el } from './dom.js';
@@ -164,10 +164,20 @@ async function start() {
     notify(err);
     return;
   }
+  const named = chatInAddress();
   const saved = Conversation.saved();
-  if (saved && sessions.some((s) => s.id === saved)) list.onOpen(saved);
+  if (named) list.onOpen(named);
+  else if (saved && sessions.some((s) => s.id === saved)) list.onOpen(saved);
   else newChat();
 }
+
+// Back and Forward move between the chats opened, by their addresses.
+window.addEventListener('popstate', () => {
+  if (!getToken()) return;
+  const named = chatInAddress();
+  if (named && named !== chat.sessionId) list.onOpen(named);
+  else if (!named && chat.sessionId) newChat();
+});
 
 function signOut() {
   setToken('');
