@@ -176,3 +176,29 @@ def test_each_chat_has_an_address_and_back_returns_to_the_previous_chat(
         what="the linked chat",
     )
     assert page.js("return document.getElementById('chat-title').textContent") != "New chat"
+
+
+def test_the_composer_shows_the_room_left_and_a_message_too_long_leaves_no_empty_chat(
+    serve: Any, page: ChatPage
+) -> None:
+    server = serve(MAX_MESSAGE_CHARS=100)
+    sign_in(page, server)
+    box = page.driver.find_element("id", "message")
+    box.send_keys("x" * 50)
+    assert page.js("return document.getElementById('room').hidden") is True  # room to spare
+    box.send_keys("x" * 45)
+    assert page.js("return document.getElementById('room').textContent") == "5 characters left"
+    box.send_keys("x" * 25)
+    room = page.js("return document.getElementById('room').textContent")
+    assert room.startswith("20 characters over the 100-character limit")
+    page.click("#send")
+    notice = page.wait(
+        lambda: page.js(
+            "const n = document.getElementById('notice'); return !n.hidden && n.textContent"
+        ),
+        what="the notice",
+    )
+    assert "over the 100-character limit" in notice
+    assert server.get("/api/sessions").json()["sessions"] == []  # no empty chat left behind
+    assert page.js("return location.pathname") == "/"
+    assert page.js("return document.getElementById('message').value") == "x" * 120

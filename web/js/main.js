@@ -7,6 +7,7 @@ import { Conversation, chatInAddress } from './conversation.js';
 import { copyFrom, listenForCodeCopies } from './copy.js';
 import { listenForLinks, toast } from './dialogs.js';
 import { el } from './dom.js';
+import { roomLeft, roomText } from './sending.js';
 import { SessionList, searchAll } from './sessions.js';
 import { SourcesPanel } from './sources.js';
 import { initTheme } from './theme.js';
@@ -23,6 +24,7 @@ const ui = {
   title: $('chat-title'),
   demo: $('demo-banner'),
   notice: $('notice'),
+  room: $('room'),
   status: $('status'),
   live: $('live'),
   form: $('composer'),
@@ -210,6 +212,11 @@ function showActions(open) {
 function fitComposer() {
   ui.input.style.height = 'auto';
   ui.input.style.height = `${ui.input.scrollHeight + 2}px`;
+  // Near the server's limit the composer says how much room is left, or how far over it is.
+  const words = roomText(ui.input.value);
+  ui.room.hidden = !words;
+  ui.room.textContent = words;
+  ui.room.classList.toggle('over', roomLeft(ui.input.value) < 0);
 }
 
 function drawExamples() {
