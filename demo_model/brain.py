@@ -83,6 +83,7 @@ def describe(intent: Intent) -> str:
         "categorize": f"a change: move a transaction to {about}",
         "in_and_out": f"money in (income) against money out (spending) in {period}",
         "pending": "transactions still pending",
+        "savings_rate": f"the savings rate (income less spending, over income) in {period}",
         "average": f"the average month of {about} spending over {period}",
         "merchants": f"the merchants with the most spending in {period}",
         "chart": f"a chart ({dict(intent.details).get('chart', '').replace('_', ' ')}) of {period}",

@@ -36,6 +36,7 @@ FINANCE_KINDS = (
     "pending",
     "average",
     "merchants",
+    "savings_rate",
 )
 SUBJECT_KINDS = ("spending", "compare", "budget", "largest", "refunds")
 REFUND_SUBJECT = re.compile(r"(?P<t>[a-z0-9&'\u2019. -]+?)\s+(?:refunds?|reimbursements?)\b")
@@ -134,6 +135,8 @@ def _kind(q: str, category: str | None, two_periods: bool) -> str | None:
     spending = bool(v.SPENDING.search(q))
     if v.CHART.search(q) and not (v.BUDGET.search(q) or v.BALANCES.search(q)):
         return "chart"
+    if v.SAVINGS_RATE.search(q):
+        return "savings_rate"
     if v.IN_AND_OUT.search(q):
         return "in_and_out"
     if v.AVERAGE.search(q) and not v.BUDGET.search(q):
@@ -292,6 +295,8 @@ def _fresh(p: Parsed, kind: str, today: date) -> Intent:
             p.category,
             p.term,
         )
+    if kind == "savings_rate" and not periods:
+        return Intent(kind, month_back(today, 1), None, p.category, p.term)  # the last whole month
     if kind == "merchants" and not periods:
         return Intent(kind, rolling(today, 12, "month"), None, p.category, p.term)
     if kind == "recurring" and "subscription" in p.text:

@@ -31,6 +31,7 @@ def next_calls(intent: Intent, results: Results) -> list[Call]:
         "average": _average,
         "merchants": _merchants,
         "in_and_out": _in_and_out,
+        "savings_rate": _in_and_out,
         "pending": lambda i, r: c.missing(r, [c.pending()]),
         "balances": lambda i, r: c.missing(r, [c.balances()]),
         "overview": lambda i, r: c.missing(r, [c.balances(), c.by_category(i.period)]),

@@ -129,6 +129,9 @@ INCOME = re.compile(
     r"\b(income|incomes|earn(ed|ings?|t)?|salary|salaries|wages?|pay ?checks?|payslips?|"
     r"(get|got|been|was|were|am|i) paid|paid me|came in|come in)\b"
 )
+SAVINGS_RATE = re.compile(
+    r"\b(savings? rate|rate of saving|share of (my )?income (i )?(kept|saved))\b"
+)
 AVERAGE = re.compile(r"\b(average|averages|avg|on average|typical month)\b")
 TOP_MERCHANT = re.compile(
     r"\b(which|what|top|biggest|largest|most)\b.*\b(merchants?|stores?|shops?|places?|retailers?)\b"

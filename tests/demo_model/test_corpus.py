@@ -141,6 +141,11 @@ SUPPORTED = [
     Case("Money in vs out in August", lambda o: o.income(LAST_MONTH) | o.total(LAST_MONTH)),
     Case("Do I have any pending transactions?", lambda o: o.pending()),
     Case(
+        "What's my savings rate?",
+        lambda o: o.income(LAST_MONTH) | o.total(LAST_MONTH),
+        says="Your savings rate in August 2025 (2025-08-01 to 2025-08-31), USD: **",
+    ),
+    Case(
         "What's my average monthly spending on groceries?",
         lambda o: o.average("Groceries", SIX_WHOLE_MONTHS, 6),
     ),
