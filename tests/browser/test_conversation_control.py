@@ -219,6 +219,8 @@ def test_approve_runs_the_action_and_the_card_survives_reload(serve: Any, page: 
         "Change a budget"
     )
     assert page.visible(".approval-card .approve")
+    line = page.js("return document.querySelector('.tool-fold .fold-line').textContent")
+    assert line.endswith("; asked to change a budget")  # a change is not looked up
     assert page.js("return document.querySelectorAll('.turn .regenerate').length") == 0
 
     press(page, ".approval-card .approve")

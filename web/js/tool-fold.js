@@ -81,15 +81,23 @@ export class ToolFold {
 
   /** Redraw the line from the calls' names and states. */
   refresh() {
-    const topics = [...new Set(this.calls.map((v) => toolWords(v.name).topic))];
+    const words = this.calls.map((v) => toolWords(v.name));
+    const topics = [...new Set(words.filter((w) => !w.write).map((w) => w.topic))];
+    const changes = [...new Set(words.filter((w) => w.write).map((w) => w.title.toLowerCase()))];
     const running = this.calls.some((v) => v.running);
     const failed = this.calls.filter((v) => v.failed).length;
-    const what = topics.length ? topics.join(', ') : 'tools';
-    this.line.textContent = running ? `Looking up ${what}…` : `Looked up ${what}`;
+    const parts = [];
+    if (topics.length || !changes.length) {
+      const what = topics.length ? topics.join(', ') : 'tools';
+      parts.push(running ? `Looking up ${what}…` : `Looked up ${what}`);
+    }
+    // A change is asked for, not looked up: its card under the line says where it stands.
+    if (changes.length) parts.push(`${parts.length ? 'asked to' : 'Asked to'} ${changes.join(', ')}`);
+    this.line.textContent = parts.join('; ');
     const n = this.calls.length;
-    const parts = [`${n} ${n === 1 ? 'call' : 'calls'}`];
-    if (failed) parts.push(`${failed} failed`);
-    this.count.textContent = ` · ${parts.join(', ')}`;
+    const counts = [`${n} ${n === 1 ? 'call' : 'calls'}`];
+    if (failed) counts.push(`${failed} failed`);
+    this.count.textContent = ` · ${counts.join(', ')}`;
     this.details.classList.toggle('failed', failed > 0);
   }
 }
