@@ -202,3 +202,33 @@ def test_the_composer_shows_the_room_left_and_a_message_too_long_leaves_no_empty
     assert server.get("/api/sessions").json()["sessions"] == []  # no empty chat left behind
     assert page.js("return location.pathname") == "/"
     assert page.js("return document.getElementById('message').value") == "x" * 120
+
+
+def test_a_chat_continued_moves_to_the_top_of_the_list(serve: Any, page: ChatPage) -> None:
+    server = serve()
+    sign_in(page, server)
+    for question in ("What are my account balances?", "Which recurring payments do I have?"):
+        page.click("#new-chat")
+        page.ask(question)
+        page.wait_for_turn_end()
+    titles = (
+        "return [...document.querySelectorAll('#sessions .session .title')]"
+        ".map((t) => t.textContent)"
+    )
+    assert page.js(titles)[:2] == [
+        "Which recurring payments do I have?",
+        "What are my account balances?",
+    ]
+    page.click("#sessions .session:nth-child(2) .open, #sessions li li:nth-child(2) .open")
+    page.wait(
+        lambda: (
+            page.js("return document.querySelector('#turns .msg.user .bubble')?.textContent")
+            == "What are my account balances?"
+        ),
+        what="the older chat",
+    )
+    page.ask("How much did I earn last month?")
+    page.wait_for_turn_end()
+    page.wait(lambda: page.js(titles)[0] == "What are my account balances?", what="the move up")
+    page.driver.refresh()  # the server lists it first too
+    page.wait(lambda: page.js(titles)[:1] == ["What are my account balances?"], what="the list")

@@ -105,6 +105,14 @@ function askForToken() {
   ui.token.focus();
 }
 
+/** A chat continued now goes to the top of the list, as the server lists it. */
+function moveToTop(id) {
+  const session = sessions.find((s) => s.id === id);
+  if (!session || sessions[0] === session) return;
+  sessions = [{ ...session, updated_at: new Date().toISOString() }, ...sessions.filter((s) => s !== session)];
+  if (!ui.search.value.trim()) showList();
+}
+
 function newChat() {
   chat.clear();
   showList();
@@ -288,7 +296,11 @@ function bind() {
   ui.form.addEventListener('submit', (event) => {
     event.preventDefault();
     notify(null);
-    chat.send(ui.input.value).then(fitComposer);
+    const asked = chat.sessionId;
+    chat.send(ui.input.value).then(() => {
+      fitComposer();
+      if (asked && asked === chat.sessionId) moveToTop(asked);
+    });
   });
   ui.input.addEventListener('input', fitComposer);
   ui.input.addEventListener('keydown', (event) => {
