@@ -33,6 +33,8 @@ def create_app(config: Settings | Mapping[str, Any] | None = None) -> Flask:
     by variable name (an unknown name is an error)."""
     settings = with_instance(config) if isinstance(config, Settings) else load_settings(config)
     app = Flask(__name__, instance_path=settings.instance_path)
+    # Replies keep their objects' order: a tool call's input reads as the model wrote it.
+    app.json.sort_keys = False  # type: ignore[attr-defined]
     # The one setting the code reads from app.config; the others are Flask's own.
     app.config.update(
         SETTINGS=settings, TESTING=settings.testing, MAX_CONTENT_LENGTH=settings.max_request_bytes

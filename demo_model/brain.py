@@ -81,6 +81,12 @@ def describe(intent: Intent) -> str:
         "refunds": f"refunds ({about}) in {period}",
         "set_budget": f"a change: set the {about} budget",
         "categorize": f"a change: move a transaction to {about}",
+        "in_and_out": f"money in (income) against money out (spending) in {period}",
+        "pending": "transactions still pending",
+        "savings_rate": f"the savings rate (income less spending, over income) in {period}",
+        "average": f"the average month of {about} spending over {period}",
+        "merchants": f"the merchants with the most spending in {period}",
+        "chart": f"a chart ({dict(intent.details).get('chart', '').replace('_', ' ')}) of {period}",
     }.get(intent.kind, "something I cannot help with")
     if intent.reused:
         text += f" (a follow-up: I reuse the earlier question's {'; '.join(intent.reused)})"
@@ -97,7 +103,9 @@ def _thinking(question: str, intent: Intent, tools: list[str], digest: str) -> d
 
 
 def _answer(answer: Answer, messages: list[dict[str, Any]]) -> Reply:
-    """The answer's text blocks, its figures citing the request's search results they rest on."""
-    signed: list[Part] = [answer] if isinstance(answer, str) else list(answer)
-    signed.append(f"\n\n_(Answered by the {LABEL}.)_")
-    return Reply(text_blocks(signed, SearchResults(messages)), "end_turn")
+    """The answer's text blocks, its figures citing the request's search results they rest on.
+
+    The answer is not signed: its message's model names the demo, and the page says so once.
+    """
+    parts = [answer] if isinstance(answer, str) else list(answer)
+    return Reply(text_blocks(parts, SearchResults(messages)), "end_turn")

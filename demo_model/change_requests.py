@@ -25,6 +25,16 @@ NAMED = re.compile(
     r"\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?[a-z]+)\s+(?:is|was|should be)\s+(?:a\s+|an\s+|in\s+)?"
     r"(?P<what>[a-z&. -]+?)(?:\s+category)?\s*[.!?]*$"
 )
+DAY = (
+    r"(?P<date>\d{4}-\d{2}-\d{2}|[a-z]+\s+\d{1,2}(?:st|nd|rd|th)?|"
+    r"\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?[a-z]+)"
+)
+# "categorize the Amazon purchase on 2026-11-11 as Travel": a write named by merchant and day.
+MOVE_NAMED = re.compile(
+    r"\b(?:re)?(?:categori[sz]e|move|put|file|mark)\s+(?:the|my)\s+(?P<merchant>[a-z0-9&. -]+?)\s+"
+    r"(?:payment|charge|transaction|purchase|order)\s+(?:on|from)\s+" + DAY + r"\s+"
+    r"(?:to|as|in|into|under)\s+(?:the\s+|my\s+)?(?P<what>[a-z&. -]+?)(?:\s+category)?\s*[.!?]*$"
+)
 CODES = {"$": "USD", "€": "EUR", "£": "GBP", "dollar": "USD", "euro": "EUR", "pound": "GBP"}
 CHANGE_KINDS = ("set_budget", "categorize")
 
@@ -39,7 +49,8 @@ def read_change(question: str, today: date) -> tuple[str, tuple[tuple[str, str],
         return "set_budget", (("category", m["what"]), ("amount", amount), ("currency", currency))
     if m := MOVE.search(q):
         return "categorize", (("id", m["id"]), ("category", m["what"]))
-    if (m := NAMED.search(q)) and (day := _day(m["date"], today)):
+    named = NAMED.search(q) or MOVE_NAMED.search(q)
+    if (m := named) and (day := _day(m["date"], today)):
         details = (("merchant", m["merchant"]), ("date", day.isoformat()), ("category", m["what"]))
         return "categorize", details
     return None

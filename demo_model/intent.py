@@ -19,6 +19,7 @@ from demo_model.periods import (
     shift,
     without_periods,
 )
+from demo_model.spelling import corrected
 
 FINANCE_KINDS = (
     "spending",
@@ -30,6 +31,12 @@ FINANCE_KINDS = (
     "overview",
     "income",
     "refunds",
+    "chart",
+    "in_and_out",
+    "pending",
+    "average",
+    "merchants",
+    "savings_rate",
 )
 SUBJECT_KINDS = ("spending", "compare", "budget", "largest", "refunds")
 REFUND_SUBJECT = re.compile(r"(?P<t>[a-z0-9&'\u2019. -]+?)\s+(?:refunds?|reimbursements?)\b")
@@ -80,6 +87,7 @@ class Parsed:
     beyond: bool = False  # advice, a forecast, an action: nothing the read tools can answer
     language: str = "en"
     change: tuple[str, tuple[tuple[str, str], ...]] | None = None
+    text: str = ""  # the question, folded
 
     def periods(self) -> list[Period]:
         """Return every period named, in order."""
@@ -88,7 +96,7 @@ class Parsed:
 
 def parse(question: str, today: date) -> Parsed:
     """Read one question without context."""
-    q = v.fold(re.sub(r"\(#\d+\)", " ", question)).strip()
+    q = corrected(v.fold(re.sub(r"\(#\d+\)", " ", question)).strip())
     cut = CONNECTOR.search(q)
     before = find_periods(q[: cut.start()] if cut else q, today)
     after = find_periods(q[cut.end() :], today) if cut else []
@@ -119,11 +127,24 @@ def parse(question: str, today: date) -> Parsed:
         beyond=bool(v.BEYOND.search(q)),
         language=language_of(question),
         change=read_change(question, today),
+        text=q,
     )
 
 
 def _kind(q: str, category: str | None, two_periods: bool) -> str | None:
     spending = bool(v.SPENDING.search(q))
+    if v.CHART.search(q) and not (v.BUDGET.search(q) or v.BALANCES.search(q)):
+        return "chart"
+    if v.SAVINGS_RATE.search(q):
+        return "savings_rate"
+    if v.IN_AND_OUT.search(q):
+        return "in_and_out"
+    if v.AVERAGE.search(q) and not v.BUDGET.search(q):
+        return "average"
+    if v.TOP_MERCHANT.search(q) and not v.BUDGET.search(q):
+        return "merchants"
+    if v.PENDING.search(q) and not v.BUDGET.search(q):
+        return "pending"
     if v.REFUNDS.search(q):
         return "refunds"
     if v.INCOME.search(q):
@@ -207,6 +228,8 @@ def _intent(p: Parsed, prev: Intent | None, today: date) -> Intent:
         return Intent(p.change[0], this_month, details=p.change[1])
     if p.beyond:
         return Intent("unknown", this_month)
+    if p.kind == "chart":
+        return _chart(p, p.text, today)
     if p.bare and (p.periods() or (prev is not None and p.marker)):
         p = replace(p, term=p.bare)  # "coffee this month?", "and Uber?"
     subject = p.category or p.term
@@ -226,12 +249,60 @@ def _intent(p: Parsed, prev: Intent | None, today: date) -> Intent:
     return Intent("unknown" if p.finance else "off_topic", this_month)
 
 
+def _chart(p: Parsed, q: str, today: date) -> Intent:
+    """A chart: by category over one period, else by month over several (six by default)."""
+    periods = p.periods()
+    if v.IN_AND_OUT.search(q) or (v.INCOME.search(q) and v.SPENDING.search(q)):
+        drawn = "income_vs_spending"
+    elif v.BY_CATEGORY.search(q):
+        drawn = "spending_by_category"
+    else:
+        drawn = "spending_by_month"
+    several = ("year", "quarter", "rolling")
+    if drawn != "spending_by_month" and len(periods) == 1:
+        period = periods[0]  # income against spending in one month: two bars
+    elif drawn == "spending_by_category":
+        period = month_back(today, 0)
+    elif (periods and periods[0].unit in several) or len(periods) > 1:
+        period = (
+            periods[0]
+            if len(periods) == 1
+            else replace(
+                periods[0], start=min(x.start for x in periods), end=max(x.end for x in periods)
+            )
+        )
+    else:
+        period = rolling(today, 6, "month")
+    category = p.category if drawn == "spending_by_month" else None
+    return Intent("chart", period, None, category, None, details=(("chart", drawn),))
+
+
 def _fresh(p: Parsed, kind: str, today: date) -> Intent:
     periods = p.periods()
     if p.relative and not periods:
         periods = [month_back(today, 1)]
     if kind == "refunds" and not periods:
         periods = [rolling(today, 12, "month")]  # refunds are rare: a month would miss most
+    if kind == "average" and not periods:
+        # The last six whole months: the current one is not over.
+        first = month_back(today, 6).start
+        return Intent(
+            kind,
+            replace(
+                month_back(today, 1), start=first, label="the last 6 whole months", unit="rolling"
+            ),
+            None,
+            p.category,
+            p.term,
+        )
+    if kind == "savings_rate" and not periods:
+        return Intent(kind, month_back(today, 1), None, p.category, p.term)  # the last whole month
+    if kind == "merchants" and not periods:
+        return Intent(kind, rolling(today, 12, "month"), None, p.category, p.term)
+    if kind == "recurring" and "subscription" in p.text:
+        # Subscriptions are the recurring payments of a subscription category: rent apart.
+        only = (("only", "subscriptions"),)
+        return Intent(kind, month_back(today, 0), None, p.category, p.term, details=only)
     if kind != "compare":
         period = periods[0] if periods else month_back(today, 0)
         return Intent(kind, period, None, p.category, p.term)

@@ -27,6 +27,12 @@ def next_calls(intent: Intent, results: Results) -> list[Call]:
         "refunds": _refunds,
         "set_budget": _change,
         "categorize": _change,
+        "chart": _chart,
+        "average": _average,
+        "merchants": _merchants,
+        "in_and_out": _in_and_out,
+        "savings_rate": _in_and_out,
+        "pending": lambda i, r: c.missing(r, [c.pending()]),
         "balances": lambda i, r: c.missing(r, [c.balances()]),
         "overview": lambda i, r: c.missing(r, [c.balances(), c.by_category(i.period)]),
     }
@@ -210,3 +216,42 @@ def _recurring(intent: Intent, results: Results) -> list[Call]:
     if isinstance(found, dict) and not found.get("count"):
         return c.missing(results, c.any_data())
     return []
+
+
+def _chart(intent: Intent, results: Results) -> list[Call]:
+    drawn = dict(intent.details).get("chart", "spending_by_month")
+    category = None
+    if intent.category:
+        todo, subject = _subject(intent, results)
+        if subject is None:
+            return todo
+        category = subject.name if subject.kind == "category" else None
+    return c.missing(results, [c.chart(drawn, intent.period, category)])
+
+
+def _in_and_out(intent: Intent, results: Results) -> list[Call]:
+    """Money in (income, as its answer reads it) and money out (all spending) of one period."""
+    return _income(intent, results) or _spending(intent, results)
+
+
+def _average(intent: Intent, results: Results) -> list[Call]:
+    """A category's spend per month (its average is the answer); without one, the chart."""
+    if not intent.subject():
+        return c.missing(results, [c.chart("spending_by_month", intent.period)])
+    todo, subject = _subject(intent, results)
+    if subject is None or subject.kind != "category":
+        return todo
+    return c.missing(results, [c.by_month(intent.period, subject.name)])
+
+
+def top_merchants(intent: Intent, results: Results) -> list[str] | None:
+    """Return the merchants with the most spending, largest first (None until summarised)."""
+    found = c.result_of(results, c.by_merchant(intent.period))
+    return None if found is None else group_keys(found)[: c.TOP_MERCHANTS]
+
+
+def _merchants(intent: Intent, results: Results) -> list[Call]:
+    if todo := c.missing(results, [c.by_merchant(intent.period)]):
+        return todo
+    names = top_merchants(intent, results) or []
+    return c.missing(results, [c.totals(intent.period, {"merchant": n}) for n in names])

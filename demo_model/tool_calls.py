@@ -117,3 +117,28 @@ def recurring() -> Call:
 def any_data() -> list[Call]:
     """Whether the user has any accounts or transactions at all, when a period came up empty."""
     return [("get_transactions", {"limit": 1}), balances()]
+
+
+def chart(kind: str, period: Period, category: str | None = None) -> Call:
+    """A chart of the user's rows: spending by month or category, or income against spending."""
+    args: dict[str, Any] = {"kind": kind, **period.span()}
+    if category:
+        args["category"] = category
+    return "chart", args
+
+
+PENDING_LISTED = 20
+
+
+def pending() -> Call:
+    """The transactions not yet posted, newest first, with their totals per currency."""
+    return "get_transactions", {"pending": True, "sort": "date_desc", "limit": PENDING_LISTED}
+
+
+TOP_MERCHANTS = 3
+
+
+def by_month(period: Period, category: str) -> Call:
+    """One category's spend per month of a period."""
+    args = {**period.span(), "group_by": "month", "top_n": ALL_GROUPS, "category": category}
+    return "get_spending_summary", args

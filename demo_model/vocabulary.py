@@ -129,6 +129,21 @@ INCOME = re.compile(
     r"\b(income|incomes|earn(ed|ings?|t)?|salary|salaries|wages?|pay ?checks?|payslips?|"
     r"(get|got|been|was|were|am|i) paid|paid me|came in|come in)\b"
 )
+SAVINGS_RATE = re.compile(
+    r"\b(savings? rate|rate of saving|share of (my )?income (i )?(kept|saved))\b"
+)
+AVERAGE = re.compile(r"\b(average|averages|avg|on average|typical month)\b")
+TOP_MERCHANT = re.compile(
+    r"\b(which|what|top|biggest|largest|most)\b.*\b(merchants?|stores?|shops?|places?|retailers?)\b"
+    r"|\b(merchants?|stores?|shops?)\b.*\bmost\b"
+)
+PENDING = re.compile(r"\b(pending|not (yet )?posted|uncleared|still processing)\b")
+CHART = re.compile(r"\b(charts?|chart it|plot(ted)?|graphs?|trends?|over time|visuali[sz]e)\b")
+BY_CATEGORY = re.compile(r"\b(by|per|each|every) categor(y|ies)\b|\bcategories\b")
+IN_AND_OUT = re.compile(
+    r"\b(money in (vs\.?|versus|and|against) (money )?out|in (vs\.?|versus|and) out|"
+    r"income (vs\.?|versus|and|against) (spending|expenses|outgoings))\b"
+)
 REFUNDS = re.compile(r"\b(refunds?|refunded|reimburse(d|ments?)?|money back|(get|got) back)\b")
 # Finance questions the demo cannot answer from the read tools: advice, forecasts, actions and
 # figures no tool returns. They get "I did not understand", never an answer to another question.

@@ -48,8 +48,12 @@ class ChatSession(Base):
     """A conversation owned by one user."""
 
     __tablename__ = "chat_sessions"
-    # A user's sessions newest first, by keyset: the list and search walk it.
-    __table_args__ = (Index("ix_chat_sessions_user_created", "user_id", "created_at", "id"),)
+    # A user's sessions newest first, by keyset: search walks the first, the list the second
+    # (most recently active first: a turn moves the leaf, which updates updated_at).
+    __table_args__ = (
+        Index("ix_chat_sessions_user_created", "user_id", "created_at", "id"),
+        Index("ix_chat_sessions_user_updated", "user_id", "updated_at", "id"),
+    )
 
     id: Mapped[str] = mapped_column(String(32), primary_key=True, default=lambda: new_id("ses"))
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)

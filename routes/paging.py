@@ -1,9 +1,10 @@
 """Keyset pagination cursors: the last item's sort key, written so any well-formed one is valid.
 
-A sessions cursor is `<created_at in microseconds since the epoch>.<session id>`, a messages
-cursor a number of messages of the active branch (the page starts after that many, or with
-`before` ends before them); a page starts right after that key whether or not the item still
-exists, so a client never gets an error for a cursor it was given.
+A sessions cursor is `<microseconds since the epoch>.<session id>`, of the session's
+updated_at in the list and its created_at in a search; a messages cursor a number of messages
+of the active branch (the page starts after that many, or with `before` ends before them); a
+page starts right after that key whether or not the item still exists, so a client never gets
+an error for a cursor it was given.
 """
 
 from __future__ import annotations
@@ -66,7 +67,7 @@ MessagePageQuery = _page_query(
 
 
 def session_cursor(key: tuple[datetime, str]) -> str:
-    """The cursor after a session whose key is (created_at, id)."""
+    """The cursor after a session whose key is (created_at or updated_at, id)."""
     moment, session_id = key
     if moment.tzinfo is None:  # SQLite hands times back without a zone; they are UTC
         moment = moment.replace(tzinfo=UTC)
@@ -74,6 +75,6 @@ def session_cursor(key: tuple[datetime, str]) -> str:
 
 
 def session_key(cursor: str) -> tuple[datetime, str]:
-    """The (created_at, id) a sessions cursor names."""
+    """The (created_at or updated_at, id) a sessions cursor names."""
     micros, _, session_id = cursor.partition(".")
     return EPOCH + timedelta(microseconds=int(micros)), session_id

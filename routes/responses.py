@@ -51,6 +51,10 @@ class Session(Open):
     id = fields.String(required=True)
     title = fields.String(required=True, allow_none=True)
     created_at = fields.String(required=True, metadata={"format": "date-time"})
+    updated_at = fields.String(
+        required=True,
+        metadata={"format": "date-time", "description": "Its last activity: a turn, a rename."},
+    )
 
 
 class SessionMatch(Schema):

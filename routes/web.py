@@ -63,6 +63,14 @@ def index() -> Response:
     return send_from_directory(WEB, "index.html", max_age=0)
 
 
+@bp.get("/c/<session_id>")
+@bp.alt_response(200, success=True, content_type="text/html", description="The page.")
+@bp.doc(responses={200: {"content": {"text/html": {"schema": {"type": "string"}}}}})
+def chat_page(session_id: str) -> Response:
+    """Serve the chat page at one chat's address; the page opens that chat."""
+    return send_from_directory(WEB, "index.html", max_age=0)
+
+
 @bp.get("/docs")
 @bp.alt_response(200, success=True, content_type="text/html", description="The page.")
 @bp.doc(responses={200: {"content": {"text/html": {"schema": {"type": "string"}}}}})
@@ -77,11 +85,13 @@ def docs() -> Response:
 @bp.alt_response(200, success=True, content_type="text/javascript", description="The module.")
 @bp.doc(responses={200: {"content": {"text/javascript": {"schema": {"type": "string"}}}}})
 def protocol() -> Response:
-    """Serve the stream's event types and the page's timings as a JS module (the server's own)."""
-    poll_ms = round(get_settings().timings.page_poll * 1000)
+    """Serve the stream's event types, the page's timings and limits as a JS module."""
+    settings = get_settings()
+    poll_ms = round(settings.timings.page_poll * 1000)
     source = (
         f"export const EVENT_TYPES = Object.freeze({json.dumps(list(EVENT_TYPES))});\n"
         f"export const PAGE_POLL_MS = {poll_ms};\n"
+        f"export const MAX_MESSAGE_CHARS = {settings.max_message_chars};\n"
     )
     return Response(source, mimetype="text/javascript", headers={"Cache-Control": "no-cache"})
 

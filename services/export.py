@@ -22,6 +22,8 @@ from typing import Any
 
 from models.db import Database
 from models.searchable import text_of
+from services.chart_image import chart_specs
+from services.chart_image import markdown as chart_markdown
 from services.sessions import branch_messages
 
 FORMATS = {"md": "text/markdown; charset=utf-8", "json": "application/json"}
@@ -129,7 +131,11 @@ def _message(message: dict[str, Any]) -> list[str]:
                 out += [f"**Declined**{reason}", ""]
                 continue
             label = "Tool error" if block.get("is_error") else "Tool result"
-            out += [f"**{label}**", "", _fenced(_result_text(block.get("content"))), ""]
+            text = _result_text(block.get("content"))
+            out += [f"**{label}**", "", _fenced(text), ""]
+            if not block.get("is_error"):
+                for spec in chart_specs(_parsed(text)):
+                    out += chart_markdown(spec)
         return out
     model = f" ({_plain(_one_line(str(message['model'])))})" if message.get("model") else ""
     out = [f"## Assistant{model}", ""]
@@ -153,6 +159,14 @@ def _message(message: dict[str, Any]) -> list[str]:
 def _run(texts: list[str]) -> list[str]:
     text = "".join(texts).strip("\n")
     return [text, ""] if text else []
+
+
+def _parsed(text: Any) -> Any:
+    """`text` parsed as JSON, or None."""
+    try:
+        return json.loads(text) if isinstance(text, str) else None
+    except ValueError:
+        return None
 
 
 def _result_text(content: Any) -> Any:

@@ -179,7 +179,7 @@ def _window(
     )
     hit = title_hit if titles_only else or_(title_hit, in_text)
     statement = select(
-        S.id, S.created_at, S.title, title_hit.label("title_hit"), hit.label("hit")
+        S.id, S.created_at, S.updated_at, S.title, title_hit.label("title_hit"), hit.label("hit")
     ).where(S.user_id == user_id)
     if after is not None:
         statement = statement.where(tuple_(S.created_at, S.id) < tuple_(*after))
@@ -251,7 +251,13 @@ def _with_matches(
         else:
             match = {"in": "messages", "snippet": _snippet(text_of(contents.get(row.id)), needle)}
         out.append(
-            {"id": row.id, "title": row.title, "created_at": iso(row.created_at), "match": match}
+            {
+                "id": row.id,
+                "title": row.title,
+                "created_at": iso(row.created_at),
+                "updated_at": iso(row.updated_at),
+                "match": match,
+            }
         )
     return out
 

@@ -39,25 +39,26 @@ def create_session(
 def list_sessions(
     db: Database, user_id: int, limit: int = 50, after: tuple[datetime, str] | None = None
 ) -> tuple[list[dict[str, Any]], tuple[datetime, str] | None]:
-    """Return a page of the user's sessions, newest first, and the next page's key (or None).
+    """Return a page of the user's sessions, most recently active first, and the next key.
 
-    `after` is the sort key (created_at, id) of the last session of the previous page.
+    `after` is the sort key (updated_at, id) of the last session of the previous page; a
+    session is active when a turn moves its branch's leaf, or it is renamed.
     """
     query = select(ChatSession).where(ChatSession.user_id == user_id)
     if after is not None:
         moment, last_id = after
         query = query.where(
             or_(
-                ChatSession.created_at < moment,
-                and_(ChatSession.created_at == moment, ChatSession.id < last_id),
+                ChatSession.updated_at < moment,
+                and_(ChatSession.updated_at == moment, ChatSession.id < last_id),
             )
         )
-    order = (ChatSession.created_at.desc(), ChatSession.id.desc())
+    order = (ChatSession.updated_at.desc(), ChatSession.id.desc())
     with db.read() as s:
         rows = s.scalars(query.order_by(*order).limit(limit + 1)).all()
         page = [session_dict(r) for r in rows[:limit]]
         last = rows[limit - 1] if len(rows) > limit else None
-        return page, None if last is None else (last.created_at, last.id)
+        return page, None if last is None else (last.updated_at, last.id)
 
 
 def list_messages(
@@ -208,7 +209,12 @@ def get_turn(
 
 def session_dict(session: ChatSession) -> dict[str, Any]:
     """Return the API form of a session."""
-    return {"id": session.id, "title": session.title, "created_at": iso(session.created_at)}
+    return {
+        "id": session.id,
+        "title": session.title,
+        "created_at": iso(session.created_at),
+        "updated_at": iso(session.updated_at),
+    }
 
 
 def message_dict(msg: Message, siblings: list[str] | None = None) -> dict[str, Any]:

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from demo_model.answers.averages import average, merchants
 from demo_model.answers.change_results import change
+from demo_model.answers.chart import chart
 from demo_model.answers.compare import compare
+from demo_model.answers.flows import in_and_out, pending, savings_rate
 from demo_model.answers.fmt import lines_md
 from demo_model.answers.honest import HELP, NOT_UNDERSTOOD, OFF_TOPIC, english_only
 from demo_model.answers.money_in import income, refunds
@@ -28,6 +31,12 @@ WRITERS: dict[str, Callable[[Intent, Results], Answer]] = {
     "refunds": refunds,
     "set_budget": change,
     "categorize": change,
+    "chart": chart,
+    "in_and_out": in_and_out,
+    "pending": pending,
+    "savings_rate": savings_rate,
+    "average": average,
+    "merchants": merchants,
 }
 HONEST = {"help": HELP, "unknown": NOT_UNDERSTOOD, "off_topic": OFF_TOPIC}
 

@@ -18,6 +18,11 @@ CAN_DO = (
     "- account balances: “What are my balances?”\n"
     "- largest purchases: “What were my biggest purchases last month?”\n"
     "- subscriptions and other recurring payments: “Which subscriptions am I paying for?”\n"
+    "- averages and top merchants: “average monthly spending on groceries”, “Which merchant do "
+    "I spend the most at?”\n"
+    "- money in and out: “money in vs out in August”, “What's my savings rate?”, “Do I have any "
+    "pending transactions?”\n"
+    "- charts: “Show my spending by month this year as a chart”\n"
     "- an overview: “How am I doing?”"
 )
 OFF_TOPIC = (

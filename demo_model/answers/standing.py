@@ -14,7 +14,7 @@ from demo_model.intent import Intent
 from demo_model.mdtext import md_text
 from demo_model.subjects import currencies
 from demo_model.tool_calls import Results
-from demo_model.vocabulary import names_term, names_topic
+from demo_model.vocabulary import category_in, names_term, names_topic
 from tools.finance.cites import account_title, budget_title, recurring_title, spend_source
 from tools.finance.clock import days_in_month
 
@@ -131,18 +131,32 @@ def recurring(intent: Intent, results: Results) -> Answer:
         note = data_note(results)
         return note or "I found no recurring payments in the last 12 months."
     active = [p for p in items if p.get("active")]
-    lines: list[Line] = [f"I found {plural(len(active), 'active recurring payment')}:"]
-    lines += [
-        (
-            f"- {md_text(p['merchant'])}: ",
-            cite(
-                f"{money(p['typical_amount'], p['currency'])} {md_text(p['cadence'])}",
-                [recurring_title(p["merchant"], p["cadence"], p["typical_amount"], p["currency"])],
-            ),
-            f", next expected {md_text(p['next_expected_date'])}",
+    if dict(intent.details).get("only") == "subscriptions":
+        # Subscriptions first; rent, bills and the rest of the recurring payments apart.
+        subs = [p for p in active if category_in(str(p.get("category") or "")) == "subscriptions"]
+        active = subs + [p for p in active if p not in subs]
+        heads = {
+            0: f"Your subscriptions ({len(subs)}):" if subs else "I found no subscriptions.",
+            len(subs): "Other recurring payments, not subscriptions (rent, bills and the like):",
+        }
+    else:
+        heads = {0: f"I found {plural(len(active), 'active recurring payment')}:"}
+    lines: list[Line] = []
+    for i, p in enumerate(active):
+        if i in heads:
+            lines.append(heads[i])
+        title = recurring_title(p["merchant"], p["cadence"], p["typical_amount"], p["currency"])
+        lines.append(
+            (
+                f"- {md_text(p['merchant'])}: ",
+                cite(
+                    f"{money(p['typical_amount'], p['currency'])} {md_text(p['cadence'])}", (title,)
+                ),
+                f", next expected {md_text(p['next_expected_date'])}",
+            )
         )
-        for p in active
-    ]
+    if not active:
+        lines.append(heads[0])
     for total in found.get("estimated_monthly_total") or []:
         lines.append(
             f"Together about **{money(total['amount'], total['currency'])} a month** "

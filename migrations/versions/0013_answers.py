@@ -9,6 +9,8 @@ Create Date: 2026-11-28 00:30:00.000000
 
 from collections.abc import Sequence
 
+from alembic import op
+
 revision: str = "0013"
 down_revision: str | None = "0012"
 branch_labels: str | Sequence[str] | None = None
@@ -16,8 +18,12 @@ depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:
-    """Apply this revision."""
+    """Index the sessions by last activity: the list shows the most recently active first."""
+    op.create_index(
+        "ix_chat_sessions_user_updated", "chat_sessions", ["user_id", "updated_at", "id"]
+    )
 
 
 def downgrade() -> None:
-    """Revert this revision."""
+    """Drop the index of sessions by last activity."""
+    op.drop_index("ix_chat_sessions_user_updated", table_name="chat_sessions")

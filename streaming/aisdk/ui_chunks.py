@@ -169,6 +169,12 @@ class ContextTrimmedChunk(TypedDict):
     transient: bool
 
 
+class ChartChunk(TypedDict):
+    type: Literal["data-chart"]
+    id: str
+    data: Json
+
+
 class MessageMetadataChunk(TypedDict):
     type: Literal["message-metadata"]
     messageMetadata: Metadata
@@ -211,6 +217,7 @@ UIChunk = (
     | ToolApprovalResponseChunk
     | SourceDocumentChunk
     | ContextTrimmedChunk
+    | ChartChunk
     | MessageMetadataChunk
     | ErrorChunk
     | AbortChunk
@@ -361,6 +368,18 @@ def context_trimmed(data: ContextTrimmed) -> ContextTrimmedChunk:
     """The model sees less of the conversation from now on."""
     # Transient: useChat hands it to onData and keeps it out of the message's parts.
     return {"type": "data-context-trimmed", "data": data, "transient": True}
+
+
+def charts(call_id: str, output: Any) -> list[ChartChunk]:
+    """Return a `data-chart` part per Vega-Lite spec a `chart` tool's output carries."""
+    found = output.get("charts") if isinstance(output, dict) else None
+    specs = [
+        s for s in found or [] if isinstance(s, dict) and "vega-lite" in str(s.get("$schema", ""))
+    ]
+    return [
+        {"type": "data-chart", "id": f"{call_id}-chart-{i}", "data": spec}
+        for i, spec in enumerate(specs)
+    ]
 
 
 def message_metadata(metadata: Metadata) -> MessageMetadataChunk:

@@ -96,6 +96,13 @@ class ChunkFold:
                 part["providerMetadata"] = chunk["providerMetadata"]
         elif chunk["type"] == "source-document":
             parts.append({k: v for k, v in chunk.items() if v is not None})
+        elif chunk["type"] == "data-chart":
+            # As the SDK keeps a data part: one per id, a later one replacing its data.
+            same = [p for p in parts if p.get("type") == kind and p.get("id") == chunk["id"]]
+            if same:
+                same[0]["data"] = chunk["data"]
+            else:
+                parts.append({"type": kind, "id": chunk["id"], "data": chunk["data"]})
         elif kind.startswith("tool-"):
             self._tool(chunk)
         # finish-step, finish, abort and error end things the message does not keep;

@@ -315,7 +315,9 @@ class UIStreamTranslator:
             return []
         if data.get("is_error"):
             return [C.tool_output_error(call_id, C.result_text(data.get("content")))]
-        return [C.tool_output_available(call_id, C.tool_output(data.get("content")), False)]
+        output = C.tool_output(data.get("content"))
+        # A chart the tools drew also travels as data parts, for a client to draw as it is.
+        return [C.tool_output_available(call_id, output, False), *C.charts(call_id, output)]
 
     def _context_trimmed(self, data: ContextTrimmed) -> list[Chunk]:
         return [C.context_trimmed(data)]

@@ -314,3 +314,28 @@ def test_trimmed_context_is_transient_data_that_never_changes_the_message(turn: 
     assert len(data) == sum(1 for kind, _ in turn.events if kind == "message_start")
     assert all(c["transient"] and c["data"]["omitted_turns"] == 2 for c in data)
     assert fold(chunks).message == fold(translate(turn.events)).message
+
+
+def test_a_chart_result_also_travels_as_a_data_part_the_message_keeps() -> None:
+    spec = {
+        "$schema": "https://vega.github.io/schema/vega-lite/v5.json",
+        "title": "Spending by month (USD)",
+        "data": {"values": [{"x": "2025-01", "y": 1.5, "amount": "1.50", "sources": []}]},
+    }
+    head = {"message_id": "m1", "block_id": "m1.0", "index": 0}
+    call = {"type": "tool_use", "id": "toolu_1", "name": "chart", "input": {}}
+    result = json.dumps({"kind": "spending_by_month", "charts": [spec]})
+    events = _events(
+        ("message_start", {"message_id": "m1"}),
+        ("block_start", {**head, "type": "tool_use", "block": call}),
+        ("block_end", {**head, "type": "tool_use", "input": {"kind": "spending_by_month"}}),
+        ("message_end", {"message_id": "m1", "stop_reason": "tool_use"}),
+        ("tool_result", {"tool_use_id": "toolu_1", "message_id": "r1", "content": result}),
+        ("turn_end", {"status": "completed"}),
+    )
+    chunks = translate(events)
+    check_well_formed(chunks)
+    kinds = [c["type"] for c in chunks]
+    assert kinds.index("data-chart") == kinds.index("tool-output-available") + 1
+    charts = [p for p in fold(chunks).message["parts"] if p["type"] == "data-chart"]
+    assert charts == [{"type": "data-chart", "id": "toolu_1-chart-0", "data": spec}]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +29,7 @@ return {
   thinking: [...turn.querySelectorAll('details.thinking')].map(
     (d) => ({open: d.open, text: text(d.querySelector('.thinking-text'))})),
   tools: [...turn.querySelectorAll('.block.tool')].map((t) => ({
-    name: text(t.querySelector('.tool-name')), input: text(t.querySelector('.tool-input')),
+    name: t.dataset.tool || null, input: text(t.querySelector('.tool-input')),
     state: text(t.querySelector('.tool-state')),
     result: text(t.querySelector('.tool-result pre')),
     resultOpen: t.querySelector('.tool-result')?.open ?? null})),
@@ -208,3 +209,15 @@ def assert_renders(shown: dict[str, Any], stored: dict[str, Any]) -> None:
         assert json.loads(tool["result"]) == result_json(stored["results"][block["id"]])
         assert tool["resultOpen"] is False  # results start collapsed
         assert tool["state"] == "done"
+
+
+def shown_amount(value: str, currency: str) -> str:
+    """A tool amount as the page shows it (en-US): "-1850.00" -> minus sign, "1,850.00 USD"."""
+    sign, digits = ("\u2212", value[1:]) if value.startswith("-") else ("", value)
+    whole, _, cents = digits.partition(".")
+    return f"{sign}{int(whole):,}{'.' + cents if cents else ''} {currency}"
+
+
+def shown_decimal(text: str) -> Decimal:
+    """The number of an amount the page shows: "\u22121,850.00 USD" -> Decimal("-1850.00")."""
+    return Decimal(text.split()[0].replace("\u2212", "-").replace(",", ""))

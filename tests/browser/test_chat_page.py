@@ -26,9 +26,9 @@ def test_full_turn_with_tools_renders_the_models_text(serve: Any, page: ChatPage
     items = page.js("return [...document.querySelectorAll('#turns .block.text li')].length")
     assert strong == answer.count("**") // 2 and items == answer.count("\n- ")  # ...rendered
     assert page.js("return document.getElementById('demo-banner').hidden") is False
-    assert "offline demo model" in page.js(
-        "return document.querySelector('#turns .model-tag').textContent"
-    )
+    # The demo is labelled once, by the banner: no badge on the answer, no signature in it.
+    assert page.js("return document.querySelector('#turns .model-tag').hidden") is True
+    assert "Answered by" not in page.js("return document.getElementById('turns').textContent")
     assert page.console_errors() == []
 
     page.js("document.querySelector('#turns details.thinking').open = true")

@@ -12,7 +12,7 @@ import pytest
 from selenium.webdriver.common.keys import Keys
 
 from demo_model.wire import sse
-from tests.browser.page import QUESTION, ChatPage
+from tests.browser.page import QUESTION, ChatPage, shown_amount, shown_decimal
 from tests.faults.upstream import FaultyUpstream, Transcript
 
 GONE = "txn:999999999"
@@ -215,9 +215,9 @@ def test_a_cited_figure_is_a_link_that_opens_its_records(cited: Any, page: ChatP
             assert shown["cells"][0] == row["date"]
             assert shown["cells"][1].startswith(row["merchant"])
             assert f"{row['category']} · {row['account']}" in shown["cells"][1]
-            assert shown["cells"][2] == f"{row['amount']} {row['currency']}"
+            assert shown["cells"][2] == shown_amount(row["amount"], row["currency"])
             assert shown["negative"] and shown["colour"] != shown["ink"]  # money out stands out
-        assert panel["totals"] == [f"-{figure} USD"]
+        assert panel["totals"] == [shown_amount(f"-{figure}", "USD")]
         assert panel["notes"] == [
             [f"txns:{cited.query}", f"Groceries last month ({len(rows)} transactions)"],
             [GONE, "Whole Foods · -82.10 USD: This record is no longer available"],
@@ -301,8 +301,9 @@ def test_the_demo_models_cited_figure_opens_rows_that_add_up_to_it(
         panel = _open_panel(page, at)
         assert sorted(int(r["id"]) for r in panel["rows"]) == sorted(expected)
         amount = figure[1].replace(",", "")
-        assert panel["totals"] == [f"-{amount} {figure[2]}"]  # the rows add up to the figure
-        assert -sum(Decimal(r["cells"][2].split()[0]) for r in panel["rows"]) == Decimal(amount)
+        # the rows add up to the figure
+        assert panel["totals"] == [shown_amount(f"-{amount}", figure[2])]
+        assert -sum(shown_decimal(r["cells"][2]) for r in panel["rows"]) == Decimal(amount)
         page.screenshot("cited-demo")
         page.click("#sources-close")
         page.driver.refresh()
@@ -367,7 +368,7 @@ def test_a_figure_over_more_rows_than_a_page_shows_them_all_page_by_page(
             )
             assert shown["focused"] or not shown["more"]
         assert shown["ids"] == ids, "every row once, in the API's order"
-        totals = sorted(f"{net} {currency}" for currency, net in every.items())
+        totals = sorted(shown_amount(net, currency) for currency, net in every.items())
         assert sorted(shown["totals"]) == totals, "the rows add up to the API's totals"
         assert sorted(shown["labels"]) == sorted(f"Total {c}" for c in every)
         assert shown["notes"] == [f"Everything you spent ({len(ids)} transactions)"]

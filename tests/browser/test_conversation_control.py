@@ -214,6 +214,14 @@ def test_approve_runs_the_action_and_the_card_survives_reload(serve: Any, page: 
     page.driver.refresh()
     assert pending_card(page) == card  # the same card after a reload
     assert groceries(server) == Decimal("600.00")
+    # Titled in words, in view outside the folded tool calls, and nothing to regenerate yet.
+    assert page.js("return document.querySelector('.approval-title').textContent") == (
+        "Change a budget"
+    )
+    assert page.visible(".approval-card .approve")
+    line = page.js("return document.querySelector('.tool-fold .fold-line').textContent")
+    assert line.endswith("; asked to change a budget")  # a change is not looked up
+    assert page.js("return document.querySelectorAll('.turn .regenerate').length") == 0
 
     press(page, ".approval-card .approve")
     paused, answer = settled(page, 2)
@@ -266,7 +274,7 @@ def declined_results(page: ChatPage) -> list[dict[str, Any]]:
     return page.js(
         """
         return [...document.querySelectorAll('.block.tool')]
-          .filter((t) => t.querySelector('.tool-name')?.textContent === 'set_budget')
+          .filter((t) => t.dataset.tool === 'set_budget')
           .map((t) => t.querySelector('.tool-result'))
           .filter(Boolean)
           .map((r) => ({ text: r.textContent, error: r.classList.contains('error') }));

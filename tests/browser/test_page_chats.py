@@ -159,7 +159,9 @@ def test_chats_are_grouped_by_date_and_titles_are_whole(
                 noon = local.replace(hour=12, minute=0, second=0, microsecond=0) - timedelta(days=1)
                 moment = noon.astimezone(UTC)
             s.execute(
-                update(ChatSession).where(ChatSession.id == ids[name]).values(created_at=moment)
+                update(ChatSession)
+                .where(ChatSession.id == ids[name])
+                .values(created_at=moment, updated_at=moment)  # made and last active then
             )
     sign_in(page, server)
     groups = page.js(

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from tests.browser.page import QUESTION, SIZES, ChatPage, result_json, stored_of
+from tests.browser.page import QUESTION, SIZES, ChatPage, result_json, shown_amount, stored_of
 
 # How far from the bottom the conversation may be and still count as following the answer.
 FOLLOW_PX = 80
@@ -88,6 +88,7 @@ def test_dark_mode_follows_the_system_until_the_toggle_picks(
     dark = page.js(background)
     page.ask("What are my account balances?")
     page.wait_for_turn_end()
+    page.js("document.querySelector('#turns .tool-fold').open = true")
     page.js("document.querySelector('#turns .tool-result').open = true")
     page.screenshot(f"dark-{size}")
 
@@ -143,6 +144,7 @@ def test_tool_results_read_as_tables_and_figures_with_the_json_a_click_away(
     shown = page.wait_for_turn_end()
     stored = stored_of(server, shown["turnId"])
     data = result_json(next(iter(stored["results"].values())))
+    page.js("document.querySelector('#turns .tool-fold').open = true")
     page.js("document.querySelector('#turns .tool-result').open = true")
     table = page.js(
         "const t = document.querySelector('#turns .tool-result .data-table');"
@@ -151,8 +153,11 @@ def test_tool_results_read_as_tables_and_figures_with_the_json_a_click_away(
         "   [...r.cells].map((c) => c.textContent))}"
     )
     accounts = data["accounts"]
-    assert table["head"] == ["Name", "Kind", "Currency", "Balance"]
-    assert table["rows"] == [[a["name"], a["kind"], a["currency"], a["balance"]] for a in accounts]
+    # Amounts as the answers write them: separators, minus sign, the currency after.
+    assert table["head"] == ["Name", "Kind", "Balance"]
+    assert table["rows"] == [
+        [a["name"], a["kind"], shown_amount(a["balance"], a["currency"])] for a in accounts
+    ]
     figures = page.js(
         "return [...document.querySelectorAll('#turns .tool-result .figure')].map("
         "(f) => [f.querySelector('dt').textContent, f.querySelector('dd').textContent])"

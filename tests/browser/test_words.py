@@ -63,10 +63,12 @@ def test_the_token_field_signs_in(serve: Any, page: ChatPage) -> None:
     page.wait(
         lambda: (
             page.js("return document.getElementById('notice').textContent")
-            == "The API token is not valid. Paste the token that `make run` printed."
+            == "The API token is not valid. Paste the token that make run printed."
         ),
         what="the invalid-token notice",
     )
+    # The notice's Markdown is rendered: the command is code, not text in backticks.
+    assert page.js("return document.querySelector('#notice code').textContent") == "make run"
     page.driver.find_element("id", "token").send_keys(server.headers["Authorization"][7:])
     page.driver.find_element("css selector", "#token-form button").click()
     page.wait(

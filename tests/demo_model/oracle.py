@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from datetime import date
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 from sqlalchemy import select
@@ -127,6 +127,25 @@ class Oracle:
         """The estimated monthly total of active recurring payments, per currency."""
         found = self.tools("find_recurring_payments")
         return {quoted(t["amount"], t["currency"]) for t in found["estimated_monthly_total"]}
+
+    def average(self, name: str, when: Span, months: int) -> Figures:
+        """A category's net spending over whole months, divided by their number, per currency."""
+        return {
+            ((total / months).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP), cur)
+            for total, cur in self.category(name, when)
+        }
+
+    def top_merchants(self, when: Span, top: int) -> Figures:
+        """The net at each of the `top` merchants with the most spending."""
+        summary = self.tools("get_spending_summary", **when, group_by="merchant", top_n=50)
+        names = list(dict.fromkeys(g["key"] for b in summary["currencies"] for g in b["groups"]))
+        return {f for name in names[:top] for f in self.merchant(name, when)}
+
+    def pending(self) -> Figures:
+        """Each pending transaction's amount, and their net per currency."""
+        found = self.tools("get_transactions", pending=True, limit=200)
+        rows = {quoted(r["amount"], r["currency"]) for r in found["transactions"]}
+        return rows | {quoted(t["net"], t["currency"]) for t in found["totals"]}
 
     def _rows(self, when: Span, *where: Any) -> list[tuple[Transaction, str]]:
         start, end = date.fromisoformat(when["start_date"]), date.fromisoformat(when["end_date"])

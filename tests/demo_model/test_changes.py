@@ -65,6 +65,14 @@ def test_a_payment_named_by_merchant_and_date_is_looked_up_first(year: Seeded) -
     ]
 
 
+def test_a_write_named_by_a_verb_merchant_and_day(year: Seeded) -> None:
+    row = a_transaction(year, "Amazon")
+    writes, _ = plan(year, f"Categorize the Amazon purchase on {row['date']} as Travel")
+    assert writes == [
+        ("categorize_transaction", {"transaction_id": row["id"], "category": "Travel"})
+    ]
+
+
 def test_a_done_change_is_confirmed_from_what_was_set(year: Seeded) -> None:
     _, text = plan(year, "Raise my groceries budget to 700", done={"ok": True})
     assert text == "Done: your **Groceries** budget is now 700.00 USD a month."

@@ -31,8 +31,12 @@ from tests.demo_model.conftest import AMOUNT, DEMO_DAY, Demo, Seeded
 from tests.demo_model.test_corpus import BEYOND, FOREIGN, SUPPORTED
 from tools.finance.sources import resolve
 
-NO_FIGURES = {  # an honest "I don't see any"
+NO_FIGURES = {  # an honest "I don't see any", or a chart (its bars cite their rows)
     "What did I spend on flights last year?",
+    "Show my spending by month this year as a chart",
+    "Chart my spending by category last month",
+    "Plot my groceries spending this year",
+    "Graph income vs spending this year",
     "Did I spend more at Starbucks in August than in July?",
     "Unicorns this month vs last month",
 }
@@ -45,6 +49,7 @@ UNCITED = {
     re.compile(rf"({_A}) (?:left|over)\b"): "a budget's rest: its cited limit less its spending",
     re.compile(rf"about \*\*({_A}) a month"): "an estimate: typical charges scaled to a month",
     re.compile(r"(?<![\d,.])(0\.00 [A-Z]{3})"): "nothing: no rows to cite",
+    re.compile(rf"\*\*({_A}) a month\*\* on average"): "an average: cited months over their count",
 }
 
 

@@ -25,6 +25,7 @@ THIS_MONTH = span("2025-09-01", "2025-09-20")
 THIS_WEEK = span("2025-09-15", "2025-09-20")
 THIS_YEAR = span("2025-01-01", "2025-09-20")
 LAST_12_MONTHS = span("2024-09-21", "2025-09-20")
+SIX_WHOLE_MONTHS = span("2025-03-01", "2025-08-31")
 
 
 @dataclass(frozen=True)
@@ -128,6 +129,53 @@ SUPPORTED = [
     # recurring and overview
     Case("Which subscriptions am I paying for?", lambda o: o.recurring()),
     Case("How am I doing?", lambda o: o.balances() | o.total(THIS_MONTH)),
+    # misreadings put right: spelling, money in against out, pending rows
+    Case(
+        "how much did i spnd on restarants in septmber",
+        lambda o: o.category("Restaurants", THIS_MONTH),
+    ),
+    Case(
+        "how much did i spend on grocereis last month",
+        lambda o: o.category("Groceries", LAST_MONTH),
+    ),
+    Case("Money in vs out in August", lambda o: o.income(LAST_MONTH) | o.total(LAST_MONTH)),
+    Case("Do I have any pending transactions?", lambda o: o.pending()),
+    Case(
+        "What's my savings rate?",
+        lambda o: o.income(LAST_MONTH) | o.total(LAST_MONTH),
+        says="Your savings rate in August 2025 (2025-08-01 to 2025-08-31), USD: **",
+    ),
+    Case(
+        "What's my average monthly spending on groceries?",
+        lambda o: o.average("Groceries", SIX_WHOLE_MONTHS, 6),
+    ),
+    Case("Which merchant do I spend the most at?", lambda o: o.top_merchants(LAST_12_MONTHS, 3)),
+    Case(
+        "Which subscriptions do I have?",
+        lambda o: o.recurring(),
+        says="Other recurring payments, not subscriptions",
+    ),
+    # charts: the figures are the chart's bars (tests/demo_model/test_charts.py checks them)
+    Case(
+        "Show my spending by month this year as a chart",
+        lambda o: set(),
+        says="Here is your spending by month, 2025-01-01 to 2025-09-20",
+    ),
+    Case(
+        "Chart my spending by category last month",
+        lambda o: set(),
+        says="Here is your spending by category, 2025-08-01 to 2025-08-31",
+    ),
+    Case(
+        "Plot my groceries spending this year",
+        lambda o: set(),
+        says="Here is your Groceries spending by month",
+    ),
+    Case(
+        "Graph income vs spending this year",
+        lambda o: set(),
+        says="Here is your income against spending by month",
+    ),
 ]
 
 BEYOND = [

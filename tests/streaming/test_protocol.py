@@ -143,6 +143,14 @@ def test_the_page_polls_at_the_apps_scaled_timing(app: Any, client: Any) -> None
     assert exported(source)["PAGE_POLL_MS"] == str(round(Timings().page_poll * 250))
 
 
+def test_the_page_knows_the_servers_message_limit(app: Any, client: Any) -> None:
+    from dataclasses import replace
+
+    app.config["SETTINGS"] = replace(app.config["SETTINGS"], max_message_chars=1234)
+    source = client.get("/web/js/protocol.js").get_data(as_text=True)
+    assert exported(source)["MAX_MESSAGE_CHARS"] == "1234"
+
+
 def exported(source: str) -> dict[str, str]:
     """The module's `export const NAME = value;` lines as {NAME: value source}."""
     found = {}

@@ -52,6 +52,7 @@ def test_every_tool_has_a_described_closed_schema() -> None:
         "get_budget_status",
         "compare_spending",
         "find_recurring_payments",
+        "chart",
         "set_budget",
         "categorize_transaction",
     ]
@@ -109,6 +110,7 @@ BASELINES: dict[str, dict[str, Any]] = {
         "period_b_start": "2025-02-01",
         "period_b_end": "2025-02-28",
     },
+    "chart": {"kind": "spending_by_month", "start_date": "2025-01-01", "end_date": "2025-03-31"},
     "set_budget": {"category": "Groceries", "amount": "400"},
     "categorize_transaction": {"transaction_id": 1, "category": "Groceries"},
 }

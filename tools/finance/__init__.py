@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from tools.finance import inputs as schemas
+from tools.finance.chart import chart
 from tools.finance.recurring import find_recurring_payments
 from tools.finance.status import get_account_balances, get_budget_status
 from tools.finance.summary import compare_spending, get_spending_summary
@@ -95,6 +96,16 @@ FINANCE_TOOLS: list[Tool] = [
         ),
         schema=schemas.RecurringInput,
         handler=find_recurring_payments,
+    ),
+    Tool(
+        name="chart",
+        description=(
+            "Bar chart of the user's records, computed from their transactions (one Vega-Lite "
+            "spec per currency; the page draws it). Use for chart, plot, graph, trend, 'over "
+            "time' and comparisons over several periods; do not restate the bars as numbers."
+        ),
+        schema=schemas.ChartInput,
+        handler=chart,
     ),
     Tool(
         name="set_budget",

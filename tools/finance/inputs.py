@@ -190,3 +190,22 @@ class CategorizeTransactionInput(Schema):
             "case-insensitive, e.g. 'Restaurants'."
         },
     )
+
+
+CHARTS = ("spending_by_month", "spending_by_category", "income_vs_spending")
+
+
+class ChartInput(Schema):
+    """What the chart tool draws, over which period."""
+
+    kind = fields.String(
+        required=True,
+        validate=validate.OneOf(CHARTS),
+        metadata={
+            "description": "spending_by_month (optionally one category), spending_by_category, "
+            "or income_vs_spending (per month)."
+        },
+    )
+    start_date = _date("First day of the period", required=True)
+    end_date = _date("Last day of the period", required=True)
+    category = _name("spending_by_month only: just this category.")

@@ -6,6 +6,7 @@
 
 import { api } from './rest.js';
 import { el } from './dom.js';
+import { toolWords } from './tool-fold.js';
 import { PAGE_POLL_MS } from './protocol.js';
 
 /** One approval's card; `onDecide(card, approved, reason)` posts the decision. */
@@ -13,7 +14,7 @@ export class ApprovalCard {
   constructor(request, onDecide) {
     Object.assign(this, { request, onDecide, turnId: request.turn_id, toolUseId: request.tool_use_id });
     const preview = request.preview || {};
-    const title = `Approve this action? (${request.name})`;
+    const title = toolWords(request.name).title;
     this.state = el('p', { class: 'approval-state', tabindex: '-1', role: 'status' });
     this.buttons = el('div', { class: 'approval-buttons' });
     this.el = el(
@@ -34,7 +35,7 @@ export class ApprovalCard {
 
   /** The tool call's own line says where it stands too. */
   mark(words) {
-    if (this.tool) this.tool.state.textContent = words;
+    this.tool?.setState(words);
   }
 
   /** Show Approve / Decline. */

@@ -2,6 +2,7 @@
 
 import { el, prettyJson } from './dom.js';
 import { renderRun } from './cited.js';
+import { toolWords } from './tool-fold.js';
 import { resultView } from './tool-view.js';
 
 const TOOL_TYPES = new Set(['tool_use', 'server_tool_use', 'mcp_tool_use']);
@@ -138,24 +139,50 @@ class ThinkingBlock {
 
 class ToolBlock {
   constructor(block) {
+    this.name = block.name || block.type;
+    this.running = true;
+    this.failed = false;
+    this.onState = () => {};
+    const words = toolWords(this.name);
     this.input = document.createTextNode(
       block.input && Object.keys(block.input).length ? prettyJson(block.input) : '',
     );
+    this.inputView = el('p', { class: 'tool-args' });
     this.state = el('span', { class: 'tool-state', text: 'writing input…' });
     this.slot = el('div', { class: 'tool-result-slot' });
     this.el = el(
       'div',
-      { class: 'block tool', dataset: { toolUseId: block.id || '' } },
+      { class: 'block tool', dataset: { toolUseId: block.id || '', tool: this.name } },
       el(
         'div',
         { class: 'tool-head' },
-        el('span', { class: 'tool-label', text: 'Tool' }),
-        el('span', { class: 'tool-name', text: block.name || block.type }),
+        el('span', { class: 'tool-title', text: words.title }),
         this.state,
       ),
-      el('pre', { class: 'tool-input' }, this.input),
+      this.inputView,
+      el('details', { class: 'tool-raw-input' }, el('summary', { text: 'Input as sent' }),
+        el('pre', { class: 'tool-input' }, this.input)),
       this.slot,
     );
+    if (block.input) this.showArgs(block.input);
+  }
+
+  /** The call's input as "Label: value" pairs, in the call's order. */
+  showArgs(input) {
+    const pairs = input && typeof input === 'object' ? Object.entries(input) : [];
+    this.inputView.replaceChildren(
+      ...pairs.map(([key, value]) =>
+        el('span', { class: 'tool-arg' }, el('span', { class: 'arg-key', text: `${label(key)}: ` }), argText(value)),
+      ),
+    );
+  }
+
+  setState(words, { running = false, failed = false } = {}) {
+    this.state.textContent = words;
+    this.running = running;
+    this.failed = failed;
+    this.el.classList.toggle('failed', failed);
+    this.onState();
   }
 
   delta(delta) {
@@ -167,28 +194,39 @@ class ToolBlock {
     const unusable = data.error || data.incomplete;
     if (data.input !== undefined && !(unusable && this.input.data)) {
       this.input.data = prettyJson(data.input);
+      this.showArgs(data.input);
     }
     if (data.incomplete) {
-      this.state.textContent = 'cut off, not run';
+      this.setState('cut off, not run', { failed: true });
       cutOff(this, 'The input was cut off, so the tool did not run.');
     } else if (data.error) {
-      this.state.textContent = 'invalid input';
+      this.setState('invalid input', { failed: true });
     } else if (!this.slot.firstChild) {
-      this.state.textContent = 'running…';
+      this.setState('running…', { running: true });
     }
   }
 
   showResult(data) {
-    this.state.textContent = data.declined ? 'declined' : data.is_error ? 'failed' : 'done';
-    this.el.classList.toggle('failed', Boolean(data.is_error) && !data.declined);
+    const failed = Boolean(data.is_error) && !data.declined;
+    this.setState(data.declined ? 'declined' : data.is_error ? 'failed' : 'done', { failed });
     this.slot.replaceChildren(resultView(data));
   }
 
   clearResult() {
     this.slot.replaceChildren();
-    this.state.textContent = 'running…';
-    this.el.classList.remove('failed');
+    this.setState('running…', { running: true });
   }
+}
+
+function label(key) {
+  const words = String(key).replace(/_/g, ' ');
+  return words.charAt(0).toUpperCase() + words.slice(1);
+}
+
+function argText(value) {
+  if (value === null || value === undefined) return '—';
+  if (typeof value === 'object') return JSON.stringify(value);
+  return String(value);
 }
 
 // The model's summary of the conversation before it (CONTEXT_STRATEGY=compact): a quiet

@@ -19,7 +19,8 @@ export function decorate(view, turn, act) {
       button('✎ Edit', 'Edit this question', 'edit', () => startEdit(view, question, act)),
     );
   }
-  if (answer && !turn.continued) {
+  // An answer waiting for the user's decision on an action is not over: nothing to regenerate.
+  if (answer && !turn.continued && !turn.waiting?.size) {
     const regen = button('↻ Regenerate', 'Regenerate this answer', 'regenerate', () =>
       act.regenerate(view, answer.last),
     );

@@ -25,6 +25,11 @@ export function citedBy(node) {
   return cited.get(node) || null;
 }
 
+/** Make `node` (a chart's bar) open the records of `citations` like a cited figure. */
+export function citeNode(node, citations, text) {
+  cited.set(node, { citations, text });
+}
+
 /**
  * Render a run of text blocks (`{ source, citations }` each, in order) as one markdown
  * fragment, each cited block's text wrapped in `.cite` spans.

@@ -161,6 +161,7 @@ export class Conversation {
   remember(id) {
     this.sessionId = id;
     localStorage.setItem(SESSION_KEY, id);
+    address(chatPath(id));
   }
 
   /** Show an empty new chat; the session is created with the first message. */
@@ -170,6 +171,7 @@ export class Conversation {
     this.sessionId = null;
     this.shown = null;
     localStorage.removeItem(SESSION_KEY);
+    address('/');
     this.forget();
     this.ui.title.textContent = 'New chat';
     this.ui.title.title = '';
@@ -272,4 +274,20 @@ export class Conversation {
   stop() {
     return stop(this);
   }
+}
+
+/** The address of chat `id`: `/c/<id>`, a link that opens it. */
+export function chatPath(id) {
+  return `/c/${encodeURIComponent(id)}`;
+}
+
+/** The chat the address names (`/c/<id>`), or null. */
+export function chatInAddress() {
+  const found = /^\/c\/([^/]+)$/.exec(location.pathname);
+  return found ? decodeURIComponent(found[1]) : null;
+}
+
+/** Show `path` in the address bar as a new history entry (Back returns), unless it is there. */
+function address(path) {
+  if (location.pathname !== path) history.pushState(null, '', path);
 }

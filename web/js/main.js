@@ -3,10 +3,11 @@
 
 import { adoptTokenFromAddress, api, getToken, setToken } from './rest.js';
 import { Renamer, confirmDelete, exportChat } from './chat-actions.js';
-import { Conversation } from './conversation.js';
+import { Conversation, chatInAddress } from './conversation.js';
 import { copyFrom, listenForCodeCopies } from './copy.js';
 import { listenForLinks, toast } from './dialogs.js';
 import { el } from './dom.js';
+import { roomLeft, roomText } from './sending.js';
 import { SessionList, searchAll } from './sessions.js';
 import { SourcesPanel } from './sources.js';
 import { initTheme } from './theme.js';
@@ -23,6 +24,7 @@ const ui = {
   title: $('chat-title'),
   demo: $('demo-banner'),
   notice: $('notice'),
+  room: $('room'),
   status: $('status'),
   live: $('live'),
   form: $('composer'),
@@ -79,10 +81,15 @@ const chat = new Conversation(ui, {
   },
 });
 
+/** `text` with its `code spans` as <code> (a notice's only Markdown), the rest as text. */
+function inlineCode(text) {
+  return String(text).split(/`([^`]+)`/).map((part, i) => (i % 2 ? el('code', { text: part }) : part));
+}
+
 function notify(err) {
   ui.notice.hidden = !err;
   if (!err) return;
-  ui.notice.textContent = errorText(err.code, err.message);
+  ui.notice.replaceChildren(...inlineCode(errorText(err.code, err.message)));
   if (err.status === 401) askForToken();
 }
 
@@ -96,6 +103,14 @@ function askForToken() {
   signedIn(false);
   list.message('Sign in to see your chats.');
   ui.token.focus();
+}
+
+/** A chat continued now goes to the top of the list, as the server lists it. */
+function moveToTop(id) {
+  const session = sessions.find((s) => s.id === id);
+  if (!session || sessions[0] === session) return;
+  sessions = [{ ...session, updated_at: new Date().toISOString() }, ...sessions.filter((s) => s !== session)];
+  if (!ui.search.value.trim()) showList();
 }
 
 function newChat() {
@@ -159,10 +174,20 @@ async function start() {
     notify(err);
     return;
   }
+  const named = chatInAddress();
   const saved = Conversation.saved();
-  if (saved && sessions.some((s) => s.id === saved)) list.onOpen(saved);
+  if (named) list.onOpen(named);
+  else if (saved && sessions.some((s) => s.id === saved)) list.onOpen(saved);
   else newChat();
 }
+
+// Back and Forward move between the chats opened, by their addresses.
+window.addEventListener('popstate', () => {
+  if (!getToken()) return;
+  const named = chatInAddress();
+  if (named && named !== chat.sessionId) list.onOpen(named);
+  else if (!named && chat.sessionId) newChat();
+});
 
 function signOut() {
   setToken('');
@@ -195,6 +220,11 @@ function showActions(open) {
 function fitComposer() {
   ui.input.style.height = 'auto';
   ui.input.style.height = `${ui.input.scrollHeight + 2}px`;
+  // Near the server's limit the composer says how much room is left, or how far over it is.
+  const words = roomText(ui.input.value);
+  ui.room.hidden = !words;
+  ui.room.textContent = words;
+  ui.room.classList.toggle('over', roomLeft(ui.input.value) < 0);
 }
 
 function drawExamples() {
@@ -266,7 +296,11 @@ function bind() {
   ui.form.addEventListener('submit', (event) => {
     event.preventDefault();
     notify(null);
-    chat.send(ui.input.value).then(fitComposer);
+    const asked = chat.sessionId;
+    chat.send(ui.input.value).then(() => {
+      fitComposer();
+      if (asked && asked === chat.sessionId) moveToTop(asked);
+    });
   });
   ui.input.addEventListener('input', fitComposer);
   ui.input.addEventListener('keydown', (event) => {

@@ -5,6 +5,7 @@
 import { api } from './rest.js';
 import { attach } from './live.js';
 import { cancelQueued, enqueue } from './queue.js';
+import { MAX_MESSAGE_CHARS } from './protocol.js';
 
 /**
  * Send `text` in `chat`. `body`: an edit or regenerate instead of a new message; `replacing`:
@@ -12,6 +13,11 @@ import { cancelQueued, enqueue } from './queue.js';
  */
 export async function send(chat, text, body = null, replacing = null) {
   if (chat.busy || !text.trim()) return;
+  if (roomLeft(text) < 0) {
+    // Refused here, before a new chat's session exists: no empty chat is left behind.
+    chat.onError({ code: 'message_too_large', message: tooLong(text) });
+    return;
+  }
   if (replacing && (chat.running || chat.queue.length)) return;
   chat.busy = true;
   chat.renderStatus();
@@ -77,4 +83,22 @@ async function createSession(chat, text) {
     chat.onError(err);
     return false;
   }
+}
+
+/** How many more characters `text` may have (negative: over the server's limit). */
+export function roomLeft(text) {
+  return MAX_MESSAGE_CHARS - [...text].length; // the server counts code points
+}
+
+/** Words for the composer near or over the limit, or '' while there is room. */
+export function roomText(text) {
+  const left = roomLeft(text);
+  if (left < 0) return tooLong(text);
+  if (left > MAX_MESSAGE_CHARS * 0.1) return '';
+  return `${left.toLocaleString()} ${left === 1 ? 'character' : 'characters'} left`;
+}
+
+function tooLong(text) {
+  const over = -roomLeft(text);
+  return `${over.toLocaleString()} ${over === 1 ? 'character' : 'characters'} over the ${MAX_MESSAGE_CHARS.toLocaleString()}-character limit: shorten the message to send it.`;
 }

@@ -21,11 +21,12 @@ export class SessionList {
     Object.assign(this, { root, onOpen, onDelete });
   }
 
-  /** Draw `sessions` (newest first) under date headings, marking `currentId`. */
+  /** Draw `sessions` (most recently active first) under date headings, marking `currentId`. */
   render(sessions, currentId) {
     const groups = new Map();
     for (const session of sessions) {
-      const name = session.created_at ? dateGroup(new Date(session.created_at)) : 'Older';
+      const when = lastActive(session);
+      const name = when ? dateGroup(new Date(when)) : 'Older';
       if (!groups.has(name)) groups.set(name, []);
       groups.get(name).push(this.item(session, currentId));
     }
@@ -57,7 +58,8 @@ export class SessionList {
 
   item(session, currentId, query = null) {
     const title = session.title || 'Untitled chat';
-    const when = session.created_at ? TIME.format(new Date(session.created_at)) : '';
+    const active = lastActive(session);
+    const when = active ? TIME.format(new Date(active)) : '';
     const snippet = query && session.match?.in === 'messages' ? marked(session.match.snippet, query) : null;
     return el(
       'li',
@@ -129,4 +131,9 @@ function marked(snippet, query) {
     el('mark', { text: snippet.slice(at, at + query.length) }),
     snippet.slice(at + query.length),
   );
+}
+
+/** When a chat was last active: its last turn or rename, else its creation. */
+function lastActive(session) {
+  return session.updated_at || session.created_at || null;
 }

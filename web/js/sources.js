@@ -3,6 +3,7 @@
 // per currency of the transactions shown, so a figure can be checked at a glance. A right-hand
 // panel on a laptop, a bottom sheet on a phone; Esc or ✕ closes it and the focus goes back.
 
+import { formatAmount, isNegative } from './money.js';
 import { api } from './rest.js';
 import { citedBy } from './cited.js';
 import { el } from './dom.js';
@@ -131,7 +132,7 @@ export class SourcesPanel {
 /** The spans of the cited text `span` belongs to (one per text node it covers). */
 function group(span) {
   const { citations } = citedBy(span);
-  const spans = [...(span.closest('.markdown')?.querySelectorAll('.cite') || [])];
+  const spans = [...(span.closest('.markdown, .chart')?.querySelectorAll('.cite') || [])];
   return spans.filter((s) => citedBy(s)?.citations === citations);
 }
 
@@ -199,8 +200,8 @@ function allTotals(totals) {
 }
 
 function amountCell(amount, currency) {
-  const text = `${amount ?? '—'} ${currency || ''}`.trim();
-  const negative = String(amount ?? '').trim().startsWith('-');
+  const text = amount == null ? '—' : formatAmount(amount, currency);
+  const negative = isNegative(amount);
   return el('td', { class: negative ? 'number amount negative' : 'number amount', text });
 }
 

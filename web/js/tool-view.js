@@ -2,6 +2,7 @@
 // with the raw JSON one click away.
 
 import { el, prettyJson } from './dom.js';
+import { formatAmount, isAmount, isNegative } from './money.js';
 
 const MAX_ROWS = 100;
 const MAX_COLUMNS = 10;
@@ -73,7 +74,7 @@ function searchResults(content) {
 }
 
 /** The result's data, or undefined when it is not JSON. */
-function parse(content) {
+export function parse(content) {
   let text = content;
   if (Array.isArray(content)) {
     const rest = content.filter((b) => !isSearchResult(b));
@@ -88,15 +89,29 @@ function parse(content) {
   }
 }
 
+// Field names in words; `key` is named by what the result groups by.
+const LABELS = {
+  share_pct: 'Share',
+  percent_used: 'Used',
+  change_pct: 'Change',
+  count: 'Transactions',
+  total_spent: 'Total spent',
+  days_elapsed: 'Days elapsed',
+  days_in_month: 'Days in month',
+};
+let groupBy = null; // the result being drawn's group_by, naming its `key` column
+
 function readable(data) {
+  groupBy = isObject(data) && typeof data.group_by === 'string' ? data.group_by : null;
   const parts = section(data, null);
   return parts.length ? el('div', { class: 'readable' }, ...parts) : null;
 }
 
 /** Figures for the scalar fields, a table per list, a sub-section per nested object. */
-function section(data, caption) {
-  if (Array.isArray(data)) return [listView(data, caption)];
+function section(data, caption, outer = null) {
+  if (Array.isArray(data)) return [listView(data, caption, outer)];
   if (!isObject(data)) return [el('p', { text: String(data) })];
+  const currency = typeof data.currency === 'string' ? data.currency : outer;
   const parts = [];
   const scalars = Object.entries(data).filter(([, v]) => !isObject(v) && !Array.isArray(v));
   if (caption) parts.push(el('p', { class: 'result-caption', text: caption }));
@@ -105,20 +120,23 @@ function section(data, caption) {
       el(
         'dl',
         { class: 'figures' },
-        ...scalars.map(([k, v]) =>
-          el('div', { class: 'figure' }, el('dt', { text: label(k) }), el('dd', { text: show(v) })),
-        ),
+        ...scalars
+          .filter(([k]) => !(k === 'currency' && scalars.some(([f, v]) => moneyField(f, v))))
+          .map(([k, v]) => {
+            const text = cell(k, v, currency);
+            return el('div', { class: 'figure' }, el('dt', { text: label(k) }), el('dd', { class: tone(k, v, currency), text }));
+          }),
       ),
     );
   }
   for (const [key, value] of Object.entries(data)) {
-    if (Array.isArray(value)) parts.push(listView(value, label(key)));
-    else if (isObject(value)) parts.push(...section(value, caption ? `${caption} › ${label(key)}` : label(key)));
+    if (Array.isArray(value)) parts.push(listView(value, label(key), currency));
+    else if (isObject(value)) parts.push(...section(value, caption ? `${caption} › ${label(key)}` : label(key), currency));
   }
   return parts;
 }
 
-function listView(rows, caption) {
+function listView(rows, caption, currency = null) {
   const objects = rows.length > 0 && rows.every(isObject);
   if (!objects) {
     const text = rows.length ? rows.map(show).join(', ') : 'none';
@@ -130,10 +148,15 @@ function listView(rows, caption) {
     return el(
       'div',
       { class: 'result-group' },
-      ...rows.slice(0, MAX_ROWS).flatMap((row) => section(row, rowName(row, caption))),
+      ...rows.slice(0, MAX_ROWS).flatMap((row) => section(row, rowName(row, caption), currency)),
     );
   }
-  const columns = [...new Set(rows.flatMap((row) => Object.keys(row)))].slice(0, MAX_COLUMNS);
+  let columns = [...new Set(rows.flatMap((row) => Object.keys(row)))];
+  // Amounts carry their row's currency, so a currency column would say it twice.
+  if (columns.includes('currency') && columns.some((c) => rows.some((r) => moneyField(c, r[c])))) {
+    columns = columns.filter((c) => c !== 'currency');
+  }
+  columns = columns.slice(0, MAX_COLUMNS);
   const shown = rows.slice(0, MAX_ROWS);
   const note = rows.length > shown.length ? ` (first ${shown.length} of ${rows.length})` : '';
   return el(
@@ -152,9 +175,9 @@ function listView(rows, caption) {
             'tr',
             {},
             ...columns.map((c) => {
-              const text = show(row[c]);
+              const text = cell(c, row[c], row.currency ?? currency);
               const kind = NUMBER.test(text) ? 'number' : DATE.test(text) ? 'date' : null;
-              return el('td', { class: kind, text });
+              return el('td', { class: [kind, tone(c, row[c], row.currency ?? currency)].filter(Boolean).join(' ') || null, text });
             }),
           ),
         ),
@@ -174,8 +197,27 @@ function isObject(value) {
 }
 
 function label(key) {
-  const words = String(key).replace(/_/g, ' ').replace(/\bpct\b/, '%');
+  const named = key === 'key' ? groupBy || 'group' : LABELS[key] || key;
+  const words = String(named).replace(/_/g, ' ');
   return words.charAt(0).toUpperCase() + words.slice(1);
+}
+
+const isPercent = (key) => /(_pct|percent_used)$/.test(key);
+
+/** True for an amount field: a decimal string that is not a percentage. */
+function moneyField(key, value) {
+  return isAmount(value) && String(value).includes('.') && !isPercent(key);
+}
+
+/** A value as the answers write it: amounts with separators and currency, percentages with %. */
+function cell(key, value, currency) {
+  if (isPercent(key) && value !== null && value !== undefined) return `${value}%`;
+  if (currency && moneyField(key, value)) return formatAmount(value, currency);
+  return show(value);
+}
+
+function tone(key, value, currency) {
+  return currency && moneyField(key, value) && isNegative(value) ? 'amount negative' : null;
 }
 
 function show(value) {

@@ -3,6 +3,7 @@
 
 import { createBlock } from './blocks.js';
 import { el } from './dom.js';
+import { toolWords } from './tool-fold.js';
 import { resultView } from './tool-view.js';
 import { contextText, errorText, statusText, stopReasonText } from './words.js';
 
@@ -25,8 +26,10 @@ export const HANDLERS = {
     if (old) {
       this.dirty.delete(old);
       old.el.replaceWith(view.el);
+      if (view.showResult) this.fold?.replace(old, view);
     } else {
-      message.el.append(view.el);
+      if (view.showResult) this.addTool(view, message);
+      else message.el.append(view.el);
       message.blockIds.push(data.block_id);
     }
     this.blocks.set(data.block_id, view);
@@ -70,6 +73,7 @@ export const HANDLERS = {
       if (known.data.message_id !== data.message_id) continue;
       this.results.delete(toolId);
       if (known.orphan) known.orphan.remove();
+      this.fold?.dropCharts(toolId);
       this.tools.get(toolId)?.clearResult();
     }
     if (this.running) this.activity.textContent = 'The model’s reply broke off; trying again…';
@@ -84,16 +88,18 @@ export const HANDLERS = {
     if (tool) {
       tool.showResult(data);
       this.results.set(data.tool_use_id, { data });
+      this.showCharts(data, this.messages.get(tool.messageId));
       return;
     }
     const orphan = el(
       'div',
-      { class: 'block tool' },
-      el('div', { class: 'tool-head' }, el('span', { class: 'tool-name', text: data.name || 'tool' })),
+      { class: 'block tool', dataset: { tool: data.name || 'tool' } },
+      el('div', { class: 'tool-head' }, el('span', { class: 'tool-title', text: toolWords(data.name).title })),
       resultView(data),
     );
-    this.body.append(orphan);
+    this.foldAfter(null).list.append(orphan);
     this.results.set(data.tool_use_id, { data, orphan });
+    this.showCharts(data, null);
   },
   approval_requested(data) {
     this.onApproval('approval_requested', data);

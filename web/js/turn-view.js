@@ -4,6 +4,9 @@
 
 import { el } from './dom.js';
 import { HANDLERS } from './turn-events.js';
+import { chartSpecs, chartView } from './chart.js';
+import { ToolFold } from './tool-fold.js';
+import { parse } from './tool-view.js';
 import { DEMO_MODEL } from './words.js';
 
 export class TurnView {
@@ -26,6 +29,7 @@ export class TurnView {
     this.blocks = new Map(); // block_id -> block view
     this.tools = new Map(); // tool_use_id -> tool block view
     this.results = new Map(); // tool_use_id -> { data, orphan? }
+    this.fold = null; // the answer's tool calls, folded into one line
     this.dirty = new Set();
     this.frame = 0;
     this.modelTag = el('span', { class: 'model-tag', hidden: true });
@@ -103,10 +107,32 @@ export class TurnView {
   /** Put an approval card under the tool call it is about (or at the end); return that call. */
   showApproval(toolUseId, card) {
     const tool = this.tools.get(toolUseId);
-    if (tool) tool.el.after(card);
-    else this.body.append(card);
+    this.foldAfter(tool ? this.messages.get(tool.messageId) : null).approvals.append(card);
     this.onChange();
     return tool || null;
+  }
+
+  /** The answer's tool fold, made after `message`'s element (or at the end) the first time. */
+  foldAfter(message) {
+    if (this.fold?.el.isConnected) return this.fold;
+    this.fold = new ToolFold();
+    if (message?.el.isConnected) message.el.after(this.fold.el);
+    else this.body.append(this.fold.el);
+    return this.fold;
+  }
+
+  /** Draw the charts a tool result carries, under the fold's line. */
+  showCharts(data, message) {
+    if (data.is_error || data.declined) return;
+    const specs = chartSpecs(parse(data.content));
+    if (specs.length) this.foldAfter(message).showCharts(data.tool_use_id, specs.map(chartView));
+  }
+
+  /** Put a tool call's view in the fold; its state changes redraw the fold's line. */
+  addTool(view, message) {
+    const fold = this.foldAfter(message);
+    view.onState = () => fold.refresh();
+    fold.add(view);
   }
 
   /** Say something once for this turn: a second notice for the same cause replaces the first. */
@@ -185,6 +211,7 @@ export class TurnView {
     this.body.replaceChildren();
     this.footer.replaceChildren();
     for (const map of [this.messages, this.blocks, this.tools, this.results, this.notices]) map.clear();
+    this.fold = null;
     this.dirty.clear();
   }
 
@@ -196,6 +223,10 @@ export class TurnView {
       this.blocks.delete(blockId);
     }
     for (const [id, view] of this.tools) if (view.messageId === messageId) this.tools.delete(id);
+    if (this.fold?.drop((view) => view.messageId !== messageId)) {
+      this.fold.el.remove();
+      this.fold = null;
+    }
     this.messages.delete(messageId);
   }
 
@@ -210,9 +241,9 @@ export class TurnView {
     else this.body.append(view.el);
     this.messages.set(id, view);
     if (model) {
-      this.modelTag.hidden = false;
+      // The demo is labelled once, by the page's banner; another model is named on its answer.
+      this.modelTag.hidden = model === DEMO_MODEL;
       this.modelTag.textContent = model;
-      this.modelTag.classList.toggle('demo', model === DEMO_MODEL);
     }
     return view;
   }

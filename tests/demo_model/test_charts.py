@@ -1,0 +1,46 @@
+"""The demo model asks for a chart when the user says chart, plot, graph, trend or over time."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+
+from tests.demo_model.conftest import Seeded
+from tests.demo_model.oracle import Oracle, span
+
+THIS_YEAR = span("2025-01-01", "2025-09-20")
+
+
+def totals(spec: dict[str, object], series: str) -> Decimal:
+    values = spec["data"]["values"]  # type: ignore[index]
+    return sum((Decimal(v["amount"]) for v in values if v["series"] == series), Decimal(0))
+
+
+def test_a_chart_of_this_year_by_month_adds_up_to_the_spending_tools_totals(
+    year: Seeded,
+) -> None:
+    turn = year.demo().ask("Show my spending by month this year as a chart")
+    (call,) = [args for name, args, _ in turn.calls if name == "chart"]
+    assert call == {"kind": "spending_by_month", **THIS_YEAR}
+    (result,) = turn.results("chart")
+    drawn = {(totals(s, "Spent"), s["currency"]) for s in result["charts"]}
+    assert drawn == Oracle(year).total(THIS_YEAR)
+    months = [v["x"] for v in result["charts"][0]["data"]["values"]]
+    assert months == [f"2025-{m:02d}" for m in range(1, 10)]
+
+
+@pytest.mark.parametrize(
+    ("question", "kind"),
+    [
+        ("Plot my spending trend", "spending_by_month"),
+        ("How has my spending changed over time?", "spending_by_month"),
+        ("Chart my spending by category last month", "spending_by_category"),
+        ("Graph money in vs out this year", "income_vs_spending"),
+    ],
+)
+def test_chart_words_ask_for_the_chart_that_fits(year: Seeded, question: str, kind: str) -> None:
+    turn = year.demo().ask(question)
+    kinds = [args["kind"] for name, args, _ in turn.calls if name == "chart"]
+    assert kinds == [kind], turn.text
+    assert "Select a bar" in turn.text
