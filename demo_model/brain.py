@@ -107,5 +107,5 @@ def _answer(answer: Answer, messages: list[dict[str, Any]]) -> Reply:
 
     The answer is not signed: its message's model names the demo, and the page says so once.
     """
-    parts = [answer] if isinstance(answer, str) else list(answer)
+    parts: list[Part] = [answer] if isinstance(answer, str) else list(answer)
     return Reply(text_blocks(parts, SearchResults(messages)), "end_turn")
