@@ -295,6 +295,13 @@ class Settings:
     prompt_cache: Literal["off", "5m", "1h"] = _setting(
         "PROMPT_CACHE", "5m", _choice("off", "5m", "1h"), "prompt caching: off, 5m or 1h"
     )
+    tools: tuple[str, ...] = _setting(
+        "TOOLS",
+        (),
+        _names,
+        "comma-separated tools modules (package.module or package.module:attribute)",
+        shown="none",
+    )
     tool_eager_input: bool = _setting(
         "TOOL_EAGER_INPUT", True, _switch, "stream tool input as the model writes it"
     )

@@ -36,7 +36,7 @@ def build_engine(settings: Settings, db: Database, upstream: Upstream) -> Engine
     runtime = Runtime(settings.store_threads, settings.tool_threads)
     store = Store(runtime.store_pool, timings)
     messages = MessageStore(db)
-    registry = default_registry()
+    registry = default_registry(settings.tools)
     model = build_model_client(settings, upstream)
     running = settings.user_max_concurrent_turns
     limits = Limits(
