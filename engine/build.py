@@ -27,6 +27,8 @@ from engine.upstream.estimate import request_tokens
 from engine.upstream.retry import RetryPolicy
 from models.db import Database
 from tools import default_registry
+from tools.mcp_servers.config import load_config
+from tools.mcp_servers.links import McpHub
 
 
 def build_engine(settings: Settings, db: Database, upstream: Upstream) -> Engine:
@@ -37,6 +39,7 @@ def build_engine(settings: Settings, db: Database, upstream: Upstream) -> Engine
     store = Store(runtime.store_pool, timings)
     messages = MessageStore(db)
     registry = default_registry(settings.tools)
+    hub = McpHub(load_config(settings.mcp_config), timings) if settings.mcp_config else None
     model = build_model_client(settings, upstream)
     running = settings.user_max_concurrent_turns
     limits = Limits(
@@ -61,7 +64,7 @@ def build_engine(settings: Settings, db: Database, upstream: Upstream) -> Engine
         store=store,
         events=events,
         model=model,
-        tools=ToolRunner(registry, messages, db, runtime.tool_pool, store, timings),
+        tools=ToolRunner(registry, messages, db, runtime.tool_pool, store, timings, hub),
         tool_definitions=registry.definitions(eager=settings.tool_eager_input),
         timings=timings,
         pacer=Pacer(timings.stream_batch, timings.network_wait),
@@ -71,6 +74,7 @@ def build_engine(settings: Settings, db: Database, upstream: Upstream) -> Engine
         busy_policy=settings.busy_policy,
         max_queued=settings.max_queued_turns,
         window=context_window(settings.model_context_tokens, model),
+        eager_input=settings.tool_eager_input,
     )
     return Engine(runtime, deps, WorkerRegistry(db), user_limits)
 

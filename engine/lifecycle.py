@@ -52,6 +52,11 @@ class Engine:
             loop.create_task(self.upkeep.heartbeat(), name="heartbeat"),
             loop.create_task(self.upkeep.reaper(), name="reaper"),
         ]
+        hub = self.deps.tools.hub
+        if hub is not None:
+            # MCP servers' links run on this loop; their first tool lists join the first turn.
+            self._tasks += hub.start()
+            await hub.ready()
 
     def ensure_started(self) -> None:
         """Without a host: start in the engine's own loop, once (every request calls this)."""
