@@ -3,6 +3,7 @@
 from models.base import Base, new_id, utcnow
 from models.chat import ChatSession, Message, ToolRun, Turn, TurnEvents, Worker
 from models.finance import Account, Budget, Category, Transaction
+from models.tool_sources import McpCredential, ToolGrant
 from models.ui_chat import UIChat
 from models.user import ApiToken, User
 
@@ -13,7 +14,9 @@ __all__ = [
     "Budget",
     "Category",
     "ChatSession",
+    "McpCredential",
     "Message",
+    "ToolGrant",
     "ToolRun",
     "Transaction",
     "Turn",

@@ -190,6 +190,13 @@ class ApprovalRequest(Schema):
     reason = fields.String(
         load_default=None, allow_none=True, validate=[validate.Length(max=500), storable]
     )
+    always = fields.Boolean(
+        load_default=False,
+        metadata={
+            "description": "With approved: the tool's later calls in this session need no "
+            'approval ("always for this session").'
+        },
+    )
 
 
 class ActionsQuery(Schema):

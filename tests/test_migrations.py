@@ -25,7 +25,8 @@ CHAT_TABLES = {
 FINANCE_TABLES = {"accounts", "categories", "transactions", "budgets"}
 DURABLE_TABLES = {"workers"}
 UI_TABLES = {"ui_chats"}
-ALL_TABLES = CHAT_TABLES | FINANCE_TABLES | DURABLE_TABLES | UI_TABLES
+TOOL_SOURCE_TABLES = {"tool_grants", "mcp_credentials"}
+ALL_TABLES = CHAT_TABLES | FINANCE_TABLES | DURABLE_TABLES | UI_TABLES | TOOL_SOURCE_TABLES
 HEAD = "0013"
 
 

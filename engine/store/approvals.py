@@ -24,7 +24,7 @@ from engine.limits import RUNNING, Admission
 from engine.store import starts, tree
 from engine.store.messages import NEXT_POSITION, StoredRun
 from engine.store.turn_rows import Runnable, insert_turn
-from models import ChatSession, Message, ToolRun, Turn, new_id, utcnow
+from models import ChatSession, Message, ToolGrant, ToolRun, Turn, new_id, utcnow
 from models.base import iso
 from models.chat import (
     APPROVED,
@@ -41,6 +41,7 @@ from models.db import Database
 
 M, R, T = Message.__table__.c, ToolRun.__table__.c, Turn.__table__.c
 S = ChatSession.__table__.c
+G = ToolGrant.__table__.c
 USER_DECLINED = "The user declined this action, so it was not taken."
 SUPERSEDED = "The user sent a new message instead of approving this action; it was not taken."
 EXPIRED = "Nobody approved this action in time, so it was not taken."
@@ -85,8 +86,11 @@ def decide(
     worker_id: str | None,
     admission: Admission,
     count_start: Callable[[], None] | None = None,
+    always: bool = False,
 ) -> Decision:
     """Approve or decline one call of a paused turn; the same decision again changes nothing.
+
+    Approved `always`, the tool's later calls in the session need no approval (a grant).
 
     The decision that leaves the turn waiting for nothing more starts model work: it is
     refused (LimitExceeded, the transaction rolled back) over the day's tokens, or over the
@@ -105,6 +109,8 @@ def decide(
     if run is None or run.preview is None:
         raise NotFound("approval request", tool_use_id)
     wanted = APPROVED if approved else DECLINED
+    if approved and always:
+        grant(conn, turn.session_id, run.name, user_id)
     if run.approval is not None:
         if run.approval != wanted:
             raise Conflict(f"This action was already {run.approval}.", code="already_decided")
@@ -126,6 +132,17 @@ def decide(
     started = maybe_continue(conn, turn_id, worker_id, admission)
     decided = conn.execute(select(ToolRun.__table__).where(*key)).one()
     return Decision(run_dict(decided), continuation(conn, turn_id), started, changed=True)
+
+
+def grant(conn: Connection, session_id: str, name: str, user_id: int) -> None:
+    """Let `name` run without approval in the session from now on (once, however often)."""
+    exists = select(G.id).where(G.session_id == session_id, G.name == name)
+    if conn.execute(exists).first() is None:
+        conn.execute(
+            insert(ToolGrant.__table__).values(
+                session_id=session_id, name=name, granted_by=user_id, created_at=utcnow()
+            )
+        )
 
 
 def expire(
@@ -320,6 +337,7 @@ class ApprovalStore:
         reason: str | None,
         worker_id: str | None,
         count_start: Callable[[], None] | None = None,
+        always: bool = False,
     ) -> Decision:
         """Record a decision (see `decide`)."""
         with self.db.begin() as conn:
@@ -333,6 +351,7 @@ class ApprovalStore:
                 worker_id,
                 self.admission,
                 count_start,
+                always,
             )
 
     def expire(self, older_than: float, worker_id: str | None) -> dict[str, list[Runnable]]:

@@ -202,6 +202,10 @@ class ToolRunner:
                     refusal = shown.content
                 else:
                     preview = shown
+        if preview is not None and await self.store.durable(
+            self.messages.granted, lease.session_id, call.name
+        ):
+            preview = None  # the user answered "always for this session"
         claimed = await self.store.durable(
             self.messages.claim_tool,
             lease,

@@ -365,3 +365,35 @@ def test_a_hundred_tools_are_listed(
 def stored_runs(db: Database) -> list[Any]:
     with db.read() as s:
         return list(s.scalars(select(ToolRun)))
+
+
+def test_always_for_this_session_lets_later_calls_there_run_without_asking(
+    db: Database, user: tuple[int, str], stdio_config: str, count_file: Path
+) -> None:
+    approvals, name = ApprovalStore(db), "mcp__counting__transfer"
+    model = ToolsModel(
+        [
+            tool_use("toolu_1", name, ['{"amount": 1}']),
+            answer("Moved 1."),
+            tool_use("toolu_2", name, ['{"amount": 2}']),
+            answer("Moved 2."),
+            tool_use("toolu_3", name, ['{"amount": 3}']),
+        ]
+    )
+
+    async def body(deps: Any, hub: Any) -> list[str]:
+        status, _, new = await run_turn(deps, user[0], "move 1")
+        decision = await asyncio.to_thread(
+            approvals.decide, user[0], new.turn_id, "toolu_1", True, None, None, None, True
+        )
+        [go] = decision.started
+        deps.events.open(go.turn.turn_id)
+        went, _ = await run_to_end(Turn(deps, go.turn, go.user_id, go.lease), deps, go.turn)
+        sid = new.session_id
+        again, _, _ = await run_turn(deps, user[0], "move 2", session_id=sid)
+        elsewhere, _, _ = await run_turn(deps, user[0], "move 3")  # another session asks
+        return [status, went, again, elsewhere]
+
+    statuses = run_with_hub(db, stdio_config, model, user[0], body)
+    assert statuses == ["awaiting_approval", "completed", "completed", "awaiting_approval"]
+    assert calls(count_file) == ["transfer", "transfer"]
