@@ -317,6 +317,13 @@ class Settings:
         "a JSON file of MCP servers in the mcpServers shape",
         shown="unset: no MCP servers",
     )
+    mcp_credentials_key: str = _setting(
+        "MCP_CREDENTIALS_KEY",
+        "",
+        _text,
+        "the Fernet key users' MCP credentials are encrypted with",
+        shown="derived from `SECRET_KEY`",
+    )
     tool_eager_input: bool = _setting(
         "TOOL_EAGER_INPUT", True, _switch, "stream tool input as the model writes it"
     )

@@ -26,6 +26,7 @@ from engine.upstream.client import ModelClient, Upstream, build_model_client
 from engine.upstream.estimate import request_tokens
 from engine.upstream.retry import RetryPolicy
 from models.db import Database
+from services.mcp_credentials import CredentialStore, fernet_key
 from tools import default_registry
 from tools.mcp_servers.config import load_config
 from tools.mcp_servers.links import McpHub
@@ -39,7 +40,13 @@ def build_engine(settings: Settings, db: Database, upstream: Upstream) -> Engine
     store = Store(runtime.store_pool, timings)
     messages = MessageStore(db)
     registry = default_registry(settings.tools)
-    hub = McpHub(load_config(settings.mcp_config), timings) if settings.mcp_config else None
+    credentials = CredentialStore(db, fernet_key(settings.mcp_credentials_key, settings.secret_key))
+
+    async def credential(user_id: int, server: str) -> str | None:
+        return await store.durable(credentials.get, user_id, server)
+
+    servers = load_config(settings.mcp_config)
+    hub = McpHub(servers, timings, credential) if servers else None
     model = build_model_client(settings, upstream)
     running = settings.user_max_concurrent_turns
     limits = Limits(

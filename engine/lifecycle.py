@@ -106,6 +106,8 @@ class Engine:
                 task.cancel()
 
     def _cancel_tasks(self) -> None:
+        if self.deps.tools.hub is not None:
+            self.deps.tools.hub.close()
         for task in self._tasks:
             task.cancel()
         self._tasks = []

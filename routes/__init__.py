@@ -14,6 +14,7 @@ def register_blueprints(app: Flask) -> None:
         metrics,
         records,
         sessions,
+        tool_sources,
         turns,
         ui_chat,
         web,
@@ -24,7 +25,15 @@ def register_blueprints(app: Flask) -> None:
     api.register_blueprint(health.bp)
     api.register_blueprint(web.bp)
     api.register_blueprint(metrics.bp)
-    under_api = (sessions.bp, turns.bp, chat_stream.bp, ui_chat.bp, api_tokens.bp, records.bp)
+    under_api = (
+        sessions.bp,
+        turns.bp,
+        chat_stream.bp,
+        ui_chat.bp,
+        api_tokens.bp,
+        records.bp,
+        tool_sources.bp,
+    )
     for bp in under_api:
         api.register_blueprint(bp, url_prefix="/api")
     app.extensions["api"] = api

@@ -199,6 +199,16 @@ class ApprovalRequest(Schema):
     )
 
 
+class CredentialRequest(Schema):
+    """Body of PUT /api/mcp/<server>/credentials."""
+
+    value = fields.String(
+        required=True,
+        validate=[validate.Length(min=1, max=4096), storable],
+        metadata={"description": "The secret; it fills `{credential}` in the server's headers."},
+    )
+
+
 class ActionsQuery(Schema):
     """Query of GET /api/actions."""
 

@@ -249,7 +249,7 @@ class ToolRunner:
         with tracing.tool_span(call.name, call.tool_use_id, call.input) as span:
             remote = self.remote(call.name)
             if remote is not None and self.hub is not None:
-                outcome = await self.hub.call(call.name, call.input)
+                outcome = await self.hub.call(call.name, call.input, ctx.user_id)
             else:
                 outcome = await self._run(lease, call, ctx)
             tracing.tool_answered(span, outcome.content, outcome.is_error)

@@ -14,7 +14,7 @@ from typing import Any
 from config import Timings
 from tests.waits import wait_until, wait_until_async
 from tools.mcp_servers.config import load_config
-from tools.mcp_servers.links import McpHub
+from tools.mcp_servers.links import Credential, McpHub
 
 SERVER = str(Path(__file__).with_name("mcp_server.py"))
 ROOT = str(Path(__file__).resolve().parents[2])
@@ -71,9 +71,11 @@ def listening(port: int) -> bool:
 
 
 @asynccontextmanager
-async def running_hub(config_path: str, timings: Timings) -> AsyncIterator[McpHub]:
+async def running_hub(
+    config_path: str, timings: Timings, credential: Credential | None = None
+) -> AsyncIterator[McpHub]:
     """A hub on this loop with every server's first listing done."""
-    hub = McpHub(load_config(config_path), timings)
+    hub = McpHub(load_config(config_path), timings, credential)
     tasks = hub.start()
     try:
         await hub.ready()

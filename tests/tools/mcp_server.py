@@ -12,7 +12,7 @@ import os
 import sys
 from pathlib import Path
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import ToolAnnotations
 
 app = MCPServer("counting")
@@ -43,6 +43,14 @@ async def slow(seconds: float) -> str:
     counted("slow")
     await asyncio.sleep(seconds)
     return "slow done"
+
+
+@app.tool()
+def whoami(ctx: Context) -> str:
+    """The Authorization header this call came with (streamable HTTP)."""
+    counted("whoami")
+    request = ctx.request_context.request
+    return request.headers.get("authorization", "") if request is not None else ""
 
 
 @app.tool()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +13,8 @@ from typing import Any
 TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 SERVER_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,32}$")
 PREFIX = "mcp__"
+# In a header's value: the calling user's stored secret for the server.
+CREDENTIAL = "{credential}"
 
 
 class McpConfigError(RuntimeError):
@@ -35,6 +37,21 @@ class McpServerConfig:
     env: dict[str, str] = field(default_factory=dict)
     read_only: frozenset[str] = frozenset()
     idempotent: frozenset[str] = frozenset()
+
+    @property
+    def per_user(self) -> bool:
+        """Whether a header takes the calling user's credential (one connection per user)."""
+        return any(CREDENTIAL in value for value in self.headers.values())
+
+    def shared(self) -> McpServerConfig:
+        """The connection that lists the tools: without the headers that need a user."""
+        kept = {k: v for k, v in self.headers.items() if CREDENTIAL not in v}
+        return replace(self, headers=kept)
+
+    def for_user(self, secret: str) -> McpServerConfig:
+        """The connection of one user: their secret in the headers that take it."""
+        filled = {k: v.replace(CREDENTIAL, secret) for k, v in self.headers.items()}
+        return replace(self, headers=filled)
 
     def tool_name(self, remote: str) -> str:
         """The name the model calls this server's tool `remote` by (valid for the API)."""

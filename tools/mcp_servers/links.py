@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import json
 import logging
 import random
-from collections.abc import Callable, Iterable
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -36,6 +38,14 @@ TIMED_OUT = (
     "The MCP server '{server}' did not answer the tool '{tool}' within {seconds:g}s: it may "
     "or may not have run."
 )
+NEEDS_CREDENTIAL = (
+    "The MCP server '{server}' needs the user's credentials, which they have not stored, so "
+    "its tool '{tool}' was not run. The user can store them in the app "
+    "(PUT /api/mcp/{server}/credentials)."
+)
+# Per-user connections (servers whose headers take a user's credential) kept open at once.
+MAX_USER_LINKS = 64
+Credential = Callable[[int, str], Awaitable[str | None]]
 FAILED = (
     "The MCP server '{server}' failed during the tool '{tool}' ({error}): it may or may not "
     "have run."
@@ -215,9 +225,17 @@ def _describe(err: BaseException) -> str:
 class McpHub:
     """Every configured server's link and tools; the tool list the model is sent."""
 
-    def __init__(self, configs: Iterable[McpServerConfig], timings: Timings) -> None:
-        self.timings = timings
-        self.links = [ServerLink(c, timings, self._bump) for c in configs]
+    def __init__(
+        self,
+        configs: Iterable[McpServerConfig],
+        timings: Timings,
+        credential: Credential | None = None,
+    ) -> None:
+        self.timings, self._credential = timings, credential
+        self._configs = {c.name: c for c in configs}
+        self.links = [ServerLink(c.shared(), timings, self._bump) for c in self._configs.values()]
+        self._user_links: OrderedDict[tuple[str, int, str], tuple[ServerLink, asyncio.Task[None]]]
+        self._user_links = OrderedDict()
         self._version = 0
         self._joined: tuple[int, int, list[dict[str, Any]]] | None = None
         self._by_name: dict[str, tuple[ServerLink, McpTool]] = {}
@@ -255,10 +273,48 @@ class McpHub:
         self._joined = (id(base), self._version, tools)
         return tools
 
-    async def call(self, name: str, arguments: dict[str, Any]) -> ToolOutcome:
-        """Call the MCP tool `name` (see ServerLink.call)."""
+    async def call(self, name: str, arguments: dict[str, Any], user_id: int) -> ToolOutcome:
+        """Call the MCP tool `name` for `user_id` (see ServerLink.call); a server whose
+        headers take a user's credential is called on that user's own connection."""
         link, tool = self._by_name[name]
+        config = self._configs.get(tool.server)
+        if config is not None and config.per_user:
+            secret = await self._credential(user_id, tool.server) if self._credential else None
+            if secret is None:
+                return ToolOutcome(
+                    NEEDS_CREDENTIAL.format(server=tool.server, tool=tool.remote), True
+                )
+            link = await self._user_link(config, user_id, secret)
         return await link.call(tool, arguments)
+
+    async def _user_link(self, config: McpServerConfig, user_id: int, secret: str) -> ServerLink:
+        """The user's connection to `config` with this secret (a new secret: a new one)."""
+        key = (config.name, user_id, hashlib.sha256(secret.encode()).hexdigest())
+        found = self._user_links.get(key)
+        if found is None:
+            link = ServerLink(config.for_user(secret), self.timings, lambda: None)
+            task = asyncio.get_running_loop().create_task(link.run(), name=f"mcp:{config.name}")
+            found = self._user_links[key] = (link, task)
+            while len(self._user_links) > MAX_USER_LINKS:
+                _, (_, oldest) = self._user_links.popitem(last=False)
+                oldest.cancel()
+        self._user_links.move_to_end(key)
+        link = found[0]
+        deadline = loop_time() + self.timings.mcp_connect
+        while link.state == "connecting" and loop_time() < deadline:
+            await asyncio.sleep(0.01)
+        return link
+
+    def takes_credential(self, server: str) -> bool:
+        """Whether `server` is configured and its headers take a user's credential."""
+        config = self._configs.get(server)
+        return config is not None and config.per_user
+
+    def close(self) -> None:
+        """Close the users' connections (the engine cancels the shared ones)."""
+        for _, task in self._user_links.values():
+            task.cancel()
+        self._user_links.clear()
 
     def sources(self) -> list[dict[str, Any]]:
         """Each server with its state and tools (the tools panel)."""
