@@ -324,6 +324,12 @@ class Settings:
         "the Fernet key users' MCP credentials are encrypted with",
         shown="derived from `SECRET_KEY`",
     )
+    tool_search_threshold: int = _setting(
+        "TOOL_SEARCH_THRESHOLD",
+        30,
+        _int,
+        "past this many tools, MCP tools are deferred behind tool search (0: never)",
+    )
     tool_eager_input: bool = _setting(
         "TOOL_EAGER_INPUT", True, _switch, "stream tool input as the model writes it"
     )

@@ -82,6 +82,7 @@ def build_engine(settings: Settings, db: Database, upstream: Upstream) -> Engine
         max_queued=settings.max_queued_turns,
         window=context_window(settings.model_context_tokens, model),
         eager_input=settings.tool_eager_input,
+        tool_search_threshold=settings.tool_search_threshold,
     )
     return Engine(runtime, deps, WorkerRegistry(db), user_limits)
 

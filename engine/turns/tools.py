@@ -124,9 +124,14 @@ class ToolRunner:
         self.hub = hub
         self._rng = random.Random()
 
-    def definitions(self, base: list[dict[str, Any]], eager: bool) -> list[dict[str, Any]]:
-        """The tools sent with a model call: `base` (the registry's), then the MCP servers'."""
-        return base if self.hub is None else self.hub.definitions(base, eager)
+    def definitions(
+        self, base: list[dict[str, Any]], eager: bool, search_threshold: int = 0
+    ) -> list[dict[str, Any]]:
+        """The tools sent with a model call: `base` (the registry's), then the MCP servers'
+        (deferred behind tool search past `search_threshold` tools)."""
+        if self.hub is None:
+            return base
+        return self.hub.definitions(base, eager, search_threshold)
 
     def remote(self, name: str) -> McpTool | None:
         """The MCP tool called `name`, when no tool of ours is."""

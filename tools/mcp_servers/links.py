@@ -26,6 +26,7 @@ from mcp.client.streamable_http import streamable_http_client
 from config import Timings
 from tools.mcp_servers.config import McpServerConfig
 from tools.registry import ToolOutcome, outcome_of
+from tools.search import searchable
 
 log = logging.getLogger(__name__)
 
@@ -260,16 +261,19 @@ class McpHub:
         found = self._by_name.get(name)
         return found[1] if found else None
 
-    def definitions(self, base: list[dict[str, Any]], eager: bool) -> list[dict[str, Any]]:
-        """`base` then every server's tools; the same list object until a list changes, so
-        the prompt cache sees the same bytes (also while a server is down)."""
+    def definitions(
+        self, base: list[dict[str, Any]], eager: bool, threshold: int = 0
+    ) -> list[dict[str, Any]]:
+        """`base` then every server's tools (deferred past `threshold`, see tools/search.py);
+        the same list object until a list changes, so the prompt cache sees the same bytes
+        (also while a server is down)."""
         joined = self._joined
         if joined is not None and joined[0] == id(base) and joined[1] == self._version:
             return joined[2]
         extra = [t.definition for link in self.links for t in link.tools.values()]
         if eager:
             extra = [{**d, "eager_input_streaming": True} for d in extra]
-        tools = [*base, *extra]
+        tools = searchable(base, extra, threshold)
         self._joined = (id(base), self._version, tools)
         return tools
 
