@@ -397,3 +397,24 @@ def test_always_for_this_session_lets_later_calls_there_run_without_asking(
     statuses = run_with_hub(db, stdio_config, model, user[0], body)
     assert statuses == ["awaiting_approval", "completed", "completed", "awaiting_approval"]
     assert calls(count_file) == ["transfer", "transfer"]
+
+
+def test_the_app_starts_its_mcp_servers_with_the_engine_and_lists_them(
+    app_config: dict[str, Any], user: tuple[int, str], stdio_config: str
+) -> None:
+    from app import create_app
+
+    app = create_app({**app_config, "MCP_CONFIG": stdio_config})
+    try:
+        auth = {"Authorization": f"Bearer {user[1]}"}
+        sources = app.test_client().get("/api/tools", headers=auth).json["sources"]
+        [mcp] = [s for s in sources if s["kind"] == "mcp"]
+        assert (mcp["name"], mcp["state"]) == ("counting", "up")
+        tools = {t["remote"]: t for t in mcp["tools"]}
+        assert tools["lookup"]["read_only"] is True and tools["transfer"]["read_only"] is False
+        assert tools["transfer"]["annotations"]["readOnlyHint"] is True
+        sent = app.extensions["engine"].deps.tools_sent()
+        assert LOOKUP in [t["name"] for t in sent]
+    finally:
+        app.extensions["engine"].close()
+        app.extensions["db"].dispose()

@@ -80,7 +80,7 @@ def test_each_user_calls_with_their_own_credential(
             async with running_hub(config, Timings().scaled(0.05), credential) as hub:
                 alice = await hub.call("mcp__web__whoami", {}, user[0])
                 nobody = await hub.call("mcp__web__whoami", {}, bob[0])
-                hub.close()
+                await asyncio.wait(hub.close())
                 return [alice, nobody]
 
         alice, nobody = asyncio.run(main())

@@ -314,11 +314,13 @@ class McpHub:
         config = self._configs.get(server)
         return config is not None and config.per_user
 
-    def close(self) -> None:
-        """Close the users' connections (the engine cancels the shared ones)."""
-        for _, task in self._user_links.values():
+    def close(self) -> list[asyncio.Task[None]]:
+        """Cancel the users' connections (the engine cancels the shared ones); return them."""
+        tasks = [task for _, task in self._user_links.values()]
+        for task in tasks:
             task.cancel()
         self._user_links.clear()
+        return tasks
 
     def sources(self) -> list[dict[str, Any]]:
         """Each server with its state and tools (the tools panel)."""
