@@ -418,3 +418,40 @@ def test_the_app_starts_its_mcp_servers_with_the_engine_and_lists_them(
     finally:
         app.extensions["engine"].close()
         app.extensions["db"].dispose()
+
+
+def test_a_worker_gone_mid_call_never_gets_the_call_sent_twice(
+    db: Database, user: tuple[int, str], tmp_path: Path, count_file: Path
+) -> None:
+    """A worker stops dead while its turn's MCP call runs (its task cut short, storing
+    nothing more); the worker taking the turn over finds the claim and does not resend."""
+    spec = stdio_spec(count_file, readOnlyTools=["slow"])
+    config = write_config(tmp_path / "mcp.json", {"counting": spec})
+    slow = tool_use("toolu_s", "mcp__counting__slow", ['{"seconds": 3}'])
+    model = ToolsModel([slow, answer("It may or may not have run.")])
+    turns = TurnStore(db)
+    dead = WorkerRegistry(db)
+    dead.register()
+    sid = create_session(db, user[0])["id"]
+    new, lease, _ = turns.start_turn(user[0], sid, "go slow", dead.worker_id)
+
+    async def body(deps: Any, hub: Any) -> Any:
+        deps.events.open(new.turn_id)
+        first = Turn(deps, new, user[0], lease)
+        task = asyncio.create_task(first.run())
+        await wait_until_async(lambda: calls(count_file) == ["slow"], 20)
+        first.stop("fenced")  # gone: nothing more is stored or sent by it
+        await asyncio.wait([task])
+        await asyncio.to_thread(dead.retire)
+        alive = WorkerRegistry(db)
+        await asyncio.to_thread(alive.register)
+        [orphan] = await asyncio.to_thread(turns.take_orphans, alive.worker_id, 30, 5)
+        second = Turn(deps, orphan.turn, user[0], orphan.lease, orphan.takeovers)
+        status, _ = await run_to_end(second, deps, orphan.turn)
+        return status
+
+    status = run_with_hub(db, config, model, user[0], body)
+    assert status == "completed"
+    assert calls(count_file) == ["slow"]
+    [result] = results(model, 1)
+    assert result["is_error"] is True and "may or may not have completed" in str(result)
