@@ -54,6 +54,15 @@ def whoami(ctx: Context) -> str:
 
 
 @app.tool()
+async def grow(ctx: Context) -> str:
+    """Add the tool `grown` and say the list changed."""
+    counted("grow")
+    app.add_tool(lambda: "grown", name="grown", description="Added while running.")
+    await ctx.notify_tools_changed()
+    return "grew"
+
+
+@app.tool()
 def fail() -> str:
     """Always fail."""
     counted("fail")

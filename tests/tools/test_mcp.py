@@ -455,3 +455,22 @@ def test_a_worker_gone_mid_call_never_gets_the_call_sent_twice(
     assert calls(count_file) == ["slow"]
     [result] = results(model, 1)
     assert result["is_error"] is True and "may or may not have completed" in str(result)
+
+
+def test_a_server_that_changes_its_tools_is_listed_again(
+    db: Database, user: tuple[int, str], tmp_path: Path, count_file: Path
+) -> None:
+    config = write_config(tmp_path / "mcp.json", {"counting": stdio_spec(count_file)})
+    timings = Timings()  # a list change is seen long before the 15 s listing every MCP_PING
+
+    async def main() -> tuple[Any, Any, Any]:
+        async with running_hub(config, timings) as hub:
+            before = hub.definitions([], False)
+            grew = await hub.call("mcp__counting__grow", {}, user[0])
+            await wait_until_async(lambda: hub.get("mcp__counting__grown") is not None, 5)
+            return before, grew, hub.definitions([], False)
+
+    before, grew, after = asyncio.run(main())
+    assert grew.content == "grew"
+    assert "mcp__counting__grown" not in [t["name"] for t in before]
+    assert [t["name"] for t in after] == [*(t["name"] for t in before), "mcp__counting__grown"]

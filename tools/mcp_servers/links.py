@@ -22,6 +22,7 @@ import mcp_types as types
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
+from mcp.client.subscriptions import ListenNotSupportedError
 
 from config import Timings
 from tools.mcp_servers.config import McpServerConfig
@@ -157,11 +158,29 @@ class ServerLink:
         """List the tools again every MCP_PING and on a list change (a ping that also finds
         a new list; the protocol's own ping is gone from its current version); return, to
         reconnect, when that fails."""
-        while True:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), self.timings.mcp_ping)
-            self._wake.clear()
-            await self._list(client)
+        listener = asyncio.create_task(self._listen(client))
+        try:
+            while True:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._wake.wait(), self.timings.mcp_ping)
+                self._wake.clear()
+                await self._list(client)
+        finally:
+            listener.cancel()
+            with contextlib.suppress(BaseException):
+                await listener
+
+    async def _listen(self, client: Client) -> None:
+        """Wake the watch on each tool-list change (the current protocol's subscription;
+        an earlier server's notification arrives through `_message`)."""
+        try:
+            async with client.listen(tools_list_changed=True) as changes:
+                async for _ in changes:
+                    self._wake.set()
+        except ListenNotSupportedError:
+            return
+        except Exception as err:
+            log.info("MCP server %s: no list changes (%s)", self.config.name, _describe(err))
 
     async def _list(self, client: Client) -> None:
         listed: list[types.Tool] = []
