@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from config import Settings, Timings
 from engine.events.log import Confirm, EventLog
@@ -26,10 +26,11 @@ from engine.upstream.client import ModelClient, Upstream, build_model_client
 from engine.upstream.estimate import request_tokens
 from engine.upstream.retry import RetryPolicy
 from models.db import Database
-from services.mcp_credentials import CredentialStore, fernet_key
 from tools import default_registry
 from tools.mcp_servers.config import load_config
-from tools.mcp_servers.links import McpHub
+
+if TYPE_CHECKING:
+    from tools.mcp_servers.links import McpHub
 
 
 def build_engine(settings: Settings, db: Database, upstream: Upstream) -> Engine:
@@ -40,13 +41,7 @@ def build_engine(settings: Settings, db: Database, upstream: Upstream) -> Engine
     store = Store(runtime.store_pool, timings)
     messages = MessageStore(db)
     registry = default_registry(settings.tools)
-    credentials = CredentialStore(db, fernet_key(settings.mcp_credentials_key, settings.secret_key))
-
-    async def credential(user_id: int, server: str) -> str | None:
-        return await store.durable(credentials.get, user_id, server)
-
-    servers = load_config(settings.mcp_config)
-    hub = McpHub(servers, timings, credential) if servers else None
+    hub = mcp_hub(settings, db, store)
     model = build_model_client(settings, upstream)
     running = settings.user_max_concurrent_turns
     limits = Limits(
@@ -85,6 +80,23 @@ def build_engine(settings: Settings, db: Database, upstream: Upstream) -> Engine
         tool_search_threshold=settings.tool_search_threshold,
     )
     return Engine(runtime, deps, WorkerRegistry(db), user_limits)
+
+
+def mcp_hub(settings: Settings, db: Database, store: Store) -> McpHub | None:
+    """The MCP servers of MCP_CONFIG, if any (only then is the mcp SDK imported)."""
+    servers = load_config(settings.mcp_config)
+    if not servers:
+        return None
+    from services.mcp_credentials import CredentialStore, fernet_key
+    from tools.mcp_servers.links import McpHub
+
+    key = fernet_key(settings.mcp_credentials_key, settings.secret_key)
+    credentials = CredentialStore(db, key)
+
+    async def credential(user_id: int, server: str) -> str | None:
+        return await store.durable(credentials.get, user_id, server)
+
+    return McpHub(servers, settings.timings, credential)
 
 
 def context_window(context_tokens: int, model: ModelClient) -> ContextWindow:

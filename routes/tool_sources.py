@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from flask import current_app, g
 
@@ -12,8 +12,10 @@ from routes.auth import login_required
 from routes.extensions import get_db
 from routes.requests import CredentialRequest
 from routes.responses import ToolSourceList
-from services.mcp_credentials import CredentialStore, fernet_key
 from services.tool_sources import tool_sources
+
+if TYPE_CHECKING:  # cryptography is imported only where MCP servers are configured
+    from services.mcp_credentials import CredentialStore
 
 bp = Blueprint("tool_sources", __name__, description="Tool sources and MCP credentials.")
 
@@ -49,6 +51,8 @@ def delete_credentials(server: str) -> tuple[str, int]:
 
 
 def _credentials(server: str) -> CredentialStore:
+    from services.mcp_credentials import CredentialStore, fernet_key
+
     hub = current_app.extensions["engine"].deps.tools.hub
     if hub is None or not hub.takes_credential(server):
         raise NotFound("MCP server that takes credentials", server)

@@ -20,7 +20,7 @@ from concurrent.futures import Executor
 from contextvars import copy_context
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from config import Timings
 from engine.store.durable import Store
@@ -30,8 +30,10 @@ from models.chat import TOOL_DONE, TOOL_RUNNING
 from models.db import Database, is_outage
 from telemetry import tracing
 from telemetry.metrics import TOOL_ERRORS, TOOL_RUNS, TOOL_SECONDS
-from tools.mcp_servers.links import McpHub, McpTool
 from tools.registry import ClaimLost, ToolContext, ToolOutcome, ToolRegistry
+
+if TYPE_CHECKING:  # the mcp SDK is imported only where MCP servers are configured
+    from tools.mcp_servers.links import McpHub, McpTool
 
 INTERRUPTED = (
     "The tool run was interrupted: the server running it stopped, so it may or may not have "
