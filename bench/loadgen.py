@@ -29,7 +29,7 @@ def sse(kind: str, data: dict[str, Any]) -> bytes:
 
 def message_start() -> bytes:
     """The message_start event of a reply."""
-    message = {
+    message: dict[str, Any] = {
         "id": "msg_load", "type": "message", "role": "assistant", "model": "bench",
         "content": [], "stop_reason": None, "stop_sequence": None,
         "usage": {"input_tokens": 10, "output_tokens": 1},

@@ -30,7 +30,7 @@ def big_tool_input(target_bytes: int, seed: int = 7) -> dict[str, object]:
 
 def one_block_message(block: dict[str, Any], deltas: list[dict[str, Any]], stop: str) -> bytes:
     """Encode a message of one content block that streams `deltas`."""
-    message = {
+    message: dict[str, Any] = {
         "id": "msg_bench",
         "type": "message",
         "role": "assistant",

@@ -93,7 +93,8 @@ def _insert(s: Session, user_id: int, rows: list[Row], travel: date) -> int:
         for name, kind, cur, opening in c.ACCOUNTS
     }
     categories = {n: Category(user_id=user_id, name=n, kind=k) for n, k in c.CATEGORIES}
-    limits = [(name, None, limit) for name, limit in c.BUDGETS]
+    # (category, month or None for every month, limit in minor units)
+    limits: list[tuple[str, date | None, int]] = [(name, None, limit) for name, limit in c.BUDGETS]
     limits.append((c.TRAVEL_MONTH_OVERRIDE[0], travel, c.TRAVEL_MONTH_OVERRIDE[1]))
     s.add_all([*accounts.values(), *categories.values()])
     s.add_all(

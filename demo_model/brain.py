@@ -10,7 +10,7 @@ from typing import Any
 
 from demo_model.answers import compose_cited
 from demo_model.answers.honest import HELP
-from demo_model.cite import Answer, SearchResults, text_blocks
+from demo_model.cite import Answer, Part, SearchResults, text_blocks
 from demo_model.intent import Intent, resolve
 from demo_model.planner import next_calls
 from demo_model.reading import question_indexes, results_since, rounds_since, text_of, today_of
@@ -147,6 +147,6 @@ def _thinking(question: str, intent: Intent, tools: list[str], digest: str) -> d
 
 def _answer(answer: Answer, messages: list[dict[str, Any]]) -> Reply:
     """The answer's text blocks, its figures citing the request's search results they rest on."""
-    signed = [answer] if isinstance(answer, str) else list(answer)
+    signed: list[Part] = [answer] if isinstance(answer, str) else list(answer)
     signed.append(f"\n\n_(Answered by the {LABEL}.)_")
     return Reply(text_blocks(signed, SearchResults(messages)), "end_turn")

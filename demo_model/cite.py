@@ -86,8 +86,7 @@ def text_blocks(answer: Answer, found: SearchResults) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
     pending = ""  # plain text not yet placed
     for part in [answer] if isinstance(answer, str) else answer:
-        citations = found.citations(part.refs) if isinstance(part, Cite) else None
-        if citations is None:
+        if not isinstance(part, Cite) or (citations := found.citations(part.refs)) is None:
             pending += text_of(part)
             continue
         if pending.strip():

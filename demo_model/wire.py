@@ -63,6 +63,8 @@ def encode_reply(
     out_chars = 0
     for index, block in enumerate(blocks):
         kind = block["type"]
+        start: dict[str, Any]
+        deltas: list[dict[str, Any]]
         if kind == "thinking":
             start = {"type": "thinking", "thinking": "", "signature": ""}
             deltas = [
@@ -111,12 +113,12 @@ def encode_reply(
                 {"type": "content_block_delta", "index": index, "delta": delta},
             )
         yield sse("content_block_stop", {"type": "content_block_stop", "index": index})
-    delta: dict[str, Any] = {
+    message_delta: dict[str, Any] = {
         "type": "message_delta",
         "delta": {"stop_reason": stop_reason, "stop_sequence": None},
         "usage": {"output_tokens": max(1, out_chars // 4), **(usage or {})},
     }
     if context_management is not None:
-        delta["context_management"] = context_management
-    yield sse("message_delta", delta)
+        message_delta["context_management"] = context_management
+    yield sse("message_delta", message_delta)
     yield sse("message_stop", {"type": "message_stop"})

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Callable, Coroutine, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Coroutine, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, TypeVar
 
@@ -91,11 +91,11 @@ class Runtime:
         try:
             while True:
                 try:
-                    yield self.run(anext(stream))
+                    yield self.run(_next(stream))
                 except StopAsyncIteration:
                     return
         finally:
-            self.run(stream.aclose())
+            self.run(_close(stream))
 
     def _own_loop(self) -> asyncio.AbstractEventLoop:
         """A new loop running forever in a daemon thread (no server gave one)."""
@@ -123,6 +123,25 @@ class Runtime:
             self._loop = self._thread = None
         self.store_pool.shutdown(wait=False, cancel_futures=True)
         self.tool_pool.shutdown(wait=False, cancel_futures=True)
+
+
+def this_task() -> asyncio.Task[Any]:
+    """The task running the caller (every coroutine of the engine runs in one)."""
+    task = asyncio.current_task()
+    if task is None:
+        raise RuntimeError("not called from a task")
+    return task
+
+
+async def _next(stream: AsyncIterator[bytes]) -> bytes:
+    """The stream's next chunk, awaited in a coroutine (what the loop is handed)."""
+    return await anext(stream)
+
+
+async def _close(stream: AsyncIterator[bytes]) -> None:
+    """Run the cleanup of a body that is an async generator (its `finally` blocks)."""
+    if isinstance(stream, AsyncGenerator):
+        await stream.aclose()
 
 
 async def _cancel_tasks() -> None:

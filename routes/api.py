@@ -11,13 +11,14 @@ import flask_smorest
 from flask import Flask, Request, request
 from marshmallow import Schema
 from webargs.flaskparser import FlaskParser
+from werkzeug.datastructures import Headers
 
 from engine.errors import BadRequest, NotFound, Unprocessable, UnsupportedMediaType
 from routes.requests import unstorable_fields
 from routes.responses import ErrorResponse
 from tools.jsonschema import extend
 
-BEARER = [{"bearer": []}]
+BEARER: list[dict[str, list[str]]] = [{"bearer": []}]
 
 DESCRIPTION = """The chat backend's HTTP API.
 
@@ -87,7 +88,7 @@ class JSONParser(FlaskParser):
         return super().load_headers(req, schema)
 
 
-def refuse_unstorable(data: Mapping[str, Any], schema: Schema) -> None:
+def refuse_unstorable(data: Mapping[str, Any] | Headers, schema: Schema) -> None:
     """422 naming each field of `schema` whose text (anywhere inside it) no database can store:
     one check for every request schema, before any view or database sees the value."""
     names = [field.data_key or name for name, field in schema.load_fields.items()]
@@ -158,7 +159,9 @@ def init_api(app: Flask) -> Api:
     for key, value in OPENAPI_CONFIG.items():
         app.config.setdefault(key, value)
     api = Api(app)
-    extend(api.ma_plugin.converter)
+    converter = api.ma_plugin.converter
+    assert converter is not None  # Api(app) has made the spec, and with it the converter
+    extend(converter)
     api.spec.components.security_scheme(
         "bearer", {"type": "http", "scheme": "bearer", "description": "An API token."}
     )

@@ -22,7 +22,7 @@ MESSAGE_CURSOR = r"\A[0-9]{1,15}\Z"
 
 
 def _page_query(
-    name: str, pattern: str, doc: str, extra: dict[str, fields.Field] | None = None
+    name: str, pattern: str, doc: str, extra: dict[str, fields.Field[Any]] | None = None
 ) -> type[Schema]:
     """A query schema of `limit` and a `cursor` matching `pattern` (and `extra` fields)."""
     return Schema.from_dict(
@@ -65,7 +65,7 @@ MessagePageQuery = _page_query(
 )
 
 
-def session_cursor(key: list[Any]) -> str:
+def session_cursor(key: tuple[datetime, str]) -> str:
     """The cursor after a session whose key is (created_at, id)."""
     moment, session_id = key
     if moment.tzinfo is None:  # SQLite hands times back without a zone; they are UTC

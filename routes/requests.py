@@ -17,6 +17,8 @@ from marshmallow import (
     validates,
     validates_schema,
 )
+from marshmallow.types import Validator
+from werkzeug.datastructures import Headers
 
 from engine.errors import ContentTooLarge
 from engine.store.starts import Ask
@@ -43,7 +45,9 @@ def storable(value: str) -> None:
         raise ValidationError("Must be valid Unicode (no lone surrogates).") from err
 
 
-def unstorable_fields(data: Mapping[str, Any], names: Iterable[str]) -> dict[str, list[str]]:
+def unstorable_fields(
+    data: Mapping[str, Any] | Headers, names: Iterable[str]
+) -> dict[str, list[str]]:
     """The fields of `data` among `names` holding text no database can store anywhere inside
     them (strings, list items, object keys and values), each with the reason and where."""
     problems = {}
@@ -92,7 +96,7 @@ class OneLine(validate.Regexp):
         some = rf"[{SPACES}]*[^{WS}{NOT_PLAIN}]" if not blank else ""
         super().__init__(rf"\A{some}[^{NOT_PLAIN}]*\Z", error=error)
 
-    def __call__(self, value: str) -> str:
+    def __call__(self, value: str) -> str:  # type: ignore[override]  # String fields pass str only
         if found := re.search(f"[{NOT_PLAIN}]", value):
             raise ValidationError(
                 f"Must be one line of plain text: U+{ord(found.group()):04X} is a control, "
@@ -101,8 +105,8 @@ class OneLine(validate.Regexp):
         return super().__call__(value)
 
 
-MESSAGE_ID = [validate.Length(min=1, max=64), validate.Regexp(NO_NUL), storable]
-MESSAGE = [
+MESSAGE_ID: list[Validator] = [validate.Length(min=1, max=64), validate.Regexp(NO_NUL), storable]
+MESSAGE: list[Validator] = [
     validate.Regexp(NON_BLANK, error="The message must not be empty (nor contain NUL characters)."),
     storable,
 ]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from marshmallow import Schema, fields
 
-from streaming.wire.events import EVENT_TYPES
+from streaming.wire.events import EVENT_TYPES, TURN_STATUSES
 
 
 class Open(Schema):
@@ -71,7 +71,8 @@ class SessionPage(Schema):
 
     sessions = fields.List(fields.Nested(ListedSession), required=True)
     next_cursor = fields.String(required=True, allow_none=True)
-    partial = fields.Boolean(
+    # marshmallow takes declared fields off the class, so Schema.partial is not shadowed.
+    partial = fields.Boolean(  # type: ignore[assignment]
         required=True,
         metadata={
             "description": "A search stopped at its time or work budget: the page may hold "
@@ -176,22 +177,7 @@ class Turn(Open):
 
     id = fields.String(required=True)
     session_id = fields.String(required=True)
-    status = fields.String(
-        required=True,
-        metadata={
-            "enum": [
-                "queued",
-                "running",
-                "awaiting_approval",
-                "continued",
-                "completed",
-                "failed",
-                "cancelled",
-                "max_rounds",
-                "interrupted",
-            ]
-        },
-    )
+    status = fields.String(required=True, metadata={"enum": list(TURN_STATUSES)})
     continues = fields.String(
         required=True, allow_none=True, metadata={"description": "The paused turn it goes on from."}
     )

@@ -6,6 +6,7 @@ from typing import Any
 
 from flask import Response, g
 from marshmallow import EXCLUDE, Schema, ValidationError, fields, post_load, validate
+from marshmallow.types import Validator
 
 from engine.errors import Conflict, NotFound
 from routes.api import BEARER, Blueprint
@@ -25,7 +26,7 @@ UI_DOC = "The turn as the AI SDK's UI message stream (SSE `data:` chunks, then `
 TRIGGERS = ("submit-message", "regenerate-message")
 CLIENT_ID_MAX = 100  # Message.client_id
 # As an id in a path must be (routes/api.py): no slash, whitespace or control character.
-CHAT_ID = [
+CHAT_ID: list[Validator] = [
     validate.Length(min=1, max=128),
     validate.Regexp(rf"\A[^/{WS}\x00-\x1f\x7f-\x9f]+\Z"),
     storable,
@@ -100,8 +101,9 @@ def _client_id(newest: dict[str, Any]) -> str | None:
 
 def _approvals(newest: dict[str, Any]) -> list[dict[str, Any]]:
     """The `approval-responded` tool parts of an assistant message (the approval follow-up)."""
-    found = []
-    for part in newest.get("parts") if isinstance(newest.get("parts"), list) else []:
+    found: list[dict[str, Any]] = []
+    parts = newest.get("parts")
+    for part in parts if isinstance(parts, list) else []:
         if not isinstance(part, dict) or part.get("state") != "approval-responded":
             continue
         approval = part.get("approval")

@@ -9,6 +9,7 @@ from typing import Any
 from sqlalchemy import bindparam, func, or_, select, update
 
 from engine.errors import Conflict, NotFound, Unauthorized
+from engine.store.core import table
 from models import ApiToken, User
 from models.base import utcnow
 from models.db import Database
@@ -18,12 +19,13 @@ from telemetry import audit
 # every request behind SQLite's one writer.
 LAST_USED_EVERY = timedelta(minutes=1)
 MAX_ACTIVE_TOKENS = 100
-_T = ApiToken.__table__.c
+_TABLE = table(ApiToken)
+_T = _TABLE.c
 # Built once: every request authenticates, and building a statement costs more than running it.
 _BY_HASH = select(_T.id, _T.user_id, _T.expires_at, _T.revoked_at, _T.last_used_at).where(
     _T.token_hash == bindparam("_hash")
 )
-_USED = update(ApiToken.__table__).where(_T.id == bindparam("_id"))
+_USED = update(_TABLE).where(_T.id == bindparam("_id"))
 
 
 @dataclass(frozen=True, slots=True)

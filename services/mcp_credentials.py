@@ -8,10 +8,11 @@ import hashlib
 from cryptography.fernet import Fernet, InvalidToken
 from sqlalchemy import delete, insert, select, update
 
+from engine.store.core import table
 from models import McpCredential, utcnow
 from models.db import Database
 
-C = McpCredential.__table__.c
+C = table(McpCredential).c
 
 
 def fernet_key(key: str, secret_key: str) -> bytes:

@@ -13,6 +13,7 @@ the view's `http` thread; `SearchGate` bounds how many run at once.
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 import time
 import unicodedata
@@ -196,6 +197,7 @@ def _stopped_at(conn: Connection, deadline: float | None) -> Iterator[None]:
         return
     if conn.dialect.name == "sqlite":
         driver = conn.connection.driver_connection
+        assert isinstance(driver, sqlite3.Connection)  # the sqlite dialect's driver is sqlite3
         driver.set_progress_handler(lambda: int(time.monotonic() >= deadline), SQLITE_STEPS)
         try:
             yield

@@ -38,7 +38,7 @@ def create_session(
 
 def list_sessions(
     db: Database, user_id: int, limit: int = 50, after: tuple[datetime, str] | None = None
-) -> tuple[list[dict[str, Any]], list[Any] | None]:
+) -> tuple[list[dict[str, Any]], tuple[datetime, str] | None]:
     """Return a page of the user's sessions, newest first, and the next page's key (or None).
 
     `after` is the sort key (created_at, id) of the last session of the previous page.
@@ -57,7 +57,7 @@ def list_sessions(
         rows = s.scalars(query.order_by(*order).limit(limit + 1)).all()
         page = [session_dict(r) for r in rows[:limit]]
         last = rows[limit - 1] if len(rows) > limit else None
-        return page, None if last is None else [last.created_at, last.id]
+        return page, None if last is None else (last.created_at, last.id)
 
 
 def list_messages(

@@ -19,6 +19,7 @@ from engine.store.starts import Ask
 from models import Message, ToolRun, Turn
 from models.chat import MESSAGE_FINISHED, TOOL_AWAITING
 from models.db import Database
+from streaming.wire.events import BusyPolicy
 
 NOT_AN_ANSWER = "messageId must name an assistant message of this chat."
 
@@ -106,7 +107,7 @@ def _question(s: Session, session_id: str | None, ui_id: str) -> Message | None:
     return next((r for r in rows if r.id in shown), rows[0])
 
 
-def _regenerate(s: Session, session_id: str | None, target: str, if_busy: str | None) -> Ask:
+def _regenerate(s: Session, session_id: str | None, target: str, if_busy: BusyPolicy | None) -> Ask:
     """Answer the question of `target` (an assistant UIMessage, or a question) again."""
     turn = s.get(Turn, target) if session_id is not None else None
     if turn is not None and turn.session_id == session_id:

@@ -9,12 +9,15 @@ strings, and a field class's own `json_schema` refinements.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Protocol
 
 from apispec import APISpec
 from apispec.ext.marshmallow import MarshmallowPlugin
+from apispec.ext.marshmallow.field_converter import FieldConverterMixin
 from apispec.ext.marshmallow.openapi import OpenAPIConverter
 from marshmallow import Schema, fields
+
+Field = fields.Field[Any]
 
 OPENAPI_VERSION = "3.1.0"
 DECIMAL_PATTERN = r"^-?[0-9]+(\.[0-9]+)?$"
@@ -47,21 +50,53 @@ def ecma_regex(pattern: str) -> str:
     return "".join(out)
 
 
-def _ecma_pattern(self: Any, field: fields.Field, ret: dict[str, Any], **_: Any) -> dict:
+class AttributeFunction(Protocol):
+    """What apispec calls, bound to its converter, on each field: JSON Schema keys to add."""
+
+    def __call__(
+        self, converter: FieldConverterMixin, field: Field, /, *, ret: dict[str, Any]
+    ) -> dict[str, Any]:
+        """Return the keys to add to (or replace in) the field's schema `ret`."""
+        ...
+
+
+class Converter(Protocol):
+    """What is used here of apispec's OpenAPIConverter (which has no types)."""
+
+    def add_attribute_function(self, func: AttributeFunction) -> None:
+        """Call `func` on every field converted from now on."""
+        ...
+
+    def schema2jsonschema(self, schema: Schema) -> dict[str, Any]:
+        """The JSON Schema object of `schema`."""
+        ...
+
+    def field2property(self, field: Field) -> dict[str, Any]:
+        """The JSON Schema of one field."""
+        ...
+
+
+def _ecma_pattern(
+    self: FieldConverterMixin, field: Field, ret: dict[str, Any], **_: Any
+) -> dict[str, Any]:
     return {"pattern": ecma_regex(ret["pattern"])} if "pattern" in ret else {}
 
 
-def _uri(self: Any, field: fields.Field, ret: dict[str, Any], **_: Any) -> dict:
+def _uri(self: FieldConverterMixin, field: Field, ret: dict[str, Any], **_: Any) -> dict[str, Any]:
     return {"format": "uri"} if isinstance(field, fields.Url) else {}
 
 
-def _decimal(self: Any, field: fields.Field, ret: dict[str, Any], **_: Any) -> dict:
+def _decimal(
+    self: FieldConverterMixin, field: Field, ret: dict[str, Any], **_: Any
+) -> dict[str, Any]:
     if not isinstance(field, fields.Decimal):
         return {}
     return {"type": "string", "pattern": ret.get("pattern", DECIMAL_PATTERN)}
 
 
-def _tuple(self: Any, field: fields.Field, ret: dict[str, Any], **_: Any) -> dict:
+def _tuple(
+    self: FieldConverterMixin, field: Field, ret: dict[str, Any], **_: Any
+) -> dict[str, Any]:
     if not isinstance(field, fields.Tuple):
         return {}
     items = [self.field2property(f) for f in field.tuple_fields]
@@ -69,22 +104,22 @@ def _tuple(self: Any, field: fields.Field, ret: dict[str, Any], **_: Any) -> dic
     return {"type": "array", "prefixItems": items, "items": False, "minItems": n, "maxItems": n}
 
 
-def _own(self: Any, field: fields.Field, ret: dict[str, Any], **_: Any) -> dict:
+def _own(self: FieldConverterMixin, field: Field, ret: dict[str, Any], **_: Any) -> dict[str, Any]:
     """A field class may refine what is derived (e.g. a stricter pattern)."""
     return dict(getattr(field, "json_schema", {}))
 
 
 # In this order: the field's own refinements first, the ECMA rewrite last.
-ATTRIBUTE_FUNCTIONS = (_decimal, _uri, _tuple, _own, _ecma_pattern)
+ATTRIBUTE_FUNCTIONS: tuple[AttributeFunction, ...] = (_decimal, _uri, _tuple, _own, _ecma_pattern)
 
 
-def extend(converter: OpenAPIConverter) -> None:
+def extend(converter: Converter) -> None:
     """Teach an apispec converter (the OpenAPI document's, or ours) the functions above."""
     for func in ATTRIBUTE_FUNCTIONS:
         converter.add_attribute_function(func)
 
 
-def _converter() -> OpenAPIConverter:
+def _converter() -> Converter:
     spec = APISpec("tools", "1", OPENAPI_VERSION, plugins=[MarshmallowPlugin()])
     converter = OpenAPIConverter(OPENAPI_VERSION, lambda schema: None, spec)
     extend(converter)
@@ -104,6 +139,6 @@ def schema_to_json(schema: Schema) -> dict[str, Any]:
     return {"type": "object", **out}
 
 
-def field_to_json(field: fields.Field) -> dict[str, Any]:
+def field_to_json(field: Field) -> dict[str, Any]:
     """Return the JSON Schema of one marshmallow field."""
     return _CONVERTER.field2property(field)

@@ -6,7 +6,7 @@ import json
 import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from marshmallow import Schema, ValidationError
 
@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from models.db import Database
 
 log = logging.getLogger(__name__)
+Result = TypeVar("Result")
 
 MAX_RESULT_CHARS = 60_000
 # A result's search_result blocks: the summary block plus the top rows, within the room its
@@ -168,8 +169,11 @@ class ToolRegistry:
 
 
 def _run(
-    tool: Tool, func: Callable[[ToolContext, dict[str, Any]], Any], ctx: ToolContext, data: dict
-) -> Any:
+    tool: Tool,
+    func: Callable[[ToolContext, dict[str, Any]], Result],
+    ctx: ToolContext,
+    data: dict[str, Any],
+) -> Result | ToolOutcome:
     """Call `func` (a handler or a preview); every failure but an outage becomes an outcome."""
     try:
         return func(ctx, data)

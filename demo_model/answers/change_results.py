@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from demo_model import tool_calls as c
 from demo_model.answers.fmt import lines_md, money, row_line
 from demo_model.change_plans import (
@@ -38,7 +40,7 @@ def change(intent: Intent, results: Results) -> Answer:
                 f"“set my {md_text(name.lower())} budget to {md_text(details['amount'])} USD”. "
                 "I changed nothing."
             )
-        args = {"category": name, "amount": details["amount"], "currency": currency}
+        args: dict[str, Any] = {"category": name, "amount": details["amount"], "currency": currency}
         if c.result_of(results, ("set_budget", args)) is None:
             return "I could not set the budget: the set_budget tool did not run."
         return (

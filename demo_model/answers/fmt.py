@@ -69,7 +69,7 @@ def cite(text: str, refs: Iterable[str]) -> Part:
     return Cite(text, refs) if refs else text
 
 
-def currency_note(codes: set[str]) -> list[str]:
+def currency_note(codes: set[str]) -> list[Line]:
     """Return the note on currencies when an answer has more than one."""
     return ["", CURRENCY_NOTE] if len(codes) > 1 else []
 

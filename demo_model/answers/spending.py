@@ -61,7 +61,7 @@ def unmatched(intent: Intent, subject: Subject, names: list[str]) -> str:
 
 def _subject(intent: Intent, subject: Subject, summary: Any, listed: Any, back: Any) -> Answer:
     is_category = subject.kind == "category"
-    lines = [f"**{md_text(subject.title())}** in {intent.period.text()}:"]
+    lines: list[Line] = [f"**{md_text(subject.title())}** in {intent.period.text()}:"]
     if subject.said:
         said, name = md_text(subject.said), md_text(subject.name)
         lines.insert(0, f"I read “{said}” as your {name} category.")
@@ -204,6 +204,6 @@ def largest(intent: Intent, results: Results) -> Answer:
         if r.get("category") in spend or r.get("category") is None
     ][:MAX_ROWS]
     about = f" ({md_text(subject.title())})" if subject.kind != "all" else ""
-    lines = [f"Your largest purchases{about} in {intent.period.text()}:"]
+    lines: list[Line] = [f"Your largest purchases{about} in {intent.period.text()}:"]
     lines += [row_line(r, with_category=subject.kind != "category") for r in rows]
     return lines_md(lines + currency_note({str(r.get("currency")) for r in rows}))

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
+from typing import cast
 
 import redis.asyncio as aioredis
+from redis.typing import KeyT, StreamIdT, StreamRangeResponse, XReadResponse
 
 from config import Timings
 from engine.events.log import Chunk, starts_epoch
@@ -22,9 +23,23 @@ log = logging.getLogger(__name__)
 Entries = list[tuple[bytes, dict[bytes, bytes]]]
 
 
+def entries_of(reply: StreamRangeResponse | None) -> Entries:
+    """A stream's entries as XRANGE gives them to this client."""
+    # Its client decodes no responses: every entry id and field is bytes.
+    return cast(Entries, reply or [])
+
+
+def _by_stream(reply: XReadResponse) -> list[tuple[str, Entries]]:
+    """XREAD's reply as (stream key, entries) pairs."""
+    # RESP2 (this client's protocol) gives one [key, entries] list per stream, all in bytes.
+    pairs = cast(list[tuple[bytes | str, Entries]], reply or [])
+    return [(key.decode() if isinstance(key, bytes) else key, entries) for key, entries in pairs]
+
+
 def chunk_of(entries: Entries, after: int) -> Chunk | None:
     """The chunk these entries (all after `after`) make; None if one is missing."""
-    frames, last = [], after
+    frames: list[bytes] = []
+    last = after
     for entry_id, fields in entries:
         seq = int(entry_id.split(b"-")[1])
         if END in fields:
@@ -55,9 +70,9 @@ class RedisFollower:
         """Frames after `after` in stream `key`, waiting up to `timeout` for some."""
         if after < self._tail.get(key, after + 1):
             # Behind what was seen (or never followed): take what is there at once.
-            entries = await self._redis.xrange(key, min=f"0-{after + 1}", count=10_000)
-            if entries:
-                return self._seen(key, entries, after)
+            behind = await self._redis.xrange(key, min=f"0-{after + 1}", count=10_000)
+            if behind:
+                return self._seen(key, entries_of(behind), after)
         loop = asyncio.get_running_loop()
         waiter: asyncio.Future[Entries] = loop.create_future()
         self._waiting.setdefault(key, {})[waiter] = after
@@ -93,17 +108,19 @@ class RedisFollower:
         block, delay = max(1, round(t.log_block * 1000)), t.log_backoff_base
         while self._waiting:
             # Each key from the lowest position a reader waits at.
-            streams = {k: f"0-{min(w.values())}" for k, w in self._waiting.items() if w}
+            streams: dict[KeyT, StreamIdT] = {
+                k: f"0-{min(w.values())}" for k, w in self._waiting.items() if w
+            }
             try:
-                reply: Any = await self._redis.xread(streams, count=10_000, block=block)
+                reply = await self._redis.xread(streams, count=10_000, block=block)
             except Exception as err:
                 log.warning("following Redis streams failed (%s); retrying", err)
                 await asyncio.sleep(delay)
                 delay = min(t.log_backoff_cap, delay * 2)
                 continue
             delay = t.log_backoff_base
-            for key, entries in reply or []:
-                self._hand_over(key.decode() if isinstance(key, bytes) else key, entries)
+            for key, entries in _by_stream(reply):
+                self._hand_over(key, entries)
             if reply:
                 # Wait a little so the next XREAD carries several streams' entries.
                 await asyncio.sleep(t.log_gather)

@@ -31,7 +31,7 @@ from config import Timings
 from engine.errors import LeaseLost
 from engine.events.acked import AckedFrames, HeldFrames
 from engine.events.log import Chunk, Confirm, origin, split_frames
-from engine.events.redis_follow import END, FIELD, RedisFollower
+from engine.events.redis_follow import END, FIELD, RedisFollower, entries_of
 from streaming.wire.protocol import encode_event
 
 log = logging.getLogger(__name__)
@@ -190,7 +190,7 @@ class RedisEventLog:
             raise LeaseLost(turn_id)
         if found != str(epoch).encode():
             return b""
-        entries = await self._redis.xrange(_key(turn_id))
+        entries = entries_of(await self._redis.xrange(_key(turn_id)))
         frames = [fields[FIELD] for _, fields in entries if FIELD in fields]
         if not frames:
             return b""

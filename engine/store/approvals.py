@@ -6,7 +6,8 @@ transaction marks it `continued` and creates the turn that runs the approved cal
 reads the declines); that turn starts as the user's limits allow (engine/store/starts.py
 `promote`): at once, or `queued` for a place. A decision that would start model work while
 the user is over the day's tokens or the rate is refused, writing nothing. A new message
-declines what is still pending: its turn starts with the results, declines included.
+declines what is still pending (engine/store/paused.py): its turn starts with the results,
+declines included.
 These run inside a caller's transaction.
 """
 
@@ -21,15 +22,15 @@ from sqlalchemy import Connection, insert, select, update
 
 from engine.errors import Conflict, NotFound
 from engine.limits import RUNNING, Admission
-from engine.store import starts, tree
-from engine.store.messages import NEXT_POSITION, StoredRun
+from engine.store import starts
+from engine.store.core import table
+from engine.store.paused import EXPIRED, USER_DECLINED, declined
 from engine.store.turn_rows import Runnable, insert_turn
 from models import ChatSession, Message, ToolGrant, ToolRun, Turn, new_id, utcnow
 from models.base import iso
 from models.chat import (
     APPROVED,
     DECLINED,
-    MESSAGE_FINISHED,
     TOOL_APPROVED,
     TOOL_AWAITING,
     TOOL_DONE,
@@ -39,13 +40,14 @@ from models.chat import (
 )
 from models.db import Database
 
-M, R, T = Message.__table__.c, ToolRun.__table__.c, Turn.__table__.c
-S = ChatSession.__table__.c
-G = ToolGrant.__table__.c
-USER_DECLINED = "The user declined this action, so it was not taken."
-SUPERSEDED = "The user sent a new message instead of approving this action; it was not taken."
-EXPIRED = "Nobody approved this action in time, so it was not taken."
-NEW = "new message"  # the reason stored for a call a new message declined
+_MESSAGES = table(Message)
+_TOOL_RUNS = table(ToolRun)
+_TURNS = table(Turn)
+_SESSIONS = table(ChatSession)
+M, R, T = _MESSAGES.c, _TOOL_RUNS.c, _TURNS.c
+S = _SESSIONS.c
+_GRANTS = table(ToolGrant)
+G = _GRANTS.c
 
 
 @dataclass(frozen=True)
@@ -56,24 +58,6 @@ class Decision:
     continuation: str | None
     started: list[Runnable] = field(default_factory=list)
     changed: bool = False  # False: the same decision was made before
-
-
-def denial(text: str, reason: str | None) -> list[dict[str, Any]]:
-    """The result the model reads for an action not taken."""
-    said = f" The user said: {reason}" if reason else ""
-    return [{"type": "text", "text": f"{text}{said} Do not take it unless the user asks again."}]
-
-
-def declined(text: str, reason: str | None, said: str | None = None) -> dict[str, Any]:
-    """The values of a call declined (by the user, a new message or expiry): done, not taken."""
-    return {
-        "status": TOOL_DONE,
-        "approval": DECLINED,
-        "decided_at": utcnow(),
-        "reason": reason,
-        "result": denial(text, said),
-        "is_error": True,
-    }
 
 
 def decide(
@@ -105,7 +89,7 @@ def decide(
     conn.execute(select(S.id).where(S.id == turn.session_id).with_for_update())
     conn.execute(owner.with_for_update())
     key = (R.session_id == turn.session_id, R.tool_use_id == tool_use_id)
-    run = conn.execute(select(ToolRun.__table__).where(*key, R.requested_in == turn_id)).first()
+    run = conn.execute(select(_TOOL_RUNS).where(*key, R.requested_in == turn_id)).first()
     if run is None or run.preview is None:
         raise NotFound("approval request", tool_use_id)
     wanted = APPROVED if approved else DECLINED
@@ -121,7 +105,7 @@ def decide(
     else:
         values = declined(USER_DECLINED, reason, said=reason)
     values["decided_by"] = user_id
-    conn.execute(update(ToolRun.__table__).where(*key).values(**values))
+    conn.execute(update(_TOOL_RUNS).where(*key).values(**values))
     if not _pending(conn, turn_id):
         # Model work follows (now, or when the paused turn has ended): the limits say.
         refusal = admission.check(conn, user_id)
@@ -130,7 +114,7 @@ def decide(
         if count_start is not None:
             count_start()
     started = maybe_continue(conn, turn_id, worker_id, admission)
-    decided = conn.execute(select(ToolRun.__table__).where(*key)).one()
+    decided = conn.execute(select(_TOOL_RUNS).where(*key)).one()
     return Decision(run_dict(decided), continuation(conn, turn_id), started, changed=True)
 
 
@@ -139,7 +123,7 @@ def grant(conn: Connection, session_id: str, name: str, user_id: int) -> None:
     exists = select(G.id).where(G.session_id == session_id, G.name == name)
     if conn.execute(exists).first() is None:
         conn.execute(
-            insert(ToolGrant.__table__).values(
+            insert(_GRANTS).values(
                 session_id=session_id, name=name, granted_by=user_id, created_at=utcnow()
             )
         )
@@ -155,7 +139,7 @@ def expire(
         return None
     admission.lock(conn, user_id)
     expired = conn.execute(
-        update(ToolRun.__table__)
+        update(_TOOL_RUNS)
         .where(R.requested_in == turn_id, R.status == TOOL_AWAITING, R.created_at < cutoff)
         .values(**declined(EXPIRED, "expired"))
     ).rowcount
@@ -195,41 +179,14 @@ def maybe_continue(
         continues=turn_id,
     )
     starts.go_first(conn, paused.session_id, following)
-    conn.execute(update(Turn.__table__).where(T.id == turn_id).values(status=TURN_CONTINUED))
+    conn.execute(update(_TURNS).where(T.id == turn_id).values(status=TURN_CONTINUED))
     return starts.promote(conn, paused.user_id, worker_id, admission)
-
-
-def resume_branch(conn: Connection, session_id: str, paused_id: str) -> None:
-    """Make the paused turn's last answer (whose calls were decided) the active leaf."""
-    asked = _asking(conn, paused_id)
-    if asked is not None:
-        tree.set_leaf(conn, session_id, asked.id)
-
-
-def decline_pending(conn: Connection, session_id: str, turn_id: str) -> None:
-    """Decline what the session's paused turns wait for; store their results in `turn_id`."""
-    paused = conn.scalars(
-        select(T.id).where(T.session_id == session_id, T.status == TURN_AWAITING)
-    ).all()
-    for paused_id in paused:
-        conn.execute(
-            update(ToolRun.__table__)
-            .where(
-                R.session_id == session_id,
-                R.requested_in == paused_id,
-                # An approved call waiting for the others to be decided never ran either.
-                R.status.in_((TOOL_AWAITING, TOOL_APPROVED)),
-            )
-            .values(**declined(SUPERSEDED, NEW))
-        )
-        _answer(conn, session_id, paused_id, turn_id)
-        conn.execute(update(Turn.__table__).where(T.id == paused_id).values(status=TURN_CONTINUED))
 
 
 def pending(conn: Connection, session_id: str) -> list[dict[str, Any]]:
     """The session's calls waiting for a decision, oldest first."""
     rows = conn.execute(
-        select(ToolRun.__table__)
+        select(_TOOL_RUNS)
         .where(R.session_id == session_id, R.status == TOOL_AWAITING)
         .order_by(R.created_at, R.id)
     ).all()
@@ -264,61 +221,6 @@ def run_dict(run: Any) -> dict[str, Any]:
 def _pending(conn: Connection, turn_id: str) -> bool:
     waiting = select(R.id).where(R.requested_in == turn_id, R.status == TOOL_AWAITING)
     return conn.execute(waiting.limit(1)).first() is not None
-
-
-def _asking(conn: Connection, paused_id: str) -> Any:
-    """The paused turn's last answer: the one whose tool calls wait for results."""
-    return conn.execute(
-        select(M.id, M.content)
-        .where(M.turn_id == paused_id, M.role == "assistant", M.status.in_(MESSAGE_FINISHED))
-        .order_by(M.position.desc())
-        .limit(1)
-    ).first()
-
-
-def _answer(conn: Connection, session_id: str, paused_id: str, turn_id: str) -> None:
-    """Store the results of a paused answer's calls under it, as `turn_id`'s message."""
-    asked = _asking(conn, paused_id)
-    if asked is None:
-        return
-    ids = [b["id"] for b in asked.content if b.get("type") == "tool_use"]
-    stored = (
-        R.tool_use_id,
-        R.name,
-        R.status,
-        R.result,
-        R.is_error,
-        R.preview,
-        R.approval,
-        R.reason,
-    )
-    runs = {
-        r.tool_use_id: StoredRun(*r)
-        for r in conn.execute(
-            select(*stored).where(R.session_id == session_id, R.tool_use_id.in_(ids))
-        )
-    }
-    not_run = StoredRun("", "", TOOL_DONE, denial(SUPERSEDED, None), True, None, DECLINED, NEW)
-    blocks = [
-        (runs[i] if i in runs and runs[i].status == TOOL_DONE else not_run).block()
-        | {"tool_use_id": i}
-        for i in ids
-    ]
-    message_id = new_id("msg")
-    conn.execute(
-        insert(Message.__table__).values(position=NEXT_POSITION),
-        {
-            "id": message_id,
-            "session_id": session_id,
-            "turn_id": turn_id,
-            "parent_id": asked.id,
-            "role": "user",
-            "status": "complete",
-            "content": blocks,
-            "_session": session_id,
-        },
-    )
-    tree.move_leaf(conn, session_id, asked.id, message_id)
 
 
 class ApprovalStore:
@@ -375,7 +277,7 @@ class ApprovalStore:
             if owner != user_id:
                 raise NotFound("turn", turn_id)
             rows = conn.execute(
-                select(ToolRun.__table__).where(R.requested_in == turn_id).order_by(R.id)
+                select(_TOOL_RUNS).where(R.requested_in == turn_id).order_by(R.id)
             ).all()
         # Only calls of side-effect tools carry a preview (JSON null is not SQL NULL).
         return [run_dict(r) for r in rows if r.preview is not None]
@@ -384,8 +286,8 @@ class ApprovalStore:
         """The user's approved actions that ran, newest first."""
         with self.db.begin_read() as conn:
             rows = conn.execute(
-                select(ToolRun.__table__)
-                .join(Turn.__table__, T.id == R.turn_id)
+                select(_TOOL_RUNS)
+                .join(_TURNS, T.id == R.turn_id)
                 .where(T.user_id == user_id, R.approval == APPROVED, R.status == TOOL_DONE)
                 .order_by(R.finished_at.desc(), R.id.desc())
                 .limit(limit)

@@ -61,8 +61,7 @@ def db_now(s: Session) -> datetime:
     """The database's current time, so hosts with skewed clocks judge heartbeats alike."""
     if s.get_bind().dialect.name == "sqlite":
         return utcnow()  # SQLite is local: its clock is this host's, at full resolution
-    now = s.scalar(select(func.now()))
-    return now
+    return s.execute(select(func.now())).scalar_one()
 
 
 def now_value(s: Session) -> Any:

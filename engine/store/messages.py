@@ -15,6 +15,7 @@ from sqlalchemy import Insert, bindparam, func, insert, not_, select, update
 from sqlalchemy.orm import Session
 
 from engine.store import tree
+from engine.store.core import rowcount, table
 from engine.store.fence import HELD, Lease, held_params, hold
 from models import Message, ToolGrant, ToolRun, utcnow
 from models.chat import (
@@ -29,7 +30,9 @@ from models.db import Database
 from models.searchable import search_text
 from streaming.messages.history import repair_history
 
-M, R = Message.__table__.c, ToolRun.__table__.c
+_MESSAGES = table(Message)
+_TOOL_RUNS = table(ToolRun)
+M, R = _MESSAGES.c, _TOOL_RUNS.c
 # Statements are built once (with bind parameters): building one costs more CPU than
 # running it on SQLite. The SET clause of an update comes from the values passed. Every
 # write carries the lease test (HELD, binding _turn and _lease) in its own WHERE clause.
@@ -38,23 +41,21 @@ NEXT_POSITION = (
     .where(M.session_id == bindparam("_session"))
     .scalar_subquery()
 )
-_UPDATE = update(Message.__table__).where(
-    M.id == bindparam("_id"), M.turn_id == bindparam("_turn"), HELD
-)
+_UPDATE = update(_MESSAGES).where(M.id == bindparam("_id"), M.turn_id == bindparam("_turn"), HELD)
 _DISCARD = (
-    update(Message.__table__)
+    update(_MESSAGES)
     .where(M.turn_id == bindparam("_turn"), M.status == "streaming", HELD)
     .values(status="discarded")
     .returning(M.id, M.parent_id)
 )
 _DISCARD_ONE = (
-    update(Message.__table__)
+    update(_MESSAGES)
     .where(M.id == bindparam("_id"), M.turn_id == bindparam("_turn"), HELD)
     .values(status="discarded")
     .returning(M.parent_id)
 )
 _RUN_KEY = (R.session_id == bindparam("_session"), R.tool_use_id == bindparam("_tool_use"))
-_RUN_COLUMNS = (
+RUN_COLUMNS = (
     R.tool_use_id,
     R.name,
     R.status,
@@ -64,30 +65,28 @@ _RUN_COLUMNS = (
     R.approval,
     R.reason,
 )
-_RUN = select(*_RUN_COLUMNS, R.turn_id, R.lease).where(*_RUN_KEY)
+_RUN = select(*RUN_COLUMNS, R.turn_id, R.lease).where(*_RUN_KEY)
 # Only a run still `running`: a side-effect tool that stored its result with its change
 # (`applied`) keeps it, even if its caller gave up on it (timed out, cancelled) meanwhile.
 _FINISH = (
-    update(ToolRun.__table__)
-    .where(*_RUN_KEY, R.status == TOOL_RUNNING, HELD)
-    .returning(*_RUN_COLUMNS)
+    update(_TOOL_RUNS).where(*_RUN_KEY, R.status == TOOL_RUNNING, HELD).returning(*RUN_COLUMNS)
 )
 # An approved run is claimed by the turn that continues its paused one.
 _CLAIM_APPROVED = (
-    update(ToolRun.__table__)
+    update(_TOOL_RUNS)
     .where(*_RUN_KEY, R.status == TOOL_APPROVED, HELD)
     .values(status=TOOL_RUNNING, turn_id=bindparam("_turn"), lease=bindparam("_lease"))
 )
 # A side-effect tool's run found `running` after a takeover never made its change: the change
 # and the run's result commit together (`applied`), so the new holder claims it and runs it.
 _RECLAIM = (
-    update(ToolRun.__table__)
+    update(_TOOL_RUNS)
     .where(*_RUN_KEY, R.status == TOOL_RUNNING, HELD)
     .values(turn_id=bindparam("_turn"), lease=bindparam("_lease"))
 )
 # Stored in the tool's own write transaction, by the holder of the run's claim only.
 _APPLIED = (
-    update(ToolRun.__table__)
+    update(_TOOL_RUNS)
     .where(
         *_RUN_KEY,
         R.status == TOOL_RUNNING,
@@ -110,7 +109,7 @@ _CLAIM_COLUMNS = (
     "preview",
 )
 _CLAIM = (
-    insert(ToolRun.__table__)
+    insert(_TOOL_RUNS)
     .from_select(
         _CLAIM_COLUMNS,
         select(*(bindparam(c, type_=R[c].type) for c in _CLAIM_COLUMNS)).where(
@@ -119,7 +118,7 @@ _CLAIM = (
     )
     .returning(R.id)
 )
-_G = ToolGrant.__table__.c
+_G = table(ToolGrant).c
 # The user's "always for this session" for a tool (engine/store/approvals.py `grant`).
 _GRANTED = select(_G.id).where(
     _G.session_id == bindparam("_session"), _G.name == bindparam("_name")
@@ -134,7 +133,7 @@ def _add(columns: tuple[str, ...]) -> Insert:
         values = [bindparam(c, type_=M[c].type) for c in columns]
         absent = not_(select(M.id).where(M.id == bindparam("id")).exists())
         statement = (
-            insert(Message.__table__)
+            insert(_MESSAGES)
             .from_select((*columns, "position"), select(*values, NEXT_POSITION).where(HELD, absent))
             .returning(M.id)
         )
@@ -190,7 +189,11 @@ class MessageStore:
         **fields: Any,
     ) -> None:
         """Add a message at the end of the active branch (once, however often called)."""
-        row = {"id": message_id, "session_id": lease.session_id, "turn_id": lease.turn_id}
+        row: dict[str, object] = {
+            "id": message_id,
+            "session_id": lease.session_id,
+            "turn_id": lease.turn_id,
+        }
         row.update(role=role, content=content, status=status, **fields)
         if status in MESSAGE_FINISHED:
             row["search_text"] = search_text(content)
@@ -342,7 +345,7 @@ class MessageStore:
             _APPLIED,
             {**params, "result": result, "finished_at": utcnow(), "duration_ms": took},
         )
-        return bool(done.rowcount)
+        return bool(rowcount(done))
 
     def finish_tool(
         self,
@@ -369,7 +372,8 @@ class MessageStore:
             ).first()
             if done is None:
                 hold(conn, lease)
-                done = conn.execute(_RUN, key).one()[:8]  # a claim that is gone: NoResultFound
+                gone = conn.execute(_RUN, key).one()  # a claim that is gone: NoResultFound
+                return StoredRun(*gone[:8])
             return StoredRun(*done)
 
 

@@ -18,7 +18,8 @@ from sqlalchemy import Connection, and_, func, insert, not_, select, update
 
 from engine.errors import Conflict, LimitExceeded, TurnConflict, Unprocessable
 from engine.limits import RUNNING, Admission
-from engine.store import approvals, tree
+from engine.store import paused, tree
+from engine.store.core import table
 from engine.store.messages import NEXT_POSITION
 from engine.store.turn_rows import Runnable, insert_turn
 from models import Message, Turn, TurnEvents, new_id, utcnow
@@ -28,9 +29,12 @@ from streaming.wire import events as E
 from streaming.wire.events import BUSY_POLICIES, BusyPolicy
 from streaming.wire.protocol import encode_event
 
-M, T = Message.__table__.c, Turn.__table__.c
-_QUESTION = insert(Message.__table__).values(position=NEXT_POSITION)
-_OTHER = Turn.__table__.alias("other")
+_MESSAGES = table(Message)
+_TURNS = table(Turn)
+_TURN_EVENTS = table(TurnEvents)
+M, T = _MESSAGES.c, _TURNS.c
+_QUESTION = insert(_MESSAGES).values(position=NEXT_POSITION)
+_OTHER = _TURNS.alias("other")
 # The session of the turn in the outer query runs nothing.
 _IDLE = not_(
     select(_OTHER.c.id)
@@ -79,9 +83,9 @@ def start(
             return sent
     question = _check(conn, session_id, ask)
     running = conn.scalar(select(T.id).where(T.session_id == session_id, T.status == TURN_RUNNING))
-    waiting = conn.scalar(
+    waiting = conn.execute(
         select(func.count()).where(T.session_id == session_id, T.status == TURN_QUEUED)
-    )
+    ).scalar_one()
     # Turns waiting for a place keep the session's order: a new message goes behind them.
     queued = running is not None or waiting > 0
     if queued:
@@ -128,7 +132,7 @@ def start(
         return Placed(False), question or ""
     interrupted = None
     if ask.if_busy == "interrupt" and running is not None:
-        conn.execute(update(Turn.__table__).where(T.id == running).values(cancel_requested=True))
+        conn.execute(update(_TURNS).where(T.id == running).values(cancel_requested=True))
         go_first(conn, session_id, turn_id)  # it runs as soon as the running one stopped
         interrupted = running
     return Placed(True, interrupted), question or ""
@@ -151,14 +155,14 @@ def promote(
             break
         status = TURN_RUNNING if refusal is None else "failed"
         moved = conn.execute(
-            update(Turn.__table__)
+            update(_TURNS)
             .where(T.id == row.id, T.status == TURN_QUEUED)
             .values(status=status, worker_id=worker_id if refusal is None else None)
         ).rowcount
         if not moved:
             continue  # cancelled meanwhile
         if row.continues is not None:
-            approvals.resume_branch(conn, row.session_id, row.continues)
+            paused.resume_branch(conn, row.session_id, row.continues)
         else:
             _place(conn, row.session_id, row.id, row.question_id, row.to_leaf)
         if refusal is not None:
@@ -189,7 +193,7 @@ def go_first(conn: Connection, session_id: str, turn_id: str) -> None:
     )
     if first is not None:
         ahead = first - timedelta(microseconds=1)
-        conn.execute(update(Turn.__table__).where(T.id == turn_id).values(created_at=ahead))
+        conn.execute(update(_TURNS).where(T.id == turn_id).values(created_at=ahead))
 
 
 def _next_waiting(conn: Connection, user_id: int) -> Any:
@@ -205,7 +209,7 @@ def _next_waiting(conn: Connection, user_id: int) -> Any:
 def _fail(conn: Connection, row: Any, refusal: LimitExceeded) -> None:
     """End a turn that never ran `failed` with the refusal; archive its events for readers."""
     conn.execute(
-        update(Turn.__table__)
+        update(_TURNS)
         .where(T.id == row.id)
         .values(finished_at=utcnow(), error_code=refusal.code, error_message=refusal.message)
     )
@@ -215,7 +219,7 @@ def _fail(conn: Connection, row: Any, refusal: LimitExceeded) -> None:
         + encode_event(2, *E.turn_error(refusal.code, refusal.message))
         + encode_event(3, *E.turn_end(row.id, "failed"))
     )
-    conn.execute(insert(TurnEvents.__table__).values(turn_id=row.id, last_seq=3, frames=frames))
+    conn.execute(insert(_TURN_EVENTS).values(turn_id=row.id, last_seq=3, frames=frames))
 
 
 def cancel_queued(conn: Connection, turn_id: str) -> bool:
@@ -224,17 +228,17 @@ def cancel_queued(conn: Connection, turn_id: str) -> bool:
     Its events (a start and an end) are archived, so its readers end too.
     """
     row = conn.execute(
-        update(Turn.__table__)
+        update(_TURNS)
         .where(T.id == turn_id, T.status == TURN_QUEUED)
         .values(status="cancelled", finished_at=utcnow())
         .returning(T.session_id, T.question_id)
     ).first()
     if row is None:
         return False
-    conn.execute(Message.__table__.delete().where(M.turn_id == turn_id, M.status == MESSAGE_QUEUED))
+    conn.execute(_MESSAGES.delete().where(M.turn_id == turn_id, M.status == MESSAGE_QUEUED))
     start = E.turn_start(turn_id, row.session_id, row.question_id)
     frames = encode_event(1, *start) + encode_event(2, *E.turn_end(turn_id, "cancelled"))
-    conn.execute(insert(TurnEvents.__table__).values(turn_id=turn_id, last_seq=2, frames=frames))
+    conn.execute(insert(_TURN_EVENTS).values(turn_id=turn_id, last_seq=2, frames=frames))
     return True
 
 
@@ -245,16 +249,14 @@ def _place(
 
     What the session's paused turns still wait for is declined first: the user moved on.
     """
-    approvals.decline_pending(conn, session_id, turn_id)
+    paused.decline_pending(conn, session_id, turn_id)
     own = conn.execute(
         select(M.id, M.parent_id).where(M.turn_id == turn_id, M.status == MESSAGE_QUEUED)
     ).first()
     if own is not None:
         parent = tree.leaf(conn, session_id) if to_leaf else own.parent_id
         conn.execute(
-            update(Message.__table__)
-            .where(M.id == own.id)
-            .values(status="complete", parent_id=parent)
+            update(_MESSAGES).where(M.id == own.id).values(status="complete", parent_id=parent)
         )
     if question is not None:
         tree.set_leaf(conn, session_id, question)
@@ -264,7 +266,7 @@ def _sent(conn: Connection, session_id: str, ask: Ask) -> tuple[Placed, str] | N
     """The turn an earlier send of this message started, if any (one `client_id`, one send)."""
     row = conn.execute(
         select(M.id, M.turn_id, M.content, T.status)
-        .join(Turn.__table__, T.id == M.turn_id)
+        .join(_TURNS, T.id == M.turn_id)
         .where(M.session_id == session_id, M.client_id == ask.client_id, M.role == "user")
         .order_by(M.created_at.desc())
         .limit(1)
@@ -300,7 +302,7 @@ def _check(conn: Connection, session_id: str, ask: Ask) -> str | None:
         row = tree.message(conn, session_id, ask.parent_id)
         # A question follows an answer, or the results of calls a new message declined.
         follows = row is not None and (row.role == "assistant" or not tree.asks(row.content))
-        if not follows or row.status not in MESSAGE_FINISHED:
+        if row is None or not follows or row.status not in MESSAGE_FINISHED:
             raise Unprocessable(
                 "parent_id must name an answer of this session (null: a first message).",
                 code="invalid_parent",

@@ -11,16 +11,19 @@ from typing import Any
 
 from sqlalchemy import Connection, Row, bindparam, literal, or_, select, update
 
+from engine.store.core import table
 from models import ChatSession, Message
 from models.chat import MESSAGE_FINISHED
 
-M, S = Message.__table__.c, ChatSession.__table__.c
+_MESSAGES = table(Message)
+_SESSIONS = table(ChatSession)
+M, S = _MESSAGES.c, _SESSIONS.c
 # Rows of a branch shown to people: finished ones and the one streaming now.
 SHOWN = (*MESSAGE_FINISHED, "streaming")
 _LEAF_OF = select(S.active_leaf_id).where(S.id == bindparam("_session")).scalar_subquery()
 _LOCK_LEAF = select(S.active_leaf_id).where(S.id == bindparam("_session")).with_for_update()
-_SET_LEAF = update(ChatSession.__table__).where(S.id == bindparam("_session"))
-_MOVE_LEAF = update(ChatSession.__table__).where(
+_SET_LEAF = update(_SESSIONS).where(S.id == bindparam("_session"))
+_MOVE_LEAF = update(_SESSIONS).where(
     S.id == bindparam("_session"), S.active_leaf_id == bindparam("_from")
 )
 _CHILDREN = (
@@ -86,7 +89,7 @@ def move_leaf(conn: Connection, session_id: str, from_id: str, to_id: str | None
     conn.execute(_MOVE_LEAF, {"_session": session_id, "_from": from_id, "active_leaf_id": to_id})
 
 
-def message(conn: Connection, session_id: str, message_id: str) -> Row[Any] | None:
+def message(conn: Connection, session_id: str, message_id: str) -> Row[*tuple[Any, ...]] | None:
     """One message of the session (None if it is not one of its)."""
     row = conn.execute(_ROW.where(M.id == message_id)).first()
     return row if row is not None and row.session_id == session_id else None
@@ -110,7 +113,8 @@ def question_of(conn: Connection, message_id: str) -> str | None:
         if row is None:
             return None
         if row.role == "user" and asks(row.content):
-            return row.id
+            question: str = row.id
+            return question
         current = row.parent_id
     return None
 

@@ -6,10 +6,12 @@ from dataclasses import dataclass
 
 from sqlalchemy import Connection, insert
 
+from engine.store.core import table
 from engine.store.fence import Lease
 from models import Turn
 
-_NEW_TURN = insert(Turn.__table__)
+_TURNS = table(Turn)
+_NEW_TURN = insert(_TURNS)
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from engine.events.log import last_seq
 from engine.limits import RUNNING, Admission
 from engine.session_limits import SessionLimits
 from engine.store import approvals, starts
+from engine.store.core import rowcount, table
 from engine.store.fence import Lease, db_now
 from engine.store.starts import Ask, Placed
 from engine.store.turn_rows import NewTurn, Runnable
@@ -24,15 +25,18 @@ from models.searchable import search_title
 
 __all__ = ["Ask", "NewTurn", "Placed", "Runnable", "TurnState", "TurnStore"]
 
-T, S = Turn.__table__.c, ChatSession.__table__.c
+_TURNS = table(Turn)
+_SESSIONS = table(ChatSession)
+_TURN_EVENTS = table(TurnEvents)
+T, S = _TURNS.c, _SESSIONS.c
 # Built once, as in engine/store/messages.py: a turn's start and end are on every turn's path.
-_NEW_SESSION = insert(ChatSession.__table__)
+_NEW_SESSION = insert(_SESSIONS)
 _SESSION = select(S.user_id, S.title).where(S.id == bindparam("_session")).with_for_update()
-_TITLE = update(ChatSession.__table__).where(S.id == bindparam("_session"))
-_FINISH = update(Turn.__table__).where(
+_TITLE = update(_SESSIONS).where(S.id == bindparam("_session"))
+_FINISH = update(_TURNS).where(
     T.id == bindparam("_turn"), T.lease == bindparam("_lease"), T.status == TURN_RUNNING
 )
-_ARCHIVE = insert(TurnEvents.__table__)
+_ARCHIVE = insert(_TURN_EVENTS)
 _ENDED = select(T.lease, T.status).where(T.id == bindparam("_turn"))
 _HOLDS = select(T.id).where(
     T.id == bindparam("_turn"), T.lease == bindparam("_lease"), T.status == TURN_RUNNING
@@ -237,17 +241,16 @@ class TurnStore:
     def release(self, lease: Lease) -> bool:
         """Hand a running turn over: any worker's reaper may take it at once."""
         with self.db.transaction() as s:
-            return bool(
-                s.execute(
-                    update(Turn)
-                    .where(
-                        Turn.id == lease.turn_id,
-                        Turn.lease == lease.number,
-                        Turn.status == TURN_RUNNING,
-                    )
-                    .values(worker_id=None)
-                ).rowcount
+            done = s.execute(
+                update(Turn)
+                .where(
+                    Turn.id == lease.turn_id,
+                    Turn.lease == lease.number,
+                    Turn.status == TURN_RUNNING,
+                )
+                .values(worker_id=None)
             )
+            return bool(rowcount(done))
 
     def take_orphans(self, worker_id: str, stale_after: float, limit: int) -> list[Runnable]:
         """Take over running turns whose worker stopped beating or handed them over.
@@ -327,7 +330,7 @@ class TurnStore:
         """Start the next generation of the turn's event log; raise LeaseLost if not ours."""
         with self.db.begin() as conn:
             epoch = conn.scalar(
-                update(Turn.__table__)
+                update(_TURNS)
                 .where(T.id == lease.turn_id, T.lease == lease.number, T.status == TURN_RUNNING)
                 .values(log_epoch=T.log_epoch + 1)
                 .returning(T.log_epoch)

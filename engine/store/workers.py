@@ -9,6 +9,7 @@ from datetime import timedelta
 
 from sqlalchemy import delete, insert, select, update
 
+from engine.store.core import rowcount
 from engine.store.fence import db_now, now_value
 from models import Turn, Worker
 from models.chat import TURN_RUNNING
@@ -37,9 +38,13 @@ class WorkerRegistry:
     def beat(self) -> None:
         """Refresh the heartbeat of this worker and so of every turn it runs."""
         with self.db.transaction() as s:
-            found = s.execute(
-                update(Worker).where(Worker.id == self.worker_id).values(heartbeat_at=now_value(s))
-            ).rowcount
+            found = rowcount(
+                s.execute(
+                    update(Worker)
+                    .where(Worker.id == self.worker_id)
+                    .values(heartbeat_at=now_value(s))
+                )
+            )
         if not found:
             self.register()
 
@@ -56,8 +61,10 @@ class WorkerRegistry:
                 Turn.status == TURN_RUNNING, Turn.worker_id.is_not(None)
             )
             return (
-                s.execute(
-                    delete(Worker).where(Worker.heartbeat_at < cutoff, Worker.id.not_in(busy))
-                ).rowcount
+                rowcount(
+                    s.execute(
+                        delete(Worker).where(Worker.heartbeat_at < cutoff, Worker.id.not_in(busy))
+                    )
+                )
                 or 0
             )

@@ -15,6 +15,7 @@ import time
 from typing import Any
 
 from engine.errors import TurnFailed, UpstreamInterrupted
+from engine.runtime import this_task
 from engine.store.fence import Lease
 from engine.turns.outbox import Outbox
 from engine.turns.pacing import Cadence
@@ -175,7 +176,7 @@ class ModelCalls:
             # A stopped turn's cancellation reaches `reading` through this await.
             return await reading
         except asyncio.CancelledError:
-            if not watch.fired or asyncio.current_task().cancelling():  # type: ignore[union-attr]
+            if not watch.fired or this_task().cancelling():
                 raise
             message = STALLED if current.saw_content else NO_START
             raise UpstreamInterrupted("stalled", message) from None

@@ -32,7 +32,8 @@ class UniqueIds:
 
     def reset(self) -> None:
         """Start a new message: only the history's ids are taken."""
-        self.used, self.renamed = set(self.history_ids), {}
+        self.used: set[str] = set(self.history_ids)
+        self.renamed: dict[str, str] = {}
 
     def fix(self, block: dict[str, Any]) -> tuple[dict[str, Any], str | None, str | None]:
         """Return the block to show, and (field, new value) if the stored one must change."""

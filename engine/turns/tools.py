@@ -23,6 +23,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from config import Timings
+from engine.runtime import this_task
 from engine.store.durable import Store
 from engine.store.fence import Lease
 from engine.store.messages import MessageStore, StoredRun
@@ -171,7 +172,7 @@ class ToolRunner:
                 task.cancel()
             if quiet():
                 raise
-            asyncio.current_task().uncancel()  # type: ignore[union-attr]
+            this_task().uncancel()
             for call in calls:
                 if call.tool_use_id in runs:
                     continue
@@ -268,8 +269,8 @@ class ToolRunner:
         started, delay = time.monotonic(), t.store_backoff_base
         while True:
             # In the span's context, so the tool's statements are traced inside it.
-            execute = partial(copy_context().run, self.registry.execute)
-            run = loop.run_in_executor(self.pool, execute, call.name, call.input, ctx)
+            execute = partial(copy_context().run, self.registry.execute, call.name, call.input, ctx)
+            run = loop.run_in_executor(self.pool, execute)
             try:
                 # At the timeout the call is cancelled: one still queued never runs after
                 # its "timed out" result was sent.
@@ -337,7 +338,7 @@ def tool_calls(
     calls: dict[str, ToolCall] = {}
     for block in content:
         ident = block.get("id")
-        if block.get("type") != "tool_use" or ident in calls:
+        if block.get("type") != "tool_use" or not isinstance(ident, str) or ident in calls:
             continue
         # After a takeover the round's errors are gone; the stored block still says.
         bad = input_errors.get(ident) or BadInput.from_block(block)

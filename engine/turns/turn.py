@@ -31,6 +31,7 @@ from engine.errors import (
     TurnFailed,
 )
 from engine.events.log import last_seq
+from engine.runtime import this_task
 from engine.store.fence import Lease
 from engine.store.turn_rows import NewTurn, Runnable
 from engine.turns import resume
@@ -111,8 +112,9 @@ class Turn:
 
     async def run(self) -> str:
         """Run the turn and return its final status; clients always get turn_end last."""
-        self.task = asyncio.current_task()  # type: ignore[assignment]
+        self.task = this_task()
         self.started = True
+        error: tuple[str, str] | None
         status, error = "failed", INTERNAL
         try:
             if self.stop_kind is not None:
@@ -120,7 +122,7 @@ class Turn:
             history, stop = await self._begin()
             status, error = await self._rounds(history, stop), None
         except asyncio.CancelledError:
-            asyncio.current_task().uncancel()  # type: ignore[union-attr]
+            this_task().uncancel()
             self.stop_kind = self.stop_kind or "handover"  # cancelled from outside: shutdown
             status, error = "cancelled", None
         except TurnCancelled:

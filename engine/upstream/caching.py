@@ -69,6 +69,7 @@ def canonical_tools(tools: list[Block]) -> list[Block]:
     if last is not None and last[0] is tools:
         return last[1]
     ordered = sorted(tools, key=lambda tool: tool["name"])
+    # Both keep a value's kind: a tool (a dict) comes back a dict.
     result = [cast(Block, _sorted_keys(_unmarked(tool))) for tool in ordered]
     _last_tools = (tools, result)
     return result

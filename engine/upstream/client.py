@@ -119,7 +119,7 @@ class ModelClient:
         async with self._client.messages.with_streaming_response.create(**params) as response:
             http = response.http_response
             if http.headers.get("content-encoding", "identity") == "identity":
-                yield http.stream  # type: ignore[misc]
+                yield http.stream
             else:
                 yield http.aiter_bytes()
 

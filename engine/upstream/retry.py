@@ -79,7 +79,7 @@ class RetryPolicy:
         """Seconds to wait before retry number `attempt` (0-based)."""
         if retry_after is not None:
             return max(0.0, retry_after)
-        return min(self.cap, self.base * 2**attempt) * rng.uniform(0.5, 1.0)
+        return min(self.cap, self.base * 2.0**attempt) * rng.uniform(0.5, 1.0)
 
     def allows(self, attempt: int, waited: float, wait: float) -> bool:
         """True if retry number `attempt` may happen after waiting `wait` more seconds.

@@ -318,6 +318,7 @@ class _Branch:
 
     def build(self, rows: Iterable[dict[str, Any]]) -> list[UIMessage]:
         for raw in rows:
+            # Services read the rows as plain dicts of models.Message's columns.
             row = cast(StoredMessage, raw)
             if row["role"] == "user":
                 if not stored.asks(row):

@@ -171,8 +171,10 @@ class MessageAccumulator:
         if kind == "content_block_delta":
             index = event.get("index")
             delta = event.get("delta")
-            block = self._open.get(index) if type(index) is int else None
-            if block is None or not isinstance(delta, dict):
+            if type(index) is not int or not isinstance(delta, dict):
+                return [UnknownEvent(event)]
+            block = self._open.get(index)
+            if block is None:
                 return [UnknownEvent(event)]
             block.apply(delta)
             return [BlockDelta(index, delta)]
@@ -228,7 +230,9 @@ class MessageAccumulator:
 
     def _on_block_stop(self, event: dict[str, Any]) -> list[Change]:
         index = event.get("index")
-        open_block = self._open.pop(index, None) if type(index) is int else None
+        if type(index) is not int:
+            return [UnknownEvent(event)]
+        open_block = self._open.pop(index, None)
         if open_block is None:
             return [UnknownEvent(event)]
         block, error, raw = open_block.finish()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeGuard
 
 __all__ = ["INTERRUPTED_RESULT", "repair_history", "validate_history"]
 
@@ -11,7 +11,7 @@ INTERRUPTED_RESULT = "interrupted: the tool did not run to completion"
 Block = dict[str, Any]
 
 
-def _nonempty_str(value: Any) -> bool:
+def _nonempty_str(value: object) -> TypeGuard[str]:
     return isinstance(value, str) and bool(value)
 
 

@@ -34,8 +34,11 @@ def as_sent(history: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def _private(block: Any) -> bool:
-    return isinstance(block, dict) and PRIVATE.get(block.get("type"), "") in block
+def _private(block: object) -> bool:
+    if not isinstance(block, dict):
+        return False
+    kind = block.get("type")
+    return isinstance(kind, str) and PRIVATE.get(kind, "") in block
 
 
 def _public(block: dict[str, Any]) -> dict[str, Any]:

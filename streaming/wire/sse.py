@@ -15,7 +15,7 @@ class SSEEvent(NamedTuple):
     """One dispatched SSE event: `event:` name (None if absent), joined data, last event id."""
 
     event: str | None
-    data: str  # bytes from a decoder made with decode=False
+    data: str | bytes  # bytes from a decoder made with decode=False
     id: str | None
 
 

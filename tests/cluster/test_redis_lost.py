@@ -42,10 +42,11 @@ def run_through(deployment: Deployment, lost_redis: PrivateRedis, kill: bool) ->
         wait_until(  # every client has read part of its answer
             lambda: min(f.last for f in followers) >= 10, 30, "the clients read nothing"
         )
-        busy = {deployment.worker_pid(t["turn_id"]) for t in turns} if kill else set()
-        lost_redis.restart_empty()
-        for pid in busy:
+        # Killed first, so no living holder writes the log again before its taker comes: every
+        # taker must find its log lost (the other order is the soak's, where either may happen).
+        for pid in {deployment.worker_pid(t["turn_id"]) for t in turns} if kill else set():
             cluster.signal_worker(pid, signal.SIGKILL)
+        lost_redis.restart_empty()
         for thread in threads:
             thread.join(180)
         resets = []

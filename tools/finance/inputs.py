@@ -60,7 +60,8 @@ class TransactionsInput(Schema):
     max_amount = MajorAmount(
         metadata={"description": "Maximum ABSOLUTE amount in major units, e.g. '20.00'."}
     )
-    pending = StrictBoolean(
+    # Typed as the general fields: routes/requests.py's query form reads them from text.
+    pending: fields.Boolean = StrictBoolean(
         metadata={"description": "true: only pending; false: only posted; omit for both."}
     )
     sort = fields.String(
@@ -70,7 +71,7 @@ class TransactionsInput(Schema):
             "description": "Order of rows. amount_desc puts the largest ABSOLUTE amounts first."
         },
     )
-    limit = StrictInteger(
+    limit: fields.Integer = StrictInteger(
         load_default=50,
         validate=validate.Range(1, MAX_LIMIT),
         metadata={"description": f"Rows per page, 1 to {MAX_LIMIT}."},

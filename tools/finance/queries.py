@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
-from typing import Any
+from typing import Any, TypeVarTuple
 
 from sqlalchemy import ColumnElement, Select, and_, func, or_, select
 from sqlalchemy.orm import Session
@@ -22,6 +22,7 @@ from tools.finance.money import (
 from tools.registry import ToolInputError
 
 UNCATEGORIZED = "Uncategorized"
+Columns = TypeVarTuple("Columns")
 
 
 @dataclass(frozen=True)
@@ -84,7 +85,7 @@ def category_clause(ref: CategoryRef) -> ColumnElement[bool]:
     return Transaction.category_id == ref.id
 
 
-def with_category(stmt: Select[Any], user_id: int) -> Select[Any]:
+def with_category(stmt: Select[*Columns], user_id: int) -> Select[*Columns]:
     """Outer-join the transaction's category, only if it belongs to the same user."""
     return stmt.outerjoin(
         Category, and_(Category.id == Transaction.category_id, Category.user_id == user_id)

@@ -99,8 +99,8 @@ def _span(key: str, group_by: str, start: date, end: date) -> tuple[date, date]:
         first = date(year, month, 1)
         last = first.replace(day=days_in_month(year, month))
     elif group_by == "week":
-        year, week = key.split("-W")
-        first = date.fromisocalendar(int(year), int(week), 1)
+        iso_year, week = key.split("-W")
+        first = date.fromisocalendar(int(iso_year), int(week), 1)
         last = first + timedelta(days=6)
     else:
         return start, end
@@ -148,14 +148,14 @@ def compare_spending(ctx: ToolContext, data: dict[str, Any]) -> Sourced:
     sources = []
     for name in dict.fromkeys(c["category"] for b in currencies for c in b["categories"]):
         for first, last, field, index in periods:
-            spent = [
+            spends = [
                 (b["currency"], c[field], counts[(name, b["currency"], index)])
                 for b in currencies
                 for c in b["categories"]
                 if c["category"] == name and counts[(name, b["currency"], index)]
             ]
-            if spent:
-                sources.append(spend_result(name, first, last, spent))
+            if spends:
+                sources.append(spend_result(name, first, last, spends))
     return Sourced(out, sources[:MAX_SOURCES])
 
 
@@ -177,12 +177,12 @@ def _collect(rows: list[tuple[Any, str, int, int]], group_by: str) -> Groups:
     return groups
 
 
-def _label(key: Any, group_by: str) -> str:
-    if group_by == "month":
+def _label(key: date | str | None, group_by: str) -> str:
+    if isinstance(key, date):  # grouped by month or week
+        if group_by == "week":
+            year, week, _ = key.isocalendar()
+            return f"{year}-W{week:02d}"
         return key.strftime("%Y-%m")
-    if group_by == "week":
-        year, week, _ = key.isocalendar()
-        return f"{year}-W{week:02d}"
     return key if key is not None else UNCATEGORIZED
 
 

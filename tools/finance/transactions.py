@@ -81,7 +81,9 @@ def _canonical(s: Session, user_id: int, filters: dict[str, Any]) -> dict[str, A
     return out
 
 
-def rows_matching(s: Session, user_id: int, data: dict[str, Any], limit: int) -> list[dict]:
+def rows_matching(
+    s: Session, user_id: int, data: dict[str, Any], limit: int
+) -> list[dict[str, Any]]:
     """Return up to `limit` of the user's transactions matching get_transactions filters."""
     check_range(data.get("start_date"), data.get("end_date"), "start_date", "end_date")
     where = _where(s, user_id, data)
@@ -105,7 +107,7 @@ def transactions_by_ids(s: Session, user_id: int, ids: list[int]) -> dict[int, d
             user_id,
         ).where(Transaction.user_id == user_id, Transaction.id.in_(ids))
     )
-    return {row[0].id: transaction_row(*row) for row in found}
+    return {t.id: transaction_row(t, category, account) for t, category, account in found}
 
 
 def _fit(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -1,0 +1,3 @@
+from apispec import BasePlugin
+
+class FlaskPlugin(BasePlugin): ...
