@@ -101,3 +101,18 @@ def test_an_mcp_call_waits_for_approval_and_always_lets_the_next_one_run(
     assert again[-1][2]["status"] == "completed"
     assert not [d for _, t, d in again if t == "approval_requested"]
     assert calls(count_file) == ["transfer", "transfer"]
+
+
+def test_the_ai_sdk_stream_asks_to_approve_an_mcp_call(
+    live: LiveServer, upstream: FaultyUpstream, count_file: Path
+) -> None:
+    from tests.aisdk.conftest import read_ui
+
+    upstream.script(calling("toolu_t1", TRANSFER, '{"amount": 3}'))
+    user = {"id": "u-1", "role": "user", "parts": [{"type": "text", "text": "move 3"}]}
+    chat = {"id": "c-mcp", "messages": [user], "trigger": "submit-message", "messageId": None}
+    status, chunks, done = read_ui(live, "POST", "/api/ui/chat", json=chat)
+    assert status == 200 and done
+    [asked] = [c for c in chunks if c["type"] == "tool-approval-request"]
+    assert asked["toolCallId"] == "toolu_t1"
+    assert calls(count_file) == []
