@@ -11,6 +11,7 @@ def register_blueprints(app: Flask) -> None:
         api_tokens,
         chat_stream,
         health,
+        mcp_server,
         metrics,
         records,
         sessions,
@@ -25,6 +26,7 @@ def register_blueprints(app: Flask) -> None:
     api.register_blueprint(health.bp)
     api.register_blueprint(web.bp)
     api.register_blueprint(metrics.bp)
+    api.register_blueprint(mcp_server.bp)
     under_api = (
         sessions.bp,
         turns.bp,
