@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from flask import Response, current_app, g, jsonify, request
+from typing import Any
 
-from engine.errors import BadRequest
+from flask import current_app, g
+
 from routes.api import BEARER, Blueprint
 from routes.auth import login_required
 from routes.extensions import get_db
+from routes.requests import McpMessage
+from routes.responses import McpReply
 from services.mcp_server import answer
 
 bp = Blueprint("mcp_server", __name__, description="Our read tools as an MCP server.")
@@ -15,14 +18,14 @@ bp = Blueprint("mcp_server", __name__, description="Our read tools as an MCP ser
 
 @bp.post("/mcp")
 @login_required
+@bp.arguments(McpMessage)
+@bp.alt_response(200, schema=McpReply, success=True, description="The JSON-RPC response.")
+@bp.alt_response(202, success=True, description="A notification, accepted.")
 @bp.doc(security=BEARER)
-def mcp() -> Response | tuple[str, int]:
+def mcp(message: dict[str, Any]) -> dict[str, Any] | tuple[str, int]:
     """One JSON-RPC message from an MCP client; the caller's token scopes it to their data."""
-    message = request.get_json(silent=True)
-    if message is None:
-        raise BadRequest("Send one JSON-RPC message as JSON.")
     registry = current_app.extensions["engine"].deps.tools.registry
     reply = answer(message, g.user_id, get_db(), registry)
     if reply is None:
         return "", 202  # a notification is accepted with nothing to say
-    return jsonify(reply)
+    return reply

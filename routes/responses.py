@@ -336,3 +336,12 @@ class ToolSourceList(Schema):
     """The model's tools by source."""
 
     sources = fields.List(fields.Nested(ToolSource), required=True)
+
+
+class McpReply(Open):
+    """A JSON-RPC 2.0 response: `result`, or `error` (`code`, `message`)."""
+
+    jsonrpc = fields.String(required=True)
+    id = fields.Raw(required=True, allow_none=True)
+    result = fields.Dict()
+    error = fields.Dict()
