@@ -18,6 +18,7 @@ from models import ApiToken, User
 from models.base import utcnow
 from models.migrate import upgrade
 from routes.extensions import get_settings
+from services.imports.command import import_statement
 from telemetry import audit
 
 
@@ -29,6 +30,7 @@ def register_cli(app: Flask) -> None:
     app.cli.add_command(seed_demo)
     app.cli.add_command(audit_command)
     app.cli.add_command(check_port)
+    app.cli.add_command(import_statement)
 
 
 @click.command("db-upgrade")

@@ -357,6 +357,12 @@ class Settings:
     max_request_bytes: int = _setting(
         "MAX_REQUEST_BYTES", 256 * 1024, _int, "largest request body (413 above)"
     )
+    import_max_bytes: int = _setting(
+        "IMPORT_MAX_BYTES",
+        20 * 1024 * 1024,
+        _int,
+        "largest statement file POST /api/imports takes (413 above)",
+    )
     user_daily_tokens: int | None = _setting(
         "USER_DAILY_TOKENS",
         None,

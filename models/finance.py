@@ -33,6 +33,7 @@ class Account(Base):
     # The unique (user_id, name) constraint doubles as the index on user_id.
     __table_args__ = (
         UniqueConstraint("user_id", "name"),
+        Index("ix_accounts_user_bank_ref", "user_id", "bank_ref"),
         CheckConstraint(_one_of("kind", ACCOUNT_KINDS), name="kind"),
         CheckConstraint("length(currency) = 3", name="currency"),
     )
@@ -43,6 +44,9 @@ class Account(Base):
     kind: Mapped[str] = mapped_column(String(16))
     currency: Mapped[str] = mapped_column(String(3))
     balance_minor: Mapped[int] = mapped_column(BigInteger, default=0)
+    # The bank's own account number (OFX ACCTID, CAMT IBAN, MT940 :25:): a statement's
+    # rows land in the account that holds it.
+    bank_ref: Mapped[str | None] = mapped_column(String(64))
 
 
 class Category(Base):
@@ -70,6 +74,8 @@ class Transaction(Base):
         Index("ix_transactions_user_posted", "user_id", "posted_on"),
         Index("ix_transactions_user_category_posted", "user_id", "category_id", "posted_on"),
         Index("ix_transactions_user_merchant", "user_id", "merchant"),
+        # Duplicate lookup at import: an account's rows over the statement's dates.
+        Index("ix_transactions_account_posted", "account_id", "posted_on"),
         CheckConstraint("length(currency) = 3", name="currency"),
     )
 
@@ -87,6 +93,11 @@ class Transaction(Base):
         ForeignKey("categories.id", ondelete="SET NULL"), index=True
     )
     pending: Mapped[bool] = mapped_column(default=False)
+    # The import that added this row (undo deletes exactly these) and the bank's id (FITID).
+    import_id: Mapped[int | None] = mapped_column(
+        ForeignKey("imports.id", ondelete="SET NULL"), index=True
+    )
+    bank_id: Mapped[str | None] = mapped_column(String(255))
 
     account: Mapped[Account] = relationship()
     category: Mapped[Category | None] = relationship()

@@ -11,6 +11,8 @@ def register_blueprints(app: Flask) -> None:
         api_tokens,
         chat_stream,
         health,
+        imports,
+        ledger,
         mcp_server,
         metrics,
         records,
@@ -34,6 +36,8 @@ def register_blueprints(app: Flask) -> None:
         ui_chat.bp,
         api_tokens.bp,
         records.bp,
+        imports.bp,
+        ledger.bp,
         tool_sources.bp,
     )
     for bp in under_api:

@@ -147,8 +147,12 @@ class Site:
         express_paths: frozenset[str] = frozenset(),
         render_error: RenderError = plain_error,
         access_log: AccessLog = no_access_log,
+        uploads: tuple[frozenset[str], int] = (frozenset(), 0),
     ) -> None:
         self.pool, self.timings, self.max_body = pool, timings, max_body
+        # Paths whose bodies may be larger (file uploads), and how large; the app checks them.
+        self.upload_paths = frozenset(p.encode("latin-1") for p in uploads[0])
+        self.upload_max_body = uploads[1]
         # The app's wording and logging of the answers the host makes itself.
         self.render_error, self.access_log = render_error, access_log
         # Health checks and metrics: a pool of their own, never behind a burst of requests.
@@ -156,6 +160,12 @@ class Site:
         self.connections: set[HttpConnection] = set()
         self.stopping = False
         self.emptied = asyncio.Event()  # set when the last connection closes while stopping
+
+    def body_limit(self, url: bytes) -> int:
+        """The largest body a request for `url` may send."""
+        if url.split(b"?", 1)[0] in self.upload_paths:
+            return max(self.max_body, self.upload_max_body)
+        return self.max_body
 
     def pool_for(self, request: Request) -> WSGIPool:
         """The express pool for an express path (GET or HEAD), else the app's pool."""
@@ -189,6 +199,7 @@ class HttpConnection(asyncio.Protocol):
         self._headers: list[tuple[bytes, bytes]] = []
         self._body: list[bytes] = []
         self._head_size = self._raw_head = self._body_size = self._declared = 0
+        self._max_body = self.site.max_body
         self._chunked = self._expect = False
 
     def _enter(self, state: State) -> None:
@@ -349,7 +360,7 @@ class HttpConnection(asyncio.Protocol):
         self.part = Part.BODY
         hosts = [value for name, value in self._headers if name.lower() == b"host"]
         check_hosts(hosts, self.parser.get_http_version())
-        max_body = self.site.max_body
+        max_body = self._max_body = self.site.body_limit(self._url)
         if self._declared > max_body:
             raise Refused.too_large(max_body)
         has_body = self._declared > 0 or self._chunked
@@ -364,8 +375,8 @@ class HttpConnection(asyncio.Protocol):
     def on_body(self, body: bytes) -> None:
         """Collect the body, refusing one over the limit."""
         self._body_size += len(body)
-        if self._body_size > self.site.max_body:
-            raise Refused.too_large(self.site.max_body)
+        if self._body_size > self._max_body:
+            raise Refused.too_large(self._max_body)
         self._body.append(body)
 
     def on_message_complete(self) -> None:

@@ -32,6 +32,9 @@ class ServerSettings:
 
     timings: Timings = field(default_factory=Timings)
     max_body: int = 256 * 1024
+    # Statement uploads (POST /api/imports) may be larger: IMPORT_MAX_BYTES.
+    upload_max_body: int = 20 * 1024 * 1024
+    upload_paths: frozenset[str] = frozenset({"/api/imports"})
     threads: int = 16
     express_threads: int = 2  # for the app's express paths (health checks, metrics)
     # Descriptors kept for the app (database, Redis, spool files) when connections abound.
@@ -45,6 +48,7 @@ class ServerSettings:
         return cls(
             timings=settings.timings,
             max_body=settings.max_request_bytes,
+            upload_max_body=settings.import_max_bytes,
             threads=settings.http_threads,
         )
 
@@ -73,6 +77,7 @@ class Server:
             hosted.express,
             hosted.render_error,
             hosted.access_log,
+            uploads=(settings.upload_paths, settings.upload_max_body),
         )
         self.acceptors: list[Acceptor] = []
         self._hurry = asyncio.Event()

@@ -83,7 +83,9 @@ class LiveServer:
     def __init__(self, app: Any, token: str) -> None:
         self.app = app
         settings = ServerSettings(
-            timings=app.config["SETTINGS"].timings, max_body=app.config["MAX_CONTENT_LENGTH"]
+            timings=app.config["SETTINGS"].timings,
+            max_body=app.config["MAX_CONTENT_LENGTH"],
+            upload_max_body=app.config["SETTINGS"].import_max_bytes,
         )
         self.sock, self.server = start(host(app), settings)
         self.port = self.sock.getsockname()[1]

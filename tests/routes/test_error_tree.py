@@ -21,7 +21,17 @@ from server import heads as responses
 
 ROOT = Path(__file__).resolve().parents[2]
 # Where client errors are raised: every package of the app but the host.
-SOURCES = ("app.py", "routes", "services", "engine", "tools", "streaming", "telemetry", "models")
+SOURCES = (
+    "app.py",
+    "routes",
+    "services",
+    "statements",
+    "engine",
+    "tools",
+    "streaming",
+    "telemetry",
+    "models",
+)
 TREE = {
     name: cls
     for name, cls in vars(errors).items()

@@ -37,6 +37,13 @@ REFUSABLE = {
     ("POST", "/api/turns/{turn_id}/approvals"),
     ("PUT", "/api/sessions/{session_id}/active_leaf"),
     ("GET", "/api/transactions"),
+    ("POST", "/api/imports"),
+    ("PATCH", "/api/imports/{import_id}/rows/{row_id}"),
+    ("POST", "/api/transactions"),
+    ("PATCH", "/api/transactions/{transaction_id}"),
+    ("POST", "/api/accounts"),
+    ("POST", "/api/categories"),
+    ("POST", "/api/category-rules"),
 }
 SETTINGS: dict[str, Any] = {
     "deadline": None,
@@ -90,7 +97,10 @@ class Audit:
         # last item); POST /api/tokens an `expires_at` in the next ten years, from now; a turn
         # either a message or a regenerate, naming messages of the session; an approval a
         # call the turn asked about; a branch switch a message of the session; a transactions
-        # query an account and category the user has, and a period that ends after it starts.
+        # query an account and category the user has, and a period that ends after it starts;
+        # a statement file one that parses; a new account or category a name not yet taken,
+        # a transaction or rule a category (and account) the user has; a row an include
+        # that is not of an invalid row.
         refusable = (case.method, case.path) in REFUSABLE
         excluded = [positive_data_acceptance] if refusable else []
         response = case.call_and_validate(

@@ -28,7 +28,14 @@ IMPOSSIBLE_IDS = ["%00", "a%00b", "%01", "a%0Ab", "%7F", "%C2%85", "x" * 129]
 # Bytes that are no UTF-8 (an encoded surrogate) decode to U+FFFD: a possible id, not found.
 UNDECODABLE_IDS = ["%ED%A0%80", "a%ED%A0%80b"]
 TEXT_VALUES = {"nul": "a\\u0000b", "surrogate": "a\\ud800b"}
-SAMPLE_IDS = {"transaction_id": "1", "budget_id": "1", "account_id": "1"}
+SAMPLE_IDS = {
+    "transaction_id": "1",
+    "budget_id": "1",
+    "account_id": "1",
+    "import_id": "1",
+    "row_id": "1",
+    "rule_id": "1",
+}
 
 
 class Backend:

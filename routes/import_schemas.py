@@ -1,0 +1,196 @@
+"""Marshmallow schemas of the statement import endpoints: the upload form, queries, replies."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from marshmallow import Schema, ValidationError, fields, validate
+
+from models.imports import ROW_STATUSES
+from routes.requests import NO_NUL
+from routes.responses import Open
+from statements.csvfile import ROLES
+from statements.read import FORMATS
+
+MAX_PAGE = 100
+ID_CURSOR = r"\A[0-9]{1,10}\Z"
+
+
+class MappingField(fields.Field[dict[str, str]]):
+    """A CSV mapping sent as a JSON object in a form field: role -> column name."""
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> Any:
+        try:
+            parsed = json.loads(value) if isinstance(value, str) else value
+        except ValueError as err:
+            raise ValidationError("Must be a JSON object of role to column name.") from err
+        if not isinstance(parsed, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) and "\x00" not in v for k, v in parsed.items()
+        ):
+            raise ValidationError("Must be a JSON object of role to column name.")
+        unknown = sorted(set(parsed) - set(ROLES))
+        if unknown:
+            raise ValidationError(f"Unknown roles {unknown}: roles are {', '.join(ROLES)}.")
+        return parsed
+
+
+def _text(maximum: int, doc: str) -> fields.String:
+    return fields.String(
+        validate=[validate.Length(min=1, max=maximum), validate.Regexp(NO_NUL)],
+        metadata={"description": doc},
+    )
+
+
+class ImportForm(Schema):
+    """The fields of POST /api/imports besides the file."""
+
+    account_id = fields.Integer(
+        validate=validate.Range(min=1, max=2147483647),
+        metadata={"description": "The account the rows belong to (files without account details)."},
+    )
+    account_name = _text(80, "Name of the account a statement creates when none holds it.")
+    format = fields.String(
+        validate=validate.OneOf(FORMATS),
+        metadata={"description": "The file's format; detected from its content when omitted."},
+    )
+    currency = fields.String(
+        validate=validate.Regexp(r"\A[A-Za-z]{3}\Z"),
+        metadata={"description": "ISO 4217 code, for files that do not say (QIF, most CSV)."},
+    )
+    locale = _text(20, "How the file writes amounts and dates, e.g. de_DE (CSV, QIF).")
+    mapping = MappingField(
+        metadata={
+            "type": "string",
+            "description": "CSV only: a JSON object of role (date, amount or debit and credit, "
+            "payee, description, bank_id, currency) to column name; saved for the account.",
+        }
+    )
+
+
+class ImportFile(Schema):
+    """The uploaded statement."""
+
+    file = fields.Raw(
+        required=True,
+        metadata={"type": "string", "format": "binary", "description": "The statement file."},
+    )
+
+
+class ImportUpload(ImportForm, ImportFile):
+    """The whole multipart body of POST /api/imports, as the OpenAPI document shows it."""
+
+
+class PageQuery(Schema):
+    """A page of imports."""
+
+    limit = fields.Integer(load_default=20, validate=validate.Range(min=1, max=MAX_PAGE))
+    cursor = fields.String(validate=validate.Regexp(ID_CURSOR))
+
+
+class RowsQuery(PageQuery):
+    """A page of an import's rows, optionally of one status."""
+
+    limit = fields.Integer(load_default=50, validate=validate.Range(min=1, max=MAX_PAGE))
+    status = fields.String(validate=validate.OneOf(ROW_STATUSES))
+
+
+class RowChange(Schema):
+    """Body of PATCH /api/imports/<id>/rows/<row_id>."""
+
+    include = fields.Boolean()
+    category = fields.String(
+        allow_none=True, validate=[validate.Length(min=1, max=80), validate.Regexp(NO_NUL)]
+    )
+
+
+class Reconciliation(Open):
+    """Opening balance plus rows against the closing balance the file states."""
+
+    basis = fields.String(metadata={"enum": ["file", "account"]})
+    opening = fields.String()
+    rows_total = fields.String()
+    closing = fields.String()
+    difference = fields.String(metadata={"description": "closing - (opening + rows)."})
+    balanced = fields.Boolean()
+
+
+class ImportAccount(Open):
+    """A statement of the file and the account it lands in."""
+
+    account_id = fields.Integer(allow_none=True)
+    account_name = fields.String(allow_none=True)
+    new_account = fields.Boolean()
+    bank_ref = fields.String(allow_none=True)
+    currency = fields.String()
+    reconciliation = fields.Nested(Reconciliation, allow_none=True)
+
+
+class ImportRecord(Open):
+    """An import: a draft, committed or undone."""
+
+    id = fields.Integer(required=True)
+    status = fields.String(required=True, metadata={"enum": ["draft", "committed", "undone"]})
+    format = fields.String(required=True)
+    filename = fields.String()
+    created_at = fields.String()
+    committed_at = fields.String(allow_none=True)
+    counts = fields.Dict(keys=fields.String(), values=fields.Integer())
+    accounts = fields.List(fields.Nested(ImportAccount))
+
+
+class ImportPage(Schema):
+    """A page of imports, newest first."""
+
+    imports = fields.List(fields.Nested(ImportRecord), required=True)
+    next_cursor = fields.String(required=True, allow_none=True)
+
+
+class Match(Open):
+    """The existing transaction a row duplicates or may duplicate."""
+
+    id = fields.Integer()
+    date = fields.String()
+    amount = fields.String()
+    merchant = fields.String()
+    description = fields.String()
+
+
+class ImportRowRecord(Open):
+    """A row of an import."""
+
+    id = fields.Integer(required=True)
+    position = fields.Integer()
+    account_id = fields.Integer(allow_none=True)
+    date = fields.String(allow_none=True)
+    amount = fields.String(allow_none=True)
+    currency = fields.String()
+    merchant = fields.String()
+    description = fields.String()
+    bank_id = fields.String(allow_none=True)
+    status = fields.String(metadata={"enum": list(ROW_STATUSES)})
+    reason = fields.String(allow_none=True)
+    include = fields.Boolean()
+    category = fields.String(allow_none=True)
+    matches = fields.Nested(Match, allow_none=True)
+
+
+class RowPage(Schema):
+    """A page of an import's rows, in file order."""
+
+    rows = fields.List(fields.Nested(ImportRowRecord), required=True)
+    next_cursor = fields.String(required=True, allow_none=True)
+
+
+class CommitResult(ImportRecord):
+    """The committed import and how many transactions this request added."""
+
+    added = fields.Integer()
+
+
+class UndoResult(Schema):
+    """What DELETE did: discarded a draft or undid a committed import."""
+
+    id = fields.Integer(required=True)
+    status = fields.String(required=True, metadata={"enum": ["discarded", "undone"]})
+    removed_transactions = fields.Integer(required=True)

@@ -1,0 +1,120 @@
+"""Marshmallow schemas of the user's own records managed by hand: requests and lists."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from marshmallow import Schema, fields, validate
+
+from models.finance import ACCOUNT_KINDS, CATEGORY_KINDS
+from routes.record_responses import AccountRecord
+from routes.requests import NO_NUL
+
+AMOUNT = {"description": "Signed decimal in major units: '-82.10' is money out."}
+
+
+def _name(maximum: int, **kwargs: Any) -> fields.String:
+    return fields.String(
+        validate=[validate.Length(min=1, max=maximum), validate.Regexp(NO_NUL)], **kwargs
+    )
+
+
+class NewAccount(Schema):
+    """Body of POST /api/accounts."""
+
+    name = _name(80, required=True)
+    kind = fields.String(required=True, validate=validate.OneOf(ACCOUNT_KINDS))
+    currency = fields.String(required=True, validate=validate.Regexp(r"\A[A-Za-z]{3}\Z"))
+    balance = fields.Decimal(allow_nan=False, metadata=AMOUNT)
+
+
+class NewCategory(Schema):
+    """Body of POST /api/categories."""
+
+    name = _name(80, required=True)
+    kind = fields.String(load_default="expense", validate=validate.OneOf(CATEGORY_KINDS))
+
+
+class TransactionChange(Schema):
+    """Body of PATCH /api/transactions/<id>: the fields to change."""
+
+    date = fields.Date()
+    amount = fields.Decimal(allow_nan=False, metadata=AMOUNT)
+    merchant = _name(120)
+    description = fields.String(validate=[validate.Length(max=255), validate.Regexp(NO_NUL)])
+    category = _name(
+        80, allow_none=True, metadata={"description": "A category's name; null: none."}
+    )
+    pending = fields.Boolean()
+
+
+class NewTransaction(TransactionChange):
+    """Body of POST /api/transactions."""
+
+    account_id = fields.Integer(required=True, validate=validate.Range(min=1, max=2147483647))
+    date = fields.Date(required=True)
+    amount = fields.Decimal(required=True, allow_nan=False, metadata=AMOUNT)
+    merchant = _name(120, required=True)
+
+
+class AccountList(Schema):
+    """The caller's accounts."""
+
+    accounts = fields.List(fields.Nested(AccountRecord), required=True)
+
+
+class CategoryRecord(Schema):
+    """A category."""
+
+    id = fields.Integer(required=True)
+    name = fields.String(required=True)
+    kind = fields.String(required=True, metadata={"enum": list(CATEGORY_KINDS)})
+
+
+class CategoryList(Schema):
+    """The caller's categories."""
+
+    categories = fields.List(fields.Nested(CategoryRecord), required=True)
+
+
+class BudgetItem(Schema):
+    """A budget: its category, month (null: every month) and limit."""
+
+    id = fields.Integer(required=True)
+    category = fields.String(required=True)
+    month = fields.String(required=True, allow_none=True)
+    limit = fields.String(required=True)
+    currency = fields.String(required=True)
+
+
+class BudgetList(Schema):
+    """The caller's budgets."""
+
+    budgets = fields.List(fields.Nested(BudgetItem), required=True)
+
+
+class NewRule(Schema):
+    """Body of POST /api/category-rules: the category and at least one condition."""
+
+    category = _name(80, required=True, metadata={"description": "One of the caller's."})
+    payee_contains = _name(
+        120, metadata={"description": "Text the payee or description holds (any case)."}
+    )
+    min_amount = fields.Decimal(allow_nan=False, metadata=AMOUNT)
+    max_amount = fields.Decimal(allow_nan=False, metadata=AMOUNT)
+
+
+class RuleRecord(Schema):
+    """A category rule."""
+
+    id = fields.Integer(required=True)
+    category = fields.String(required=True)
+    payee_contains = fields.String(required=True, allow_none=True)
+    min_amount = fields.String(required=True, allow_none=True)
+    max_amount = fields.String(required=True, allow_none=True)
+
+
+class RuleList(Schema):
+    """The caller's category rules, in the order they are tried."""
+
+    rules = fields.List(fields.Nested(RuleRecord), required=True)

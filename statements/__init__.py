@@ -1,0 +1,1 @@
+"""Bank statement files read into rows: one reader per format, behind `read_statement`."""

@@ -1,0 +1,85 @@
+"""Which format a file is in, and the one entry point that reads any of them."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from engine.errors import UnsupportedMediaType
+from statements.amounts import DateStyle
+from statements.camt import read_camt
+from statements.csvfile import SavedMapping, read_csv
+from statements.mt940file import read_mt940
+from statements.ofx import read_ofx
+from statements.parsed import ParsedFile
+from statements.qif import read_qif
+from statements.text import decode, looks_binary
+
+FORMATS = ("ofx", "qif", "camt053", "mt940", "csv")
+EXTENSIONS = {
+    "ofx": "ofx", "qfx": "ofx", "qif": "qif", "xml": "camt053", "camt": "camt053",
+    "sta": "mt940", "mt940": "mt940", "940": "mt940", "csv": "csv", "tsv": "csv", "txt": None,
+}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class ReadOptions:
+    """What the caller says about a file: its format, currency, locale and CSV mapping."""
+
+    format: str | None = None
+    currency: str | None = None
+    locale: str | None = None
+    mapping: dict[str, str] | None = None
+    saved: SavedMapping | None = None
+
+
+def detect(data: bytes, filename: str) -> str:
+    """The format of `data`, from its content first, then its file name; 415 if neither says."""
+    head = data[:4096].lstrip(b"\xef\xbb\xbf \t\r\n")
+    upper = head.upper()
+    if upper.startswith(b"OFXHEADER") or b"<OFX>" in upper or b"<?OFX" in upper:
+        return "ofx"
+    if b"camt.053" in head or b"<BkToCstmrStmt" in head:
+        return "camt053"
+    if head.startswith(b"!") and re.match(rb"!(Type|Account|Option)", head, re.IGNORECASE):
+        return "qif"
+    if re.search(rb"(^|\n):20:", head) and b":25:" in head and b":61:" in head:
+        return "mt940"
+    if head.startswith(b"<"):
+        raise UnsupportedMediaType(
+            "The file is XML, but neither OFX 2 nor CAMT.053.", code="unknown_format"
+        )
+    extension = filename.rsplit(".", 1)[-1].lower() if "." in filename else ""
+    named = EXTENSIONS.get(extension)
+    if named and named != "camt053":
+        return named
+    if not looks_binary(data) and (b"," in head or b";" in head or b"\t" in head):
+        return "csv"
+    raise UnsupportedMediaType(
+        "The file is in no statement format we read: OFX/QFX, QIF, CAMT.053, MT940, CSV/TSV.",
+        code="unknown_format",
+    )
+
+
+def read_statement(data: bytes, filename: str, options: ReadOptions) -> ParsedFile:
+    """Parse `data` into statements; 415 for an unknown format, 422 saying where it fails."""
+    if looks_binary(data):
+        raise UnsupportedMediaType("The file is binary, not a statement.", code="unknown_format")
+    kind = options.format or detect(data, filename)
+    if kind == "ofx":
+        return read_ofx(data)
+    if kind == "camt053":
+        return read_camt(data)
+    text = decode(data)
+    if kind == "mt940":
+        return read_mt940(text)
+    if kind == "qif":
+        day_first = DateStyle.of(options.locale).order.startswith("d") if options.locale else False
+        return read_qif(text, currency=options.currency, day_first=day_first)
+    return read_csv(
+        text,
+        currency=options.currency,
+        locale=options.locale,
+        mapping=options.mapping,
+        saved=options.saved,
+    )

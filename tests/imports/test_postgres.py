@@ -1,0 +1,53 @@
+"""The import flows on PostgreSQL: draft, commit once, duplicates, review, undo."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import pytest
+
+from models.migrate import upgrade
+from tests.backends import fresh_postgres
+from tests.imports.conftest import ODD_CSV, Importer
+
+
+@pytest.fixture
+def db_url() -> Iterator[str]:
+    """A fresh migrated PostgreSQL database (skipped when PostgreSQL is down)."""
+    with fresh_postgres() as url:
+        upgrade(url)
+        yield url
+
+
+def test_the_whole_review_on_postgresql(importer: Importer) -> None:
+    first = importer.upload("multi_account.ofx").json
+    assert importer.commit(first["id"]).json["added"] == 4
+    assert importer.commit(first["id"]).json["added"] == 0
+    again = importer.upload("multi_account.ofx").json
+    assert again["counts"]["duplicate"] == 4
+
+    csv = importer.upload("german.csv", currency="EUR", account_name="Girokonto").json
+    rows = importer.rows(csv["id"])
+    assert importer.patch(csv["id"], rows[0]["id"], {"category": "Food"}).status_code == 200
+    assert importer.patch(csv["id"], rows[2]["id"], {"include": False}).status_code == 200
+    assert importer.commit(csv["id"]).json["added"] == 3
+    assert len(importer.transactions()) == 7
+    undone = importer.delete(csv["id"]).json
+    assert undone["removed_transactions"] == 3 and len(importer.transactions()) == 4
+
+    mapping = json.dumps({"date": "Posted", "payee": "What", "amount": "Value"})
+    tsv = importer.upload("unknown_columns.tsv", currency="EUR", mapping=mapping)
+    assert tsv.status_code == 201 and tsv.json["counts"]["new"] == 2
+    assert importer.commit(tsv.json["id"]).json["added"] == 2
+
+
+def test_nul_characters_and_huge_amounts_never_reach_the_database(importer: Importer) -> None:
+    draft = importer.upload("odd.csv", ODD_CSV, currency="EUR", account_name="Giro")
+    assert draft.status_code == 201, draft.json
+    odd = importer.rows(draft.json["id"], "&status=invalid")
+    assert [r["merchant"] for r in odd] == ["Huge"] and "too large" in odd[0]["reason"]
+    assert draft.json["counts"]["new"] == 12_001
+    assert importer.commit(draft.json["id"]).json["added"] == 12_001
+    found = importer.get("/api/transactions?merchant=NulShop").json["transactions"]
+    assert [t["amount"] for t in found] == ["-2.00"]

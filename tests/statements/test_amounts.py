@@ -1,0 +1,66 @@
+"""Amounts and dates as locales write them, read exactly."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+
+from engine.errors import Unprocessable
+from statements.amounts import DateStyle, NumberStyle
+
+
+@pytest.mark.parametrize(
+    "locale, text, currency, minor",
+    [
+        ("de_DE", "1.234,56", "EUR", 123456),
+        ("de_DE", "-1.234,56 €", "EUR", -123456),
+        ("de_DE", "12,00-", "EUR", -1200),
+        ("en_US", "(1,234.56)", "USD", -123456),
+        ("en_US", "+5", "USD", 500),
+        ("fr_FR", "1\u202f234,56", "EUR", 123456),
+        ("de_CH", "1\u2019234.50", "CHF", 123450),
+        ("ja_JP", "1,234", "JPY", 1234),
+    ],
+)
+def test_amounts_read_as_the_locale_writes_them(
+    locale: str, text: str, currency: str, minor: int
+) -> None:
+    assert NumberStyle.of(locale).parse(text, currency) == minor
+
+
+@pytest.mark.parametrize("text", ["", "abc", "1,2,3", "12.345", "--1"])
+def test_what_is_no_amount_is_refused(text: str) -> None:
+    with pytest.raises(ValueError):
+        NumberStyle.of("en_US").parse(text, "USD")
+
+
+def test_the_style_is_guessed_from_the_values() -> None:
+    assert NumberStyle.guess(["1.234,56", "-3,20"]).decimal == ","  # type: ignore[union-attr]
+    assert NumberStyle.guess(["1,234.56", "-3.20"]).decimal == "."  # type: ignore[union-attr]
+    assert NumberStyle.guess(["12", "7"]) is None
+
+
+@pytest.mark.parametrize(
+    "locale, text, day",
+    [
+        ("de_DE", "12.03.26", date(2026, 3, 12)),
+        ("en_US", "12/03/2026", date(2026, 12, 3)),
+        ("en_GB", "12/03/2026", date(2026, 3, 12)),
+        ("en_US", "2026-03-12", date(2026, 3, 12)),
+        ("de_DE", "20260312", date(2026, 3, 12)),
+    ],
+)
+def test_dates_read_in_the_locales_order(locale: str, text: str, day: date) -> None:
+    assert DateStyle.of(locale).parse(text) == day
+
+
+def test_impossible_dates_are_refused() -> None:
+    with pytest.raises(ValueError, match="not a date"):
+        DateStyle.of("de_DE").parse("31.02.2026")
+
+
+def test_an_unknown_locale_is_422_naming_it() -> None:
+    with pytest.raises(Unprocessable) as caught:
+        NumberStyle.of("xx_YY")
+    assert caught.value.details == {"locale": ["Unknown locale 'xx_YY'."]}
