@@ -321,7 +321,10 @@ class SourceTool(Schema):
 
     name = fields.String(required=True)
     remote = fields.String(metadata={"description": "An MCP tool's name on its server."})
-    read_only = fields.Boolean(metadata={"description": "MCP: the operator marked it read-only."})
+    description = fields.String(metadata={"description": "What the model is told it does."})
+    read_only = fields.Boolean(
+        metadata={"description": "Runs without an approval (MCP: the operator marked it so)."}
+    )
     annotations = fields.Dict(
         allow_none=True, metadata={"description": "MCP: the server's hints, never trusted."}
     )

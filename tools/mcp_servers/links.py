@@ -352,6 +352,7 @@ class McpHub:
                     {
                         "name": t.name,
                         "remote": t.remote,
+                        "description": t.definition["description"],
                         "read_only": t.read_only,
                         "annotations": t.annotations,
                     }

@@ -11,6 +11,7 @@ import { roomLeft, roomText } from './sending.js';
 import { SessionList, searchAll } from './sessions.js';
 import { SourcesPanel } from './sources.js';
 import { initTheme } from './theme.js';
+import { ToolsPanel } from './tools-panel.js';
 import { EXAMPLES, errorText } from './words.js';
 
 const $ = (id) => document.getElementById(id);
@@ -309,6 +310,7 @@ function bind() {
       ui.form.requestSubmit();
     }
   });
+  new ToolsPanel($('tools-open'));
   new SourcesPanel(ui.turns); // before onEscape: with the panel open, Esc closes it
   document.addEventListener('keydown', onEscape);
   ui.tokenForm.addEventListener('submit', (event) => {

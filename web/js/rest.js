@@ -128,6 +128,7 @@ export const api = {
   /** Show the branch through `messageId`; returns the session as it now reads, with events. */
   switchBranch: (sessionId, messageId) =>
     request('PUT', `/api/sessions/${path(sessionId)}/active_leaf?events=true`, { message_id: messageId }),
+  tools: () => request('GET', '/api/tools'),
   getTurn: (id) => request('GET', `/api/turns/${path(id)}`),
   cancelTurn: (id) => request('POST', `/api/turns/${path(id)}/cancel`),
   /** The actions a turn asked to be approved, decided or not. */
