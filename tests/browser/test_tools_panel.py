@@ -20,8 +20,10 @@ pytestmark = pytest.mark.browser
 
 _PANEL = """
 return [...document.querySelectorAll('#tools-panel .tools-source')].map((s) => ({
-  kind: s.dataset.kind, state: s.dataset.state,
-  title: s.querySelector('.tools-source-name').textContent,
+  kind: s.dataset.kind, name: s.dataset.name, state: s.dataset.state,
+  title: s.querySelector('.tools-source-name').firstChild.textContent,
+  shownState: s.querySelector('.tools-state')?.textContent ?? null,
+  count: s.querySelector('.tools-count').textContent,
   tools: [...s.querySelectorAll('.tools-tool')].map((t) => ({
     name: t.querySelector('.tools-tool-name').textContent,
     mode: t.querySelector('.tools-mode').textContent,
@@ -93,15 +95,18 @@ def test_the_panel_lists_each_source_with_its_state_and_tools(mcp_app: Any, page
     builtin = [t["name"] for s in listed if s["kind"] == "built-in" for t in s["tools"]]
     assert [t["name"] for t in by_kind["built-in"]["tools"]] == builtin
     assert {t["mode"] for t in by_kind["built-in"]["tools"]} == {"read-only", "needs approval"}
-    mcp = {s["title"]: s for s in shown if s["kind"] == "mcp"}
-    counting = mcp["MCP server countingconnected"]
+    mcp = {s["name"]: s for s in shown if s["kind"] == "mcp"}
+    counting = mcp["counting"]
+    assert (counting["title"], counting["shownState"]) == ("MCP server counting", "connected")
+    assert counting["count"] == f"{len(counting['tools'])} tools"
     modes = {t["name"]: t["mode"] for t in counting["tools"]}
     assert modes["lookup"] == "read-only" and modes["transfer"] == "needs approval"
     described = {t["remote"]: t["description"] for s in listed for t in s["tools"] if "remote" in t}
     assert {t["name"]: t["text"] for t in counting["tools"]} == described
-    [broken] = [s for s in shown if s["title"].startswith("MCP server broken")]
-    assert broken["state"] in {"down", "connecting"} and broken["tools"] == []
+    broken = mcp["broken"]
+    assert broken["shownState"] in {"down", "connecting"} and broken["tools"] == []
     assert page.js("return document.activeElement.closest('#tools-panel') !== null")
+    page.js("document.querySelector('#tools-panel .tools-tool details').open = true")
     for size in ("laptop", "phone"):
         page.size(size)
         for scheme in ("light", "dark"):

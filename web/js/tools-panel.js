@@ -56,13 +56,19 @@ function sourceView(source) {
     { class: 'tools-source-name' },
     title,
     source.kind === 'mcp' ? el('span', { class: `tools-state ${source.state}`, text: state }) : null,
+    el('span', { class: 'tools-count', text: count(source.tools.length) }),
   );
   const tools = source.tools.length
     ? el('ul', { class: 'tools-list' }, ...source.tools.map(toolView))
     : el('p', { class: 'muted', text: source.state === 'up' ? 'No tools.' : 'Its tools show once it answers.' });
-  return el('section', { class: 'tools-source', dataset: { kind: source.kind, state: source.state } }, head, tools);
+  return el('section', { class: 'tools-source', dataset: { kind: source.kind, name: source.name, state: source.state } }, head, tools);
 }
 
+function count(n) {
+  return n === 1 ? '1 tool' : `${n} tools`;
+}
+
+/** One tool: its name and whether it asks first; its description folded under it. */
 function toolView(tool) {
   const approval = tool.read_only
     ? el('span', { class: 'tools-mode read', text: 'read-only' })
@@ -70,7 +76,11 @@ function toolView(tool) {
   return el(
     'li',
     { class: 'tools-tool', dataset: { tool: tool.name } },
-    el('div', { class: 'tools-tool-head' }, el('code', { class: 'tools-tool-name', text: tool.remote ?? tool.name }), approval),
-    tool.description ? el('p', { class: 'tools-tool-text', text: tool.description }) : null,
+    el(
+      'details',
+      {},
+      el('summary', { class: 'tools-tool-head' }, el('code', { class: 'tools-tool-name', text: tool.remote ?? tool.name }), approval),
+      el('p', { class: 'tools-tool-text', text: tool.description || 'No description.' }),
+    ),
   );
 }
