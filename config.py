@@ -324,6 +324,12 @@ class Settings:
         "the Fernet key users' MCP credentials are encrypted with",
         shown="derived from `SECRET_KEY`",
     )
+    mcp_server_writes: bool = _setting(
+        "MCP_SERVER_WRITES",
+        False,
+        _switch,
+        "`POST /mcp` also lists the write tools; a call is only previewed, never run",
+    )
     tool_search_threshold: int = _setting(
         "TOOL_SEARCH_THRESHOLD",
         30,

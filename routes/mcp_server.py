@@ -25,7 +25,8 @@ bp = Blueprint("mcp_server", __name__, description="Our read tools as an MCP ser
 def mcp(message: dict[str, Any]) -> dict[str, Any] | tuple[str, int]:
     """One JSON-RPC message from an MCP client; the caller's token scopes it to their data."""
     registry = current_app.extensions["engine"].deps.tools.registry
-    reply = answer(message, g.user_id, get_db(), registry)
+    writes = current_app.config["SETTINGS"].mcp_server_writes
+    reply = answer(message, g.user_id, get_db(), registry, writes)
     if reply is None:
         return "", 202  # a notification is accepted with nothing to say
     return reply

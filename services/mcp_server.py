@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from models.db import Database
-from tools.registry import ToolContext, ToolRegistry
+from tools.registry import ToolContext, ToolOutcome, ToolRegistry
 
 # The protocol versions this server speaks (the initialize handshake), newest first.
 PROTOCOLS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
@@ -15,29 +16,42 @@ INSTRUCTIONS = (
     "the user's data; each carries the rows its figures rest on."
 )
 METHOD_NOT_FOUND, INVALID_PARAMS, INVALID_REQUEST = -32601, -32602, -32600
+# A write tool over /mcp (MCP_SERVER_WRITES): the user approves each change in the chat, which
+# an MCP client cannot do, so a call says what it would change and changes nothing.
+NEEDS_APPROVAL = (
+    "Not done: this change needs the user's approval, which only the chat page gives. Nothing "
+    "was changed. What it would change is below; ask the user to make it in the chat."
+)
+WRITE_NOTE = " Over MCP this only previews the change: the user approves changes in the chat."
 
 
-def read_tools(registry: ToolRegistry) -> list[dict[str, Any]]:
-    """The tools/list entries: every tool without side effects, its input schema as sent."""
+def read_tools(registry: ToolRegistry, writes: bool = False) -> list[dict[str, Any]]:
+    """The tools/list entries: every tool without side effects (with `writes`, every tool)."""
     out = []
     for definition in registry.definitions():
         tool = registry.get(definition["name"])
-        if tool is not None and not tool.side_effects:
-            out.append(
-                {
-                    "name": definition["name"],
-                    "description": definition["description"],
-                    "inputSchema": definition["input_schema"],
-                    "annotations": {"readOnlyHint": True, "openWorldHint": False},
-                }
-            )
+        if tool is None or (tool.side_effects and not writes):
+            continue
+        hints = {"readOnlyHint": not tool.side_effects, "openWorldHint": False}
+        note = WRITE_NOTE if tool.side_effects else ""
+        out.append(
+            {
+                "name": definition["name"],
+                "description": definition["description"] + note,
+                "inputSchema": definition["input_schema"],
+                "annotations": hints,
+            }
+        )
     return out
 
 
 def answer(
-    message: Any, user_id: int, db: Database, registry: ToolRegistry
+    message: Any, user_id: int, db: Database, registry: ToolRegistry, writes: bool = False
 ) -> dict[str, Any] | None:
-    """The JSON-RPC response to `message` (None for a notification: nothing to answer)."""
+    """The JSON-RPC response to `message` (None for a notification: nothing to answer).
+
+    `writes` (MCP_SERVER_WRITES) lists the write tools too; calling one only previews it.
+    """
     if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
         return _error(None, INVALID_REQUEST, "Send one JSON-RPC 2.0 message.")
     ident, method = message.get("id"), message.get("method")
@@ -60,26 +74,46 @@ def answer(
     if method == "ping":
         return _result(ident, {})
     if method == "tools/list":
-        return _result(ident, {"tools": read_tools(registry)})
+        return _result(ident, {"tools": read_tools(registry, writes)})
     if method == "tools/call":
-        return _call(ident, params, user_id, db, registry)
+        return _call(ident, params, user_id, db, registry, writes)
     return _error(ident, METHOD_NOT_FOUND, f"Method not found: {method}")
 
 
 def _call(
-    ident: Any, params: dict[str, Any], user_id: int, db: Database, registry: ToolRegistry
+    ident: Any,
+    params: dict[str, Any],
+    user_id: int,
+    db: Database,
+    registry: ToolRegistry,
+    writes: bool,
 ) -> dict[str, Any]:
     name, arguments = params.get("name"), params.get("arguments") or {}
     tool = registry.get(name) if isinstance(name, str) else None
-    if tool is None or tool.side_effects:
+    if tool is None or (tool.side_effects and not writes):
         return _error(ident, INVALID_PARAMS, f"Unknown tool: {name}")
-    outcome = registry.execute(tool.name, arguments, ToolContext(user_id, db))
+    ctx = ToolContext(user_id, db)
+    if tool.side_effects:
+        return _result(ident, _previewed(registry.preview(tool.name, arguments, ctx)))
+    outcome = registry.execute(tool.name, arguments, ctx)
     content = [{"type": "text", "text": outcome.content}]
     result: dict[str, Any] = {"content": content, "isError": outcome.is_error}
     if outcome.sources:
         # The rows the figures rest on, as the chat's citations use them.
         result["structuredContent"] = {"sources": list(outcome.sources)}
     return _result(ident, result)
+
+
+def _previewed(preview: ToolOutcome | dict[str, Any]) -> dict[str, Any]:
+    """A write call's result: what it would change, marked an error since nothing was done."""
+    if isinstance(preview, ToolOutcome):  # bad input: worded as the chat words it
+        return {"content": [{"type": "text", "text": preview.content}], "isError": True}
+    text = f"{NEEDS_APPROVAL}\n{json.dumps(preview, default=str)}"
+    return {
+        "content": [{"type": "text", "text": text}],
+        "structuredContent": {"status": "needs_approval", "preview": preview},
+        "isError": True,
+    }
 
 
 def _result(ident: Any, result: dict[str, Any]) -> dict[str, Any]:

@@ -64,3 +64,49 @@ def test_a_write_tool_cannot_be_called(live: LiveServer, user: tuple[int, str]) 
     auth = {"Authorization": f"Bearer {user[1]}"}
     reply = httpx2.post(f"{live.url}/mcp", json=body, headers=auth, timeout=10).json()
     assert reply["error"]["code"] == -32602 and reply["id"] == 7
+
+
+def _rpc(client: Any, token: str, method: str, **params: Any) -> dict[str, Any]:
+    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+    reply: dict[str, Any] = client.post(
+        "/mcp", json=body, headers={"Authorization": f"Bearer {token}"}
+    ).json
+    return reply
+
+
+def test_with_server_writes_a_write_call_is_previewed_and_changes_nothing(
+    app_config: dict[str, Any], user: tuple[int, str]
+) -> None:
+    from app import create_app
+
+    app = create_app({**app_config, "MCP_SERVER_WRITES": True})
+    try:
+        db = app.extensions["db"]
+        seed_finance(db, user[0], months=2, seed=5)
+        client = app.test_client()
+        tools = {t["name"]: t for t in _rpc(client, user[1], "tools/list")["result"]["tools"]}
+        assert tools["set_budget"]["annotations"]["readOnlyHint"] is False
+        assert "only previews" in tools["set_budget"]["description"]
+        assert tools["get_transactions"]["annotations"]["readOnlyHint"] is True
+        before = client.get("/api/budgets", headers={"Authorization": f"Bearer {user[1]}"}).json
+        args = {"category": "groceries", "amount": "123.45"}
+        result = _rpc(client, user[1], "tools/call", name="set_budget", arguments=args)["result"]
+        assert result["isError"] is True
+        assert result["structuredContent"]["status"] == "needs_approval"
+        preview = result["structuredContent"]["preview"]
+        assert [c["after"] for c in preview["changes"]] == ["123.45 USD"]
+        assert result["content"][0]["text"].startswith("Not done: this change needs")
+        after = client.get("/api/budgets", headers={"Authorization": f"Bearer {user[1]}"}).json
+        assert after == before  # nothing changed
+        bad = _rpc(client, user[1], "tools/call", name="set_budget", arguments={"amount": "x"})
+        assert bad["result"]["isError"] is True and "structuredContent" not in bad["result"]
+    finally:
+        app.extensions["engine"].close()
+        app.extensions["db"].dispose()
+
+
+def test_without_server_writes_the_write_tools_are_not_listed(
+    client: Any, user: tuple[int, str]
+) -> None:
+    names = [t["name"] for t in _rpc(client, user[1], "tools/list")["result"]["tools"]]
+    assert "set_budget" not in names and "get_transactions" in names
