@@ -42,6 +42,13 @@ class Timings:
     count_tokens: float = 5.0
     # Tools: how long one may run before it becomes an `is_error` result.
     tool_timeout: float = 20.0
+    # MCP servers: one call's deadline, connecting (and the first listing at start), the
+    # waits between reconnects, and the ping that finds a server gone.
+    mcp_call_timeout: float = 30.0
+    mcp_connect: float = 10.0
+    mcp_backoff_base: float = 0.5
+    mcp_backoff_cap: float = 30.0
+    mcp_ping: float = 15.0
     # Workers: one heartbeat for all of a worker's turns (it also polls cancels and leases);
     # another worker takes the turns of one silent for `stale_after`.
     heartbeat: float = 1.0
@@ -119,6 +126,7 @@ TIMING_ENV = {
     "retry_budget": "UPSTREAM_RETRY_BUDGET",
     "backoff_base": "UPSTREAM_BACKOFF_BASE",
     "tool_timeout": "TOOL_TIMEOUT",
+    "mcp_call_timeout": "MCP_CALL_TIMEOUT",
     "heartbeat": "HEARTBEAT_SECONDS",
     "stale_after": "STALE_TURN_SECONDS",
     "keepalive": "KEEPALIVE_SECONDS",
@@ -294,6 +302,33 @@ class Settings:
     )
     prompt_cache: Literal["off", "5m", "1h"] = _setting(
         "PROMPT_CACHE", "5m", _choice("off", "5m", "1h"), "prompt caching: off, 5m or 1h"
+    )
+    tools: tuple[str, ...] = _setting(
+        "TOOLS",
+        (),
+        _names,
+        "comma-separated tools modules (package.module or package.module:attribute)",
+        shown="none",
+    )
+    mcp_config: str = _setting(
+        "MCP_CONFIG",
+        "",
+        _text,
+        "a JSON file of MCP servers in the mcpServers shape",
+        shown="unset: no MCP servers",
+    )
+    mcp_credentials_key: str = _setting(
+        "MCP_CREDENTIALS_KEY",
+        "",
+        _text,
+        "the Fernet key users' MCP credentials are encrypted with",
+        shown="derived from `SECRET_KEY`",
+    )
+    tool_search_threshold: int = _setting(
+        "TOOL_SEARCH_THRESHOLD",
+        30,
+        _int,
+        "past this many tools, MCP tools are deferred behind tool search (0: never)",
     )
     tool_eager_input: bool = _setting(
         "TOOL_EAGER_INPUT", True, _switch, "stream tool input as the model writes it"

@@ -45,8 +45,8 @@ def respond(body: dict[str, Any], today: date | None = None) -> Reply:
     results = results_since(messages, start)
     rounds = rounds_since(messages, start)
     wanted = next_calls(intent, results) if rounds < MAX_ROUNDS else []
-    offered = {t.get("name") for t in body.get("tools") or [] if isinstance(t, dict)}
-    calls = [(name, args) for name, args in wanted if name in offered]
+    loaded, deferred, search = offered_tools(body, messages)
+    calls = [(name, args) for name, args in wanted if name in loaded or name in deferred]
     if wanted and not calls:
         return _answer(NO_TOOLS, messages)
     if not calls:
@@ -55,11 +55,60 @@ def respond(body: dict[str, Any], today: date | None = None) -> Reply:
     blocks: list[dict[str, Any]] = []
     if rounds == 0:
         blocks.append(_thinking(question, intent, [n for n, _ in calls], digest))
+    hidden = [name for name, _ in calls if name not in loaded]
+    if hidden and search:
+        blocks += _tool_search(hidden, digest)
     blocks += [
         {"type": "tool_use", "id": f"toolu_demo_{digest}_{k}", "name": name, "input": args}
         for k, (name, args) in enumerate(calls)
     ]
     return Reply(blocks, "tool_use")
+
+
+def offered_tools(
+    body: dict[str, Any], messages: list[dict[str, Any]]
+) -> tuple[set[str], set[str], bool]:
+    """The tools the model may call now, those behind tool search, and whether it may search.
+
+    A deferred tool (`defer_loading`) is loaded once a tool search found it; without the
+    tool search tool it stays out of reach, as with the API.
+    """
+    tools = [t for t in body.get("tools") or [] if isinstance(t, dict)]
+    search = any(str(t.get("type", "")).startswith("tool_search_tool_") for t in tools)
+    found = {
+        ref.get("tool_name")
+        for m in messages
+        for block in m.get("content") or []
+        if isinstance(block, dict) and block.get("type") == "tool_search_tool_result"
+        for ref in (block.get("content") or {}).get("tool_references") or []
+        if isinstance(ref, dict)
+    }
+    loaded = {t.get("name") for t in tools if not t.get("defer_loading") or t.get("name") in found}
+    deferred = (
+        {t.get("name") for t in tools if t.get("defer_loading")} - loaded if search else set()
+    )
+    return {str(n) for n in loaded}, {str(n) for n in deferred}, search
+
+
+def _tool_search(names: list[str], digest: str) -> list[dict[str, Any]]:
+    """A server-side tool search that finds `names`, as the API writes one into a reply."""
+    ident = f"srvtoolu_demo_{digest}"
+    return [
+        {
+            "type": "server_tool_use",
+            "id": ident,
+            "name": "tool_search_tool_bm25",
+            "input": {"query": " ".join(names)},
+        },
+        {
+            "type": "tool_search_tool_result",
+            "tool_use_id": ident,
+            "content": {
+                "type": "tool_search_tool_search_result",
+                "tool_references": [{"type": "tool_reference", "tool_name": n} for n in names],
+            },
+        },
+    ]
 
 
 def describe(intent: Intent) -> str:

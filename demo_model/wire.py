@@ -91,8 +91,12 @@ def encode_reply(
             ]
             deltas += [{"type": "text_delta", "text": p} for p in split_text(block["text"], rng)]
             out_chars += len(block["text"])
+        elif kind == "tool_search_tool_result":
+            # A server tool's result arrives whole in its start event, as the API sends it.
+            start, deltas = block, []
         else:
-            start = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
+            # tool_use, or server_tool_use (a tool search): the input streams as JSON.
+            start = {"type": kind, "id": block["id"], "name": block["name"], "input": {}}
             raw = json.dumps(block["input"])
             deltas = [
                 {"type": "input_json_delta", "partial_json": p}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from config import Settings, Timings
 from engine.events.log import Confirm, EventLog
@@ -27,6 +27,10 @@ from engine.upstream.estimate import request_tokens
 from engine.upstream.retry import RetryPolicy
 from models.db import Database
 from tools import default_registry
+from tools.mcp_servers.config import load_config
+
+if TYPE_CHECKING:
+    from tools.mcp_servers.links import McpHub
 
 
 def build_engine(settings: Settings, db: Database, upstream: Upstream) -> Engine:
@@ -36,7 +40,8 @@ def build_engine(settings: Settings, db: Database, upstream: Upstream) -> Engine
     runtime = Runtime(settings.store_threads, settings.tool_threads)
     store = Store(runtime.store_pool, timings)
     messages = MessageStore(db)
-    registry = default_registry()
+    registry = default_registry(settings.tools)
+    hub = mcp_hub(settings, db, store)
     model = build_model_client(settings, upstream)
     running = settings.user_max_concurrent_turns
     limits = Limits(
@@ -61,7 +66,7 @@ def build_engine(settings: Settings, db: Database, upstream: Upstream) -> Engine
         store=store,
         events=events,
         model=model,
-        tools=ToolRunner(registry, messages, db, runtime.tool_pool, store, timings),
+        tools=ToolRunner(registry, messages, db, runtime.tool_pool, store, timings, hub),
         tool_definitions=registry.definitions(eager=settings.tool_eager_input),
         timings=timings,
         pacer=Pacer(timings.stream_batch, timings.network_wait),
@@ -71,8 +76,27 @@ def build_engine(settings: Settings, db: Database, upstream: Upstream) -> Engine
         busy_policy=settings.busy_policy,
         max_queued=settings.max_queued_turns,
         window=context_window(settings.model_context_tokens, model),
+        eager_input=settings.tool_eager_input,
+        tool_search_threshold=settings.tool_search_threshold,
     )
     return Engine(runtime, deps, WorkerRegistry(db), user_limits)
+
+
+def mcp_hub(settings: Settings, db: Database, store: Store) -> McpHub | None:
+    """The MCP servers of MCP_CONFIG, if any (only then is the mcp SDK imported)."""
+    servers = load_config(settings.mcp_config)
+    if not servers:
+        return None
+    from services.mcp_credentials import CredentialStore, fernet_key
+    from tools.mcp_servers.links import McpHub
+
+    key = fernet_key(settings.mcp_credentials_key, settings.secret_key)
+    credentials = CredentialStore(db, key)
+
+    async def credential(user_id: int, server: str) -> str | None:
+        return await store.durable(credentials.get, user_id, server)
+
+    return McpHub(servers, settings.timings, credential)
 
 
 def context_window(context_tokens: int, model: ModelClient) -> ContextWindow:

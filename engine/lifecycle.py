@@ -52,6 +52,11 @@ class Engine:
             loop.create_task(self.upkeep.heartbeat(), name="heartbeat"),
             loop.create_task(self.upkeep.reaper(), name="reaper"),
         ]
+        hub = self.deps.tools.hub
+        if hub is not None:
+            # MCP servers' links run on this loop; their first tool lists join the first turn.
+            self._tasks += hub.start()
+            await hub.ready()
 
     def ensure_started(self) -> None:
         """Without a host: start in the engine's own loop, once (every request calls this)."""
@@ -69,7 +74,7 @@ class Engine:
         while service.turns and time.monotonic() < deadline:
             await asyncio.sleep(min(0.05, t.heartbeat))
         await self._stop_turns("handover", t.graceful_shutdown - t.drain)
-        self._cancel_tasks()
+        await self._cancel_tasks()
         await self._close_log()
         try:
             await self.deps.store.call(self.workers.retire)
@@ -79,7 +84,7 @@ class Engine:
     async def stop(self) -> None:
         """End what is left: turns move on quietly, the log and the model client close."""
         self._stopped = True
-        self._cancel_tasks()
+        await self._cancel_tasks()
         await self._stop_turns("handover", self.deps.timings.heartbeat)
         await self._close_log()
         await self.deps.model.close()
@@ -100,10 +105,17 @@ class Engine:
             for task in left:
                 task.cancel()
 
-    def _cancel_tasks(self) -> None:
-        for task in self._tasks:
+    async def _cancel_tasks(self) -> None:
+        """Cancel the background tasks; wait (briefly) for them, so MCP servers' processes
+        and connections close before the loop does."""
+        tasks = list(self._tasks)
+        if self.deps.tools.hub is not None:
+            tasks += self.deps.tools.hub.close()
+        for task in tasks:
             task.cancel()
         self._tasks = []
+        if tasks:
+            await asyncio.wait(tasks, timeout=self.deps.timings.heartbeat)
 
     async def _close_log(self) -> None:
         try:

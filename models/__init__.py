@@ -4,6 +4,7 @@ from models.base import Base, new_id, utcnow
 from models.chat import ChatSession, Message, ToolRun, Turn, TurnEvents, Worker
 from models.finance import Account, Budget, Category, Transaction
 from models.imports import CategoryRule, ImportMapping, ImportRow, StatementImport
+from models.tool_sources import McpCredential, ToolGrant
 from models.ui_chat import UIChat
 from models.user import ApiToken, User
 
@@ -17,8 +18,10 @@ __all__ = [
     "ChatSession",
     "ImportMapping",
     "ImportRow",
+    "McpCredential",
     "Message",
     "StatementImport",
+    "ToolGrant",
     "ToolRun",
     "Transaction",
     "Turn",

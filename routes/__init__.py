@@ -13,9 +13,11 @@ def register_blueprints(app: Flask) -> None:
         health,
         imports,
         ledger,
+        mcp_server,
         metrics,
         records,
         sessions,
+        tool_sources,
         turns,
         ui_chat,
         web,
@@ -26,6 +28,7 @@ def register_blueprints(app: Flask) -> None:
     api.register_blueprint(health.bp)
     api.register_blueprint(web.bp)
     api.register_blueprint(metrics.bp)
+    api.register_blueprint(mcp_server.bp)
     under_api = (
         sessions.bp,
         turns.bp,
@@ -35,6 +38,7 @@ def register_blueprints(app: Flask) -> None:
         records.bp,
         imports.bp,
         ledger.bp,
+        tool_sources.bp,
     )
     for bp in under_api:
         api.register_blueprint(bp, url_prefix="/api")

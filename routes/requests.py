@@ -194,6 +194,23 @@ class ApprovalRequest(Schema):
     reason = fields.String(
         load_default=None, allow_none=True, validate=[validate.Length(max=500), storable]
     )
+    always = fields.Boolean(
+        load_default=False,
+        metadata={
+            "description": "With approved: the tool's later calls in this session need no "
+            'approval ("always for this session").'
+        },
+    )
+
+
+class CredentialRequest(Schema):
+    """Body of PUT /api/mcp/<server>/credentials."""
+
+    value = fields.String(
+        required=True,
+        validate=[validate.Length(min=1, max=4096), storable],
+        metadata={"description": "The secret; it fills `{credential}` in the server's headers."},
+    )
 
 
 class ActionsQuery(Schema):
@@ -372,3 +389,16 @@ def check_message_size(data: dict[str, Any]) -> dict[str, Any]:
             details={"message": [f"Longer than the limit of {limit} characters."]},
         )
     return data
+
+
+class McpMessage(Schema):
+    """Body of POST /mcp: one JSON-RPC 2.0 request or notification of an MCP client."""
+
+    jsonrpc = fields.String(required=True, validate=validate.OneOf(["2.0"]))
+    id = fields.Raw(
+        load_default=None,
+        allow_none=True,
+        metadata={"description": "A request's id (string or number); none: a notification."},
+    )
+    method = fields.String(required=True, validate=validate.Length(min=1, max=200))
+    params = fields.Dict(load_default=dict)

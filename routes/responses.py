@@ -314,3 +314,38 @@ class TokenList(Schema):
     """The caller's tokens that are not revoked, newest first."""
 
     tokens = fields.List(fields.Nested(Token), required=True)
+
+
+class SourceTool(Schema):
+    """One tool of a source: the name the model calls it by."""
+
+    name = fields.String(required=True)
+    remote = fields.String(metadata={"description": "An MCP tool's name on its server."})
+    read_only = fields.Boolean(metadata={"description": "MCP: the operator marked it read-only."})
+    annotations = fields.Dict(
+        allow_none=True, metadata={"description": "MCP: the server's hints, never trusted."}
+    )
+
+
+class ToolSource(Schema):
+    """Where some of the model's tools come from, and whether it answers now."""
+
+    name = fields.String(required=True)
+    kind = fields.String(required=True, metadata={"enum": ["built-in", "python", "mcp"]})
+    state = fields.String(required=True, metadata={"enum": ["up", "connecting", "down"]})
+    tools = fields.List(fields.Nested(SourceTool), required=True)
+
+
+class ToolSourceList(Schema):
+    """The model's tools by source."""
+
+    sources = fields.List(fields.Nested(ToolSource), required=True)
+
+
+class McpReply(Open):
+    """A JSON-RPC 2.0 response: `result`, or `error` (`code`, `message`)."""
+
+    jsonrpc = fields.String(required=True)
+    id = fields.Raw(required=True, allow_none=True)
+    result = fields.Dict()
+    error = fields.Dict()

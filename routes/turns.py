@@ -92,7 +92,7 @@ def events(
 def decide(body: dict[str, Any], turn_id: str) -> dict[str, Any]:
     """Approve or decline an action the turn asked for; the answer goes on once all are decided."""
     decision = get_turns().decide(
-        g.user_id, turn_id, body["tool_use_id"], body["approved"], body["reason"]
+        g.user_id, turn_id, body["tool_use_id"], body["approved"], body["reason"], body["always"]
     )
     following = decision.continuation
     return {

@@ -26,7 +26,10 @@ FINANCE_TABLES = {"accounts", "categories", "transactions", "budgets"}
 DURABLE_TABLES = {"workers"}
 UI_TABLES = {"ui_chats"}
 IMPORT_TABLES = {"imports", "import_rows", "import_mappings", "category_rules"}
-ALL_TABLES = CHAT_TABLES | FINANCE_TABLES | DURABLE_TABLES | UI_TABLES | IMPORT_TABLES
+TOOL_SOURCE_TABLES = {"tool_grants", "mcp_credentials"}
+ALL_TABLES = (
+    CHAT_TABLES | FINANCE_TABLES | DURABLE_TABLES | UI_TABLES | IMPORT_TABLES | TOOL_SOURCE_TABLES
+)
 HEAD = "0013"
 
 

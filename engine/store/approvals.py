@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Connection, select, update
+from sqlalchemy import Connection, insert, select, update
 
 from engine.errors import Conflict, NotFound
 from engine.limits import RUNNING, Admission
@@ -26,7 +26,7 @@ from engine.store import starts
 from engine.store.core import table
 from engine.store.paused import EXPIRED, USER_DECLINED, declined
 from engine.store.turn_rows import Runnable, insert_turn
-from models import ChatSession, Message, ToolRun, Turn, new_id, utcnow
+from models import ChatSession, Message, ToolGrant, ToolRun, Turn, new_id, utcnow
 from models.base import iso
 from models.chat import (
     APPROVED,
@@ -46,6 +46,8 @@ _TURNS = table(Turn)
 _SESSIONS = table(ChatSession)
 M, R, T = _MESSAGES.c, _TOOL_RUNS.c, _TURNS.c
 S = _SESSIONS.c
+_GRANTS = table(ToolGrant)
+G = _GRANTS.c
 
 
 @dataclass(frozen=True)
@@ -68,8 +70,11 @@ def decide(
     worker_id: str | None,
     admission: Admission,
     count_start: Callable[[], None] | None = None,
+    always: bool = False,
 ) -> Decision:
     """Approve or decline one call of a paused turn; the same decision again changes nothing.
+
+    Approved `always`, the tool's later calls in the session need no approval (a grant).
 
     The decision that leaves the turn waiting for nothing more starts model work: it is
     refused (LimitExceeded, the transaction rolled back) over the day's tokens, or over the
@@ -88,6 +93,8 @@ def decide(
     if run is None or run.preview is None:
         raise NotFound("approval request", tool_use_id)
     wanted = APPROVED if approved else DECLINED
+    if approved and always:
+        grant(conn, turn.session_id, run.name, user_id)
     if run.approval is not None:
         if run.approval != wanted:
             raise Conflict(f"This action was already {run.approval}.", code="already_decided")
@@ -109,6 +116,17 @@ def decide(
     started = maybe_continue(conn, turn_id, worker_id, admission)
     decided = conn.execute(select(_TOOL_RUNS).where(*key)).one()
     return Decision(run_dict(decided), continuation(conn, turn_id), started, changed=True)
+
+
+def grant(conn: Connection, session_id: str, name: str, user_id: int) -> None:
+    """Let `name` run without approval in the session from now on (once, however often)."""
+    exists = select(G.id).where(G.session_id == session_id, G.name == name)
+    if conn.execute(exists).first() is None:
+        conn.execute(
+            insert(_GRANTS).values(
+                session_id=session_id, name=name, granted_by=user_id, created_at=utcnow()
+            )
+        )
 
 
 def expire(
@@ -221,6 +239,7 @@ class ApprovalStore:
         reason: str | None,
         worker_id: str | None,
         count_start: Callable[[], None] | None = None,
+        always: bool = False,
     ) -> Decision:
         """Record a decision (see `decide`)."""
         with self.db.begin() as conn:
@@ -234,6 +253,7 @@ class ApprovalStore:
                 worker_id,
                 self.admission,
                 count_start,
+                always,
             )
 
     def expire(self, older_than: float, worker_id: str | None) -> dict[str, list[Runnable]]:

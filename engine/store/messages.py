@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session
 from engine.store import tree
 from engine.store.core import rowcount, table
 from engine.store.fence import HELD, Lease, held_params, hold
-from models import Message, ToolRun, utcnow
+from models import Message, ToolGrant, ToolRun, utcnow
 from models.chat import (
     DECLINED,
     MESSAGE_FINISHED,
@@ -117,6 +117,11 @@ _CLAIM = (
         ),
     )
     .returning(R.id)
+)
+_G = table(ToolGrant).c
+# The user's "always for this session" for a tool (engine/store/approvals.py `grant`).
+_GRANTED = select(_G.id).where(
+    _G.session_id == bindparam("_session"), _G.name == bindparam("_name")
 )
 _ADDS: dict[tuple[str, ...], Insert] = {}
 
@@ -261,6 +266,13 @@ class MessageStore:
         with self.db.begin_read() as conn:
             row = conn.execute(_RUN, {"_session": session_id, "_tool_use": tool_use_id}).first()
         return None if row is None else StoredRun(*row[:8])
+
+    def granted(self, session_id: str, name: str) -> bool:
+        """Whether the user let `name` run without approval in this session ("always")."""
+        with self.db.begin_read() as conn:
+            return (
+                conn.execute(_GRANTED, {"_session": session_id, "_name": name}).first() is not None
+            )
 
     def claim_tool(
         self,

@@ -83,7 +83,7 @@ class ModelCalls:
         """
         policy, waited, attempt = self.deps.retry, 0.0, 0
         used = tool_ids(history)
-        window, tools, refitted = self.deps.window, self.deps.tool_definitions, False
+        window, tools, refitted = self.deps.window, self.deps.tools_sent(), False
         while True:
             # Counted once per round: a retry sends what was counted (or trimmed by a refusal).
             fit = await self._fit(history, lease, count=attempt == 0 and not refitted)
@@ -124,7 +124,7 @@ class ModelCalls:
 
     async def _fit(self, history: list[dict[str, Any]], lease: Lease, count: bool) -> Fit:
         """Plan the request; near the window, let the API's count decide (else the estimate)."""
-        window, tools = self.deps.window, self.deps.tool_definitions
+        window, tools = self.deps.window, self.deps.tools_sent()
         fit = window.fit(lease.session_id, history, tools)
         if not fit.near or not count:
             return fit

@@ -99,7 +99,13 @@ class TurnService:
         )
 
     def decide(
-        self, user_id: int, turn_id: str, tool_use_id: str, approved: bool, reason: str | None
+        self,
+        user_id: int,
+        turn_id: str,
+        tool_use_id: str,
+        approved: bool,
+        reason: str | None,
+        always: bool = False,
     ) -> Decision:
         """Approve or decline a paused turn's call; once all are decided, its turn goes on
         (now, or `queued` for a place). Raises LimitExceeded, writing nothing, when the
@@ -107,7 +113,14 @@ class TurnService:
         """
         self.ready()
         decision = self.approvals.decide(
-            user_id, turn_id, tool_use_id, approved, reason, self.worker_id, self._counter(user_id)
+            user_id,
+            turn_id,
+            tool_use_id,
+            approved,
+            reason,
+            self.worker_id,
+            self._counter(user_id),
+            always,
         )
         if decision.changed:  # the same decision again records nothing new
             audit.record(
@@ -116,6 +129,7 @@ class TurnService:
                 tool_use_id=tool_use_id,
                 tool=decision.run["name"],
                 approval=decision.run["approval"],
+                always=always and approved,
                 continuation_turn_id=decision.continuation,
             )
         for started in decision.started:

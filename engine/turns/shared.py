@@ -46,3 +46,11 @@ class TurnDeps:
     max_queued: int = 5
     window: ContextWindow = field(default_factory=ContextWindow)
     worker: WorkerState = field(default_factory=WorkerState)
+    eager_input: bool = False
+    tool_search_threshold: int = 0
+
+    def tools_sent(self) -> list[dict[str, Any]]:
+        """The tools of a model call: ours, then the MCP servers' (one list while unchanged)."""
+        return self.tools.definitions(
+            self.tool_definitions, self.eager_input, self.tool_search_threshold
+        )

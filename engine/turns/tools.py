@@ -20,7 +20,7 @@ from concurrent.futures import Executor
 from contextvars import copy_context
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from config import Timings
 from engine.runtime import this_task
@@ -32,6 +32,9 @@ from models.db import Database, is_outage
 from telemetry import tracing
 from telemetry.metrics import TOOL_ERRORS, TOOL_RUNS, TOOL_SECONDS
 from tools.registry import ClaimLost, ToolContext, ToolOutcome, ToolRegistry
+
+if TYPE_CHECKING:  # the mcp SDK is imported only where MCP servers are configured
+    from tools.mcp_servers.links import McpHub, McpTool
 
 INTERRUPTED = (
     "The tool run was interrupted: the server running it stopped, so it may or may not have "
@@ -116,10 +119,28 @@ class ToolRunner:
         pool: Executor,
         store: Store,
         timings: Timings,
+        hub: McpHub | None = None,
     ) -> None:
         self.registry, self.messages, self.db = registry, messages, db
         self.pool, self.store, self.timings = pool, store, timings
+        # MCP servers' tools: called on this loop, claimed and approved as our own are.
+        self.hub = hub
         self._rng = random.Random()
+
+    def definitions(
+        self, base: list[dict[str, Any]], eager: bool, search_threshold: int = 0
+    ) -> list[dict[str, Any]]:
+        """The tools sent with a model call: `base` (the registry's), then the MCP servers'
+        (deferred behind tool search past `search_threshold` tools)."""
+        if self.hub is None:
+            return base
+        return self.hub.definitions(base, eager, search_threshold)
+
+    def remote(self, name: str) -> McpTool | None:
+        """The MCP tool called `name`, when no tool of ours is."""
+        if self.hub is None or self.registry.get(name) is not None:
+            return None
+        return self.hub.get(name)
 
     async def run_all(
         self, lease: Lease, user_id: int, calls: list[ToolCall], quiet: Callable[[], bool]
@@ -174,7 +195,10 @@ class ToolRunner:
         the user's approval, with a preview of what it would change (bad input: refused).
         """
         preview = None
-        tool = self.registry.get(call.name)
+        tool, remote = self.registry.get(call.name), self.remote(call.name)
+        if remote is not None and not refusal and not remote.read_only:
+            # Untrusted until approved: only the operator's word (readOnlyTools) skips it.
+            preview = remote.preview(call.input)
         if tool is not None and tool.side_effects and not refusal:
             known = await self.store.durable(
                 self.messages.stored_run, lease.session_id, call.tool_use_id
@@ -186,6 +210,10 @@ class ToolRunner:
                     refusal = shown.content
                 else:
                     preview = shown
+        if preview is not None and await self.store.durable(
+            self.messages.granted, lease.session_id, call.name
+        ):
+            preview = None  # the user answered "always for this session"
         claimed = await self.store.durable(
             self.messages.claim_tool,
             lease,
@@ -193,7 +221,9 @@ class ToolRunner:
             call.name,
             call.input,
             preview,
-            tool is not None and tool.side_effects,
+            # Run again after a worker's death: our write tools (their change commits with
+            # their result) and the MCP tools the operator marked idempotent.
+            (tool is not None and tool.side_effects) or (remote is not None and remote.idempotent),
         )
         if claimed is not None and claimed.status == TOOL_RUNNING:
             return await self._save(lease, call, ToolOutcome(INTERRUPTED, True), 0.0)
@@ -225,7 +255,11 @@ class ToolRunner:
     async def _execute(self, lease: Lease, call: ToolCall, ctx: ToolContext) -> ToolOutcome:
         """Run one tool in an `execute_tool <name>` span."""
         with tracing.tool_span(call.name, call.tool_use_id, call.input) as span:
-            outcome = await self._run(lease, call, ctx)
+            remote = self.remote(call.name)
+            if remote is not None and self.hub is not None:
+                outcome = await self.hub.call(call.name, call.input, ctx.user_id)
+            else:
+                outcome = await self._run(lease, call, ctx)
             tracing.tool_answered(span, outcome.content, outcome.is_error)
             return outcome
 
@@ -278,7 +312,11 @@ class ToolRunner:
         self, lease: Lease, call: ToolCall, outcome: ToolOutcome, seconds: float
     ) -> StoredRun:
         # Only our tools' names become labels: a model may call any name it makes up.
-        tool = call.name if self.registry.get(call.name) is not None else "unknown"
+        remote = self.remote(call.name)
+        if remote is not None:
+            tool = f"mcp:{remote.server}"
+        else:
+            tool = call.name if self.registry.get(call.name) is not None else "unknown"
         TOOL_RUNS.labels(tool).inc()
         TOOL_SECONDS.labels(tool).observe(seconds)
         if outcome.is_error:

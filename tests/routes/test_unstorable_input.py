@@ -74,6 +74,7 @@ class Backend:
             "turn_id": turn,
             "chat_id": "chat-1",
             "token_id": str(token_id),
+            "server": "web",
             **SAMPLE_IDS,
         }
         self.document = self.client.get("/openapi.json").get_json()

@@ -9,7 +9,7 @@ import { el } from './dom.js';
 import { toolWords } from './tool-fold.js';
 import { PAGE_POLL_MS } from './protocol.js';
 
-/** One approval's card; `onDecide(card, approved, reason)` posts the decision. */
+/** One approval's card; `onDecide(card, approved, reason, always)` posts the decision. */
 export class ApprovalCard {
   constructor(request, onDecide) {
     Object.assign(this, { request, onDecide, turnId: request.turn_id, toolUseId: request.tool_use_id });
@@ -23,6 +23,7 @@ export class ApprovalCard {
       el('h3', { class: 'approval-title', text: title }),
       el('p', { class: 'approval-summary', text: preview.summary || `Run ${request.name}` }),
       changesTable(preview.changes || []),
+      remoteCall(preview),
       this.state,
       this.buttons,
     );
@@ -58,7 +59,18 @@ export class ApprovalCard {
       'aria-label': 'Decline this action (you may say why)',
       onclick: () => this.askReason(),
     });
-    this.buttons.replaceChildren(approve, decline);
+    // An MCP server's tool may be let run for the rest of this chat without asking again.
+    const always =
+      this.request.preview?.target?.type === 'mcp'
+        ? el('button', {
+            type: 'button',
+            class: 'tool-button always',
+            text: 'Always in this chat',
+            'aria-label': `Approve ${this.request.name} now and for the rest of this chat`,
+            onclick: () => this.onDecide(this, true, null, true),
+          })
+        : null;
+    this.buttons.replaceChildren(...[approve, always, decline].filter(Boolean));
   }
 
   /** Decline asks for an optional reason first (sent to the model with the denial). */
@@ -109,6 +121,18 @@ export class ApprovalCard {
     this.buttons.replaceChildren();
     if (focus) this.state.focus();
   }
+}
+
+/** An MCP call has no preview: its raw input, and the server's hints (shown, not trusted). */
+function remoteCall(preview) {
+  if (preview.target?.type !== 'mcp') return null;
+  const hints = preview.annotations ? `Server's hints (not checked): ${JSON.stringify(preview.annotations)}` : '';
+  return el(
+    'div',
+    { class: 'approval-remote' },
+    el('pre', { class: 'approval-input', text: JSON.stringify(preview.input ?? {}, null, 2) }),
+    hints ? el('p', { class: 'approval-hints', text: hints }) : null,
+  );
 }
 
 function changesTable(changes) {
@@ -165,7 +189,7 @@ export class Approvals {
     if (!card) {
       const view = this.place(approval.turn_id);
       if (!view) return null;
-      card = new ApprovalCard(approval, (c, approved, reason) => this.send(c, approved, reason));
+      card = new ApprovalCard(approval, (c, approved, reason, always) => this.send(c, approved, reason, always));
       this.cards.set(approval.tool_use_id, card);
       card.tool = view.showApproval(approval.tool_use_id, card.el);
       if (!card.decided) card.mark('awaiting your approval');
@@ -184,11 +208,13 @@ export class Approvals {
     }
   }
 
-  async send(card, approved, reason) {
+  async send(card, approved, reason, always = false) {
     card.busy();
     let decided;
     try {
-      decided = await api.decide(card.turnId, { tool_use_id: card.toolUseId, approved, reason });
+      const body = { tool_use_id: card.toolUseId, approved, reason };
+      if (always) body.always = true;
+      decided = await api.decide(card.turnId, body);
     } catch (err) {
       if (err.status === 409 || err.status === 404) this.onStale();
       else {

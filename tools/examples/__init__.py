@@ -1,0 +1,1 @@
+"""Example tools modules an operator names in TOOLS (docs/tools.md)."""
