@@ -80,7 +80,12 @@ def _plan(s: Session, user_id: int, changes: list[dict[str, Any]], *, lock: bool
     ids = [int(c["transaction_id"]) for c in changes]
     if repeated := sorted(i for i, n in Counter(ids).items() if n > 1):
         raise ToolInputError("changes", f"each transaction once; repeated: {_ids(repeated)}.")
-    query = select(Transaction).where(Transaction.user_id == user_id, Transaction.id.in_(ids))
+    # Locked in id order, so two batches sharing rows wait for each other and never deadlock.
+    query = (
+        select(Transaction)
+        .where(Transaction.user_id == user_id, Transaction.id.in_(ids))
+        .order_by(Transaction.id)
+    )
     found = {t.id: t for t in s.scalars(query.with_for_update() if lock else query)}
     if missing := [i for i in ids if i not in found]:
         raise ToolInputError("changes", f"No transactions {_ids(missing)} among yours.")
