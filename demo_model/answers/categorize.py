@@ -7,7 +7,7 @@ from typing import Any
 
 from demo_model import tool_calls as c
 from demo_model.answers.fmt import lines_md, plural, row_line
-from demo_model.categorize_rows import open_rows, proposals, write
+from demo_model.categorize_rows import open_rows, proposals, uncategorized, write
 from demo_model.cite import Answer, Line
 from demo_model.intent import Intent
 from demo_model.mdtext import md_text
@@ -49,6 +49,12 @@ def categorize_rows(intent: Intent, results: Results) -> Answer:
         + (f": {counted}." if counted else ".")
         + f" ({why}.)"
     ]
+    more = _remaining(results) - len(rows)
+    if more > 0:
+        lines.append(
+            f"{plural(more, 'older uncategorized transaction')} did not fit in one change; "
+            "ask me again to sort them next."
+        )
     if left:
         lines += [
             f"I left {plural(len(left), 'transaction')} uncategorized: nothing in your history "
@@ -56,6 +62,12 @@ def categorize_rows(intent: Intent, results: Results) -> Answer:
             *_rows(left),
         ]
     return lines_md(lines)
+
+
+def _remaining(results: Results) -> int:
+    """How many rows had no category when they were looked up (all pages)."""
+    found = c.result_of(results, uncategorized()) or {}
+    return int(found.get("count") or 0)
 
 
 def _rows(rows: list[dict[str, Any]]) -> list[Line]:
