@@ -35,7 +35,8 @@ FINANCE_TOOLS: list[Tool] = [
         name="get_transactions",
         description=(
             "List the user's bank and card transactions, newest first by default. Filter by "
-            "date range, category, merchant text, account, direction, amount range and pending. "
+            "date range, category, merchant text, account, direction, amount range, pending and "
+            "imported (rows a statement import added). "
             "Amounts are signed: negative = money out, positive = money in (refunds, salary). "
             "min_amount/max_amount compare the ABSOLUTE amount. Returns one page of rows plus "
             "count and totals per currency over ALL matching rows; when has_more is true, call "

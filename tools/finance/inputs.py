@@ -64,6 +64,12 @@ class TransactionsInput(Schema):
     pending: fields.Boolean = StrictBoolean(
         metadata={"description": "true: only pending; false: only posted; omit for both."}
     )
+    imported: fields.Boolean = StrictBoolean(
+        metadata={
+            "description": "true: only rows added by a statement import; false: only rows "
+            "added otherwise; omit for both."
+        }
+    )
     sort = fields.String(
         load_default="date_desc",
         validate=validate.OneOf(SORTS),
