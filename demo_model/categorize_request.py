@@ -18,6 +18,12 @@ ASKED = re.compile(
 )
 
 
-def asks_to_categorize(question: str) -> bool:
-    """Return whether the question asks to categorise the uncategorized rows in bulk."""
-    return bool(ASKED.search(fold(question)))
+def categorize_request(question: str) -> tuple[tuple[str, str], ...] | None:
+    """The details of a request to categorise the uncategorized rows in bulk, or None.
+
+    "my imported transactions" asks for the rows a statement import added only.
+    """
+    q = fold(question)
+    if not ASKED.search(q):
+        return None
+    return (("imported", "true"),) if re.search(r"\bimport(ed|s)?\b", q) else ()

@@ -46,9 +46,10 @@ class Proposal:
     reason: str  # "history" or "keyword"
 
 
-def uncategorized() -> Call:
-    """The user's rows without a category, newest first, as many as one change may take."""
-    return "get_transactions", {"category": UNCATEGORIZED, "limit": MAX_CATEGORIZE}
+def uncategorized(imported: bool = False) -> Call:
+    """The user's rows without a category (imported ones only), newest first, one change's worth."""
+    where: dict[str, Any] = {"category": UNCATEGORIZED, "limit": MAX_CATEGORIZE}
+    return "get_transactions", {**where, "imported": True} if imported else where
 
 
 def history(merchant: str) -> Call:
@@ -56,14 +57,14 @@ def history(merchant: str) -> Call:
     return "get_transactions", {"merchant": merchant[:80], "limit": HISTORY}
 
 
-def plan_categorize(today: date, results: Results) -> list[Call]:
+def plan_categorize(today: date, imported: bool, results: Results) -> list[Call]:
     """Return the next calls: the rows and names, each merchant's history, then the write."""
-    if todo := c.missing(results, [uncategorized(), c.by_category(the_year(today))]):
+    if todo := c.missing(results, [uncategorized(imported), c.by_category(the_year(today))]):
         return todo
-    rows = open_rows(results)
+    rows = open_rows(imported, results)
     if todo := c.missing(results, [history(m) for m in merchants(rows)]):
         return todo
-    found = proposals(today, results)
+    found = proposals(today, imported, results)
     if not found:
         return []
     return c.missing(results, [write(found)])
@@ -75,9 +76,9 @@ def write(found: list[Proposal]) -> Call:
     return "categorize_transactions", {"changes": changes}
 
 
-def open_rows(results: Results) -> list[dict[str, Any]]:
+def open_rows(imported: bool, results: Results) -> list[dict[str, Any]]:
     """Return the uncategorized rows the lookup found."""
-    found = c.result_of(results, uncategorized()) or {}
+    found = c.result_of(results, uncategorized(imported)) or {}
     return [r for r in found.get("transactions") or [] if isinstance(r, dict) and "id" in r]
 
 
@@ -88,9 +89,9 @@ def merchants(rows: list[dict[str, Any]]) -> list[str]:
     return named[:MERCHANTS]
 
 
-def proposals(today: date, results: Results) -> list[Proposal]:
+def proposals(today: date, imported: bool, results: Results) -> list[Proposal]:
     """Return a proposal for every uncategorized row one of the two rules reaches."""
-    rows = open_rows(results)
+    rows = open_rows(imported, results)
     known = _known_names(today, results, rows)
     out: list[Proposal] = []
     for row in rows:

@@ -7,7 +7,7 @@ from datetime import date
 from decimal import Decimal
 
 from demo_model.categorize_request import KIND as CATEGORIZE_ROWS
-from demo_model.categorize_request import asks_to_categorize
+from demo_model.categorize_request import categorize_request
 from demo_model.periods import MONTHS
 from demo_model.vocabulary import fold
 
@@ -55,8 +55,8 @@ def read_change(question: str, today: date) -> tuple[str, tuple[tuple[str, str],
     if (m := named) and (day := _day(m["date"], today)):
         details = (("merchant", m["merchant"]), ("date", day.isoformat()), ("category", m["what"]))
         return "categorize", details
-    if asks_to_categorize(question):
-        return CATEGORIZE_ROWS, ()
+    if (bulk := categorize_request(question)) is not None:
+        return CATEGORIZE_ROWS, bulk
     return None
 
 

@@ -28,7 +28,9 @@ def next_calls(intent: Intent, results: Results) -> list[Call]:
         "refunds": _refunds,
         "set_budget": _change,
         "categorize": _change,
-        "categorize_rows": lambda i, r: plan_categorize(i.period.end, r),
+        "categorize_rows": lambda i, r: plan_categorize(
+            i.period.end, "imported" in dict(i.details), r
+        ),
         "chart": _chart,
         "average": _average,
         "merchants": _merchants,

@@ -18,10 +18,12 @@ LISTED = 5  # rows left alone that the answer names
 
 def categorize_rows(intent: Intent, results: Results) -> Answer:
     """Return what the approved change did, or why there was nothing to propose."""
-    rows = open_rows(results)
+    imported = "imported" in dict(intent.details)
+    rows = open_rows(imported, results)
     if not rows:
-        return "None of your transactions is uncategorized, so there is nothing to sort."
-    found = proposals(intent.period.end, results)
+        which = "imported transactions" if imported else "transactions"
+        return f"None of your {which} is uncategorized, so there is nothing to sort."
+    found = proposals(intent.period.end, imported, results)
     proposed = {int(p.row["id"]) for p in found}
     left = [r for r in rows if int(r["id"]) not in proposed]
     if not found:
@@ -49,7 +51,7 @@ def categorize_rows(intent: Intent, results: Results) -> Answer:
         + (f": {counted}." if counted else ".")
         + f" ({why}.)"
     ]
-    more = _remaining(results) - len(rows)
+    more = _remaining(imported, results) - len(rows)
     if more > 0:
         lines.append(
             f"{plural(more, 'older uncategorized transaction')} did not fit in one change; "
@@ -64,9 +66,9 @@ def categorize_rows(intent: Intent, results: Results) -> Answer:
     return lines_md(lines)
 
 
-def _remaining(results: Results) -> int:
+def _remaining(imported: bool, results: Results) -> int:
     """How many rows had no category when they were looked up (all pages)."""
-    found = c.result_of(results, uncategorized()) or {}
+    found = c.result_of(results, uncategorized(imported)) or {}
     return int(found.get("count") or 0)
 
 

@@ -42,7 +42,7 @@ def summary(*names: str) -> dict[str, Any]:
 def looked_up(open_rows: list[Any], names: list[str], past: dict[str, list[Any]]) -> Results:
     """The results of the first two rounds: the open rows, the names, each merchant's rows."""
     results: Results = [
-        (*uncategorized(), {"count": len(open_rows), "transactions": open_rows}),
+        (*uncategorized(False), {"count": len(open_rows), "transactions": open_rows}),
         (*c.by_category(the_year(TODAY)), summary(*names)),
     ]
     for merchant, rows in past.items():
@@ -76,6 +76,16 @@ def test_other_questions_are_not_bulk_requests(question: str) -> None:
     assert resolve([question], TODAY).kind != "categorize_rows"
 
 
+def test_imported_rows_are_asked_for_when_the_question_says_so() -> None:
+    intent = resolve(["Categorise my imported transactions"], TODAY)
+    assert dict(intent.details) == {"imported": "true"}
+    assert dict(resolve(["categorize my transactions"], TODAY).details) == {}
+    name, args = uncategorized(True)
+    assert (name, args["imported"], args["category"]) == ("get_transactions", True, "Uncategorized")
+    year = c.by_category(the_year(TODAY))
+    assert plan_categorize(TODAY, True, []) == [uncategorized(True), year]
+
+
 def test_history_wins_then_a_merchant_word_and_the_rest_is_left_alone() -> None:
     open_rows = [
         row(1, "Copper Kettle"),
@@ -96,22 +106,23 @@ def test_history_wins_then_a_merchant_word_and_the_rest_is_left_alone() -> None:
         "Uber Trip": [],
     }
     results = looked_up(open_rows, ["Food & Groceries", "Dining Out", "Salary"], past)
-    found = proposals(TODAY, results)
+    found = proposals(TODAY, False, results)
     assert [(p.row["id"], p.category, p.reason) for p in found] == [
         (1, "Dining Out", "history"),
         (2, "Food & Groceries", "keyword"),
         (4, "Salary", "keyword"),
     ]
-    assert plan_categorize(TODAY, results) == [write(found)]
+    assert plan_categorize(TODAY, False, results) == [write(found)]
 
 
 def test_the_lookups_come_first_and_nothing_is_written_without_a_proposal() -> None:
-    assert plan_categorize(TODAY, []) == [uncategorized(), c.by_category(the_year(TODAY))]
+    year = c.by_category(the_year(TODAY))
+    assert plan_categorize(TODAY, False, []) == [uncategorized(False), year]
     first = looked_up([row(3, "Mystery Shop")], ["Groceries"], {})
-    assert plan_categorize(TODAY, first) == [history("Mystery Shop")]
+    assert plan_categorize(TODAY, False, first) == [history("Mystery Shop")]
     done = looked_up([row(3, "Mystery Shop")], ["Groceries"], {"Mystery Shop": []})
-    assert plan_categorize(TODAY, done) == []
-    intent = resolve(["categorise my imported transactions"], TODAY)
+    assert plan_categorize(TODAY, False, done) == []
+    intent = resolve(["categorise my transactions"], TODAY)
     text = compose_answer(intent, done)
     assert "could not propose a category for any of them" in text and "Mystery Shop" in text
 
@@ -120,13 +131,13 @@ def test_the_answer_counts_what_changed_and_what_did_not_fit() -> None:
     open_rows = [row(1, "Sunrise Supermarket"), row(2, "Mystery Shop")]
     results = looked_up(open_rows, ["Groceries"], {"Sunrise Supermarket": [], "Mystery Shop": []})
     results[0][2]["count"] = 250
-    [call] = plan_categorize(TODAY, results)
+    [call] = plan_categorize(TODAY, False, results)
     assert call == (
         "categorize_transactions",
         {"changes": [{"transaction_id": 1, "category": "Groceries"}]},
     )
     results.append((*call, {"count": 1, "changed": 1, "by_category": {"Groceries": 1}}))
-    intent = resolve(["categorise my imported transactions"], TODAY)
+    intent = resolve(["categorise my transactions"], TODAY)
     text = compose_answer(intent, results)
     assert text.startswith("Done: I categorized 1 transaction: 1 to **Groceries**.")
     assert "248 older uncategorized transactions did not fit in one change" in text
@@ -136,7 +147,7 @@ def test_the_answer_counts_what_changed_and_what_did_not_fit() -> None:
 def test_a_hostile_merchant_name_is_text_in_the_answer() -> None:
     open_rows = [row(1, "<img src=x onerror=alert(1)> **Shop**")]
     results = looked_up(open_rows, ["Groceries"], {open_rows[0]["merchant"]: []})
-    intent = resolve(["categorise my imported transactions"], TODAY)
+    intent = resolve(["categorise my transactions"], TODAY)
     text = compose_answer(intent, results)
     assert "\\<img src=x onerror=alert(1)> \\*\\*Shop\\*\\*" in text  # escaped Markdown
     assert "<img" not in text.replace("\\<", "")

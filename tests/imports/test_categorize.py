@@ -30,7 +30,7 @@ def live(app: Any, user: tuple[int, str]) -> Iterator[LiveServer]:
 
 @pytest.fixture
 def imported(live: LiveServer) -> dict[str, int | None]:
-    """Alice's history (two categorised rows) and a committed statement; its rows by payee."""
+    """Alice's history (rows entered by hand) and a committed statement; its rows by payee."""
     for name in ("Restaurants", "Groceries"):
         assert live.post("/api/categories", json={"name": name}).status_code == 201
     account = live.post(
@@ -39,6 +39,7 @@ def imported(live: LiveServer) -> dict[str, int | None]:
     for merchant, category in (
         ("Copper Kettle Tea Room", "Restaurants"),
         ("Green Grocer", "Groceries"),
+        ("Sunrise Supermarket", None),  # entered by hand: not an imported row
     ):
         row = {"account_id": account, "date": "2026-09-01", "amount": "-10.00"}
         added = live.post(
@@ -56,6 +57,15 @@ def categories(live: LiveServer) -> dict[str, str | None]:
     """Alice's transactions' categories, by merchant (the statement's rows and her history)."""
     rows = live.get("/api/transactions?limit=100").json()["transactions"]
     return {r["merchant"]: r["category"] for r in rows if r["date"] >= "2026-10-01"}
+
+
+def test_the_imported_filter_selects_exactly_the_statements_rows(
+    live: LiveServer, imported: dict[str, str | None]
+) -> None:
+    rows = live.get("/api/transactions?imported=true&category=Uncategorized").json()
+    assert sorted(r["merchant"] for r in rows["transactions"]) == sorted(imported)
+    others = live.get("/api/transactions?imported=false").json()["transactions"]
+    assert [r["date"] for r in others] == ["2026-09-01"] * 3
 
 
 def ask(live: LiveServer) -> tuple[str, dict[str, Any]]:
@@ -92,6 +102,8 @@ def test_approved_proposals_categorise_the_imported_rows(
     ]
     assert categories(live) == imported, "nothing changes before the approval"
     text = decide(live, turn_id, request, approved=True)
+    hand = live.get("/api/transactions?imported=false&category=Uncategorized").json()
+    assert [r["merchant"] for r in hand["transactions"]] == ["Sunrise Supermarket"]
     assert categories(live) == {
         "Copper Kettle Tea Room": "Restaurants",  # the merchant's own history
         "Sunrise Supermarket": "Groceries",  # a word of its name
