@@ -130,6 +130,7 @@ def describe(intent: Intent) -> str:
         "refunds": f"refunds ({about}) in {period}",
         "set_budget": f"a change: set the {about} budget",
         "categorize": f"a change: move a transaction to {about}",
+        "categorize_rows": "a change: propose categories for the uncategorized transactions",
         "in_and_out": f"money in (income) against money out (spending) in {period}",
         "pending": "transactions still pending",
         "savings_rate": f"the savings rate (income less spending, over income) in {period}",

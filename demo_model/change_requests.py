@@ -6,6 +6,8 @@ import re
 from datetime import date
 from decimal import Decimal
 
+from demo_model.categorize_request import KIND as CATEGORIZE_ROWS
+from demo_model.categorize_request import categorize_request
 from demo_model.periods import MONTHS
 from demo_model.vocabulary import fold
 
@@ -36,7 +38,7 @@ MOVE_NAMED = re.compile(
     r"(?:to|as|in|into|under)\s+(?:the\s+|my\s+)?(?P<what>[a-z&. -]+?)(?:\s+category)?\s*[.!?]*$"
 )
 CODES = {"$": "USD", "€": "EUR", "£": "GBP", "dollar": "USD", "euro": "EUR", "pound": "GBP"}
-CHANGE_KINDS = ("set_budget", "categorize")
+CHANGE_KINDS = ("set_budget", "categorize", CATEGORIZE_ROWS)
 
 
 def read_change(question: str, today: date) -> tuple[str, tuple[tuple[str, str], ...]] | None:
@@ -53,6 +55,8 @@ def read_change(question: str, today: date) -> tuple[str, tuple[tuple[str, str],
     if (m := named) and (day := _day(m["date"], today)):
         details = (("merchant", m["merchant"]), ("date", day.isoformat()), ("category", m["what"]))
         return "categorize", details
+    if (bulk := categorize_request(question)) is not None:
+        return CATEGORIZE_ROWS, bulk
     return None
 
 

@@ -6,6 +6,7 @@ from decimal import Decimal
 from typing import Any
 
 from demo_model import tool_calls as c
+from demo_model.categorize_rows import plan_categorize
 from demo_model.change_plans import plan_change
 from demo_model.intent import Intent
 from demo_model.subjects import Subject, compared_categories, currencies, group_keys, resolve
@@ -27,6 +28,9 @@ def next_calls(intent: Intent, results: Results) -> list[Call]:
         "refunds": _refunds,
         "set_budget": _change,
         "categorize": _change,
+        "categorize_rows": lambda i, r: plan_categorize(
+            i.period.end, "imported" in dict(i.details), r
+        ),
         "chart": _chart,
         "average": _average,
         "merchants": _merchants,

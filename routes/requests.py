@@ -301,6 +301,11 @@ class TransactionsQuery(TransactionsInput):
         falsy={"false"},
         metadata={"description": "`true`: only pending; `false`: only posted; omit for both."},
     )
+    imported = fields.Boolean(
+        truthy={"true"},
+        falsy={"false"},
+        metadata={"description": "`true`: only imported rows; `false`: only the others."},
+    )
     limit = fields.Integer(
         load_default=50,
         validate=validate.Range(min=1, max=100),

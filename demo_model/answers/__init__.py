@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from demo_model.answers.averages import average, merchants
+from demo_model.answers.categorize import categorize_rows
 from demo_model.answers.change_results import change
 from demo_model.answers.chart import chart
 from demo_model.answers.compare import compare
@@ -31,6 +32,7 @@ WRITERS: dict[str, Callable[[Intent, Results], Answer]] = {
     "refunds": refunds,
     "set_budget": change,
     "categorize": change,
+    "categorize_rows": categorize_rows,
     "chart": chart,
     "in_and_out": in_and_out,
     "pending": pending,
@@ -38,6 +40,7 @@ WRITERS: dict[str, Callable[[Intent, Results], Answer]] = {
     "average": average,
     "merchants": merchants,
 }
+WRITE_TOOLS = ("set_budget", "categorize_transaction", "categorize_transactions")
 HONEST = {"help": HELP, "unknown": NOT_UNDERSTOOD, "off_topic": OFF_TOPIC}
 
 
@@ -76,7 +79,7 @@ def not_taken(results: Results) -> str | None:
     """What the answer says when a change the model asked for was not approved."""
     for name, _, result in results:
         error = str(result.get("error", "")) if isinstance(result, dict) else ""
-        if name in ("set_budget", "categorize_transaction") and error.startswith(NOT_TAKEN):
+        if name in WRITE_TOOLS and error.startswith(NOT_TAKEN):
             said = error.split(SAID, 1)[1].split(UNLESS, 1)[0] if SAID in error else ""
             reason = f" You said: “{md_text(said)}”." if said else ""
             if error.startswith("The user declined"):

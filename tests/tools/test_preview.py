@@ -98,6 +98,14 @@ def test_the_definitions_are_valid_messages_api_tools(tool: Tool) -> None:
     Draft202012Validator.check_schema(schema)
     assert schema["type"] == "object" and schema["additionalProperties"] is False
     assert schema["required"] == [k for k in schema["properties"] if k != "currency"]
-    for prop in schema["properties"].values():
-        assert prop["type"] in ("string", "integer") and len(prop["description"]) > 15
+    props = list(schema["properties"].values())
+    # A batch write takes one array of closed objects, each checked like a single write's.
+    for prop in list(props):
+        if prop["type"] == "array":
+            items = prop["items"]
+            assert items["type"] == "object" and items["additionalProperties"] is False
+            assert items["required"] and prop["maxItems"] <= 200
+            props += items["properties"].values()
+    for prop in props:
+        assert prop["type"] in ("string", "integer", "array") and len(prop["description"]) > 15
         assert not UNPORTABLE.search(prop.get("pattern", ""))

@@ -16,7 +16,7 @@ from tools.finance import FINANCE_TOOLS
 from tools.registry import Tool
 
 TOOLS = {t.name: t for t in FINANCE_TOOLS}
-WRITES = {"set_budget", "categorize_transaction"}
+WRITES = {"set_budget", "categorize_transaction", "categorize_transactions"}
 
 
 def _ecma_pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Any:
@@ -55,6 +55,7 @@ def test_every_tool_has_a_described_closed_schema() -> None:
         "chart",
         "set_budget",
         "categorize_transaction",
+        "categorize_transactions",
     ]
     for tool in FINANCE_TOOLS:
         schema = tool.definition()["input_schema"]
@@ -98,6 +99,9 @@ TRICKY = [
     "12", "12.50", "0.0001", "1.23456", "-3", "+3", "1e3", "NaN", "Infinity", ARABIC_TWELVE,
     " 12", "1234567890123", "date_desc", "amount_asc", "newest", "category", "week", "out",
     "in", "groceries", "a" * 80, "a" * 81, [], {},
+    [{"transaction_id": 1, "category": "Rent"}], [{"transaction_id": 0, "category": "Rent"}],
+    [{"transaction_id": 1, "category": ""}], [{"transaction_id": 1}], [{"id": 1}], [1],
+    [{"transaction_id": 1, "category": "Rent", "note": "x"}],
 ]  # fmt: skip
 
 
@@ -113,6 +117,7 @@ BASELINES: dict[str, dict[str, Any]] = {
     "chart": {"kind": "spending_by_month", "start_date": "2025-01-01", "end_date": "2025-03-31"},
     "set_budget": {"category": "Groceries", "amount": "400"},
     "categorize_transaction": {"transaction_id": 1, "category": "Groceries"},
+    "categorize_transactions": {"changes": [{"transaction_id": 1, "category": "Groceries"}]},
 }
 
 

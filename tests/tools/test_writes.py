@@ -30,7 +30,11 @@ WRITES = [t for t in FINANCE_TOOLS if t.side_effects]
 
 
 def test_the_new_tools_are_writes_with_previews() -> None:
-    assert [t.name for t in WRITES] == ["set_budget", "categorize_transaction"]
+    assert [t.name for t in WRITES] == [
+        "set_budget",
+        "categorize_transaction",
+        "categorize_transactions",
+    ]
     for tool in WRITES:
         assert tool.preview is not None
         assert "CHANGES the user's data" in tool.description

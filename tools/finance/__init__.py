@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from tools.finance import inputs as schemas
+from tools.finance.categorize import categorize_transactions, preview_categorize_transactions
 from tools.finance.chart import chart
 from tools.finance.recurring import find_recurring_payments
 from tools.finance.status import get_account_balances, get_budget_status
@@ -34,7 +35,8 @@ FINANCE_TOOLS: list[Tool] = [
         name="get_transactions",
         description=(
             "List the user's bank and card transactions, newest first by default. Filter by "
-            "date range, category, merchant text, account, direction, amount range and pending. "
+            "date range, category, merchant text, account, direction, amount range, pending and "
+            "imported (rows a statement import added). "
             "Amounts are signed: negative = money out, positive = money in (refunds, salary). "
             "min_amount/max_amount compare the ABSOLUTE amount. Returns one page of rows plus "
             "count and totals per currency over ALL matching rows; when has_more is true, call "
@@ -131,6 +133,20 @@ FINANCE_TOOLS: list[Tool] = [
         handler=categorize_transaction,
         side_effects=True,
         preview=preview_categorize_transaction,
+    ),
+    Tool(
+        name="categorize_transactions",
+        description=(
+            "Put several of the user's transactions (ids from get_transactions, e.g. with "
+            "category 'Uncategorized' for rows without one) in the user's existing categories, "
+            f"as one change the user approves at once. {WRITE} Every id must be the user's and "
+            "every category must exist, or nothing changes. Returns how many rows changed, per "
+            "category, and each row's category before and after."
+        ),
+        schema=schemas.CategorizeTransactionsInput,
+        handler=categorize_transactions,
+        side_effects=True,
+        preview=preview_categorize_transactions,
     ),
 ]
 

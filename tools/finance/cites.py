@@ -26,6 +26,7 @@ FILTERS = (
     "min_amount",
     "max_amount",
     "pending",
+    "imported",
 )
 
 

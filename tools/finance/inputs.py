@@ -64,6 +64,12 @@ class TransactionsInput(Schema):
     pending: fields.Boolean = StrictBoolean(
         metadata={"description": "true: only pending; false: only posted; omit for both."}
     )
+    imported: fields.Boolean = StrictBoolean(
+        metadata={
+            "description": "true: only rows added by a statement import; false: only rows "
+            "added otherwise; omit for both."
+        }
+    )
     sort = fields.String(
         load_default="date_desc",
         validate=validate.OneOf(SORTS),
@@ -188,6 +194,38 @@ class CategorizeTransactionInput(Schema):
         metadata={
             "description": "Name of one of the user's categories (any kind), "
             "case-insensitive, e.g. 'Restaurants'."
+        },
+    )
+
+
+MAX_CATEGORIZE = 200
+
+
+class CategorizeChangeInput(Schema):
+    """One row of categorize_transactions: a transaction and its new category."""
+
+    transaction_id = StrictInteger(
+        required=True,
+        validate=validate.Range(1, 2**31 - 1),
+        metadata={"description": "The transaction's id, as returned by get_transactions."},
+    )
+    category = fields.String(
+        required=True,
+        validate=validate.Length(1, 80),
+        metadata={"description": "Name of one of the user's categories, case-insensitive."},
+    )
+
+
+class CategorizeTransactionsInput(Schema):
+    """The rows and new categories of categorize_transactions."""
+
+    changes = fields.List(
+        fields.Nested(CategorizeChangeInput),
+        required=True,
+        validate=validate.Length(1, MAX_CATEGORIZE),
+        metadata={
+            "description": f"1 to {MAX_CATEGORIZE} changes, each transaction at most once, e.g. "
+            '[{"transaction_id": 41, "category": "Groceries"}].'
         },
     )
 

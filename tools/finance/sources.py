@@ -47,8 +47,9 @@ def parse(source: str) -> tuple[str, Any]:
     if unknown or len(set(keys)) != len(keys):
         raise BadSource(f"txns: takes each of {', '.join(FILTERS)} at most once")
     raw: dict[str, Any] = dict(pairs)
-    if "pending" in raw:
-        raw["pending"] = {"true": True, "false": False}.get(raw["pending"], raw["pending"])
+    for flag in ("pending", "imported"):
+        if flag in raw:
+            raw[flag] = {"true": True, "false": False}.get(raw[flag], raw[flag])
     try:
         filters = _FILTER_SCHEMA.load(raw)
         check_range(filters.get("start_date"), filters.get("end_date"), "start_date", "end_date")

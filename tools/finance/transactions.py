@@ -143,6 +143,9 @@ def _where(s: Session, user_id: int, data: dict[str, Any]) -> list[ColumnElement
         where.append(amount_clause(data["max_amount"], minimum=False))
     if data.get("pending") is not None:
         where.append(Transaction.pending.is_(data["pending"]))
+    if data.get("imported") is not None:
+        column = Transaction.import_id
+        where.append(column.is_not(None) if data["imported"] else column.is_(None))
     return where
 
 

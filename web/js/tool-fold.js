@@ -14,6 +14,7 @@ const TOOLS = {
   chart: { topic: 'a chart', title: 'Chart' },
   set_budget: { topic: 'a budget change', title: 'Change a budget', write: true },
   categorize_transaction: { topic: 'a category change', title: 'Change a transaction’s category', write: true },
+  categorize_transactions: { topic: 'a category change', title: 'Categorize several transactions', write: true },
 };
 
 /** The tool `name` in words: `{ topic, title, write }`; an unknown tool keeps its name. */
