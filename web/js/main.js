@@ -11,6 +11,7 @@ import { roomLeft, roomText } from './sending.js';
 import { SessionList, searchAll } from './sessions.js';
 import { SourcesPanel } from './sources.js';
 import { initTheme } from './theme.js';
+import { setupImports } from './imports.js';
 import { EXAMPLES, errorText } from './words.js';
 
 const $ = (id) => document.getElementById(id);
@@ -329,6 +330,7 @@ function bind() {
 }
 
 initTheme($('theme'));
+setupImports($('import'));
 adoptTokenFromAddress();
 drawExamples();
 bind();

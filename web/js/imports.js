@@ -1,0 +1,361 @@
+// Statement import on the page: upload (button or drop), review the draft, commit, undo, history.
+
+import { confirmDialog, toast } from './dialogs.js';
+import { el } from './dom.js';
+import { importApi, importErrorText } from './import-api.js';
+import { STATUS_WORDS, reconciliationLine, rowLine, rowTable } from './import-table.js';
+
+// The roles a CSV column can take (statements/csvfile.py ROLES).
+const ROLES = ['date', 'amount', 'debit', 'credit', 'payee', 'description', 'bank_id', 'currency'];
+const IMPORT_WORDS = { draft: 'Draft', committed: 'Committed', undone: 'Undone' };
+
+const $ = (id) => document.getElementById(id);
+
+/** The import dialog, built once and kept in the page. */
+class ImportDialog {
+  constructor() {
+    this.current = null; // the import shown
+    this.file = null; // the file last chosen, kept to resubmit with a mapping
+    this.historyCursor = null;
+    this.build();
+  }
+
+  build() {
+    this.fileInput = el('input', { id: 'import-file', type: 'file', accept: '.ofx,.qfx,.qif,.csv,.tsv,.txt,.xml,.sta,.mt940' });
+    this.account = el('select', { id: 'import-account' }, el('option', { value: '', text: 'A new account' }));
+    this.error = el('p', { id: 'import-error', class: 'import-error', role: 'alert', hidden: true });
+    this.mapping = el('form', { id: 'import-mapping', class: 'import-mapping', hidden: true });
+    this.mapping.addEventListener('submit', (e) => {
+      e.preventDefault();
+      this.sendMapping();
+    });
+    const upload = el(
+      'form',
+      { id: 'import-upload', class: 'import-upload' },
+      el('label', { for: 'import-file', text: 'Statement file (OFX, QFX, QIF, CAMT, MT940, CSV)' }),
+      this.fileInput,
+      el('label', { for: 'import-account', text: 'Account, for files that do not name one' }),
+      this.account,
+      el('div', { class: 'import-actions' }, el('button', { type: 'submit', class: 'primary', text: 'Upload' })),
+      el('p', { class: 'muted drop-hint', text: 'Or drop a statement file anywhere on the page.' }),
+    );
+    upload.addEventListener('submit', (e) => {
+      e.preventDefault();
+      const file = this.fileInput.files[0];
+      if (file) this.upload(file);
+      else this.showError('Choose a statement file first.');
+    });
+    this.draft = el('section', { id: 'import-draft', class: 'import-draft', 'aria-labelledby': 'import-draft-title', hidden: true });
+    this.historyList = el('ul', { id: 'import-history', class: 'import-history' });
+    this.historyMore = el('button', { type: 'button', class: 'link-button', text: 'Older imports', hidden: true });
+    this.historyMore.addEventListener('click', () => this.loadHistory(true));
+    this.home = el(
+      'div',
+      { class: 'import-home' },
+      upload,
+      this.mapping,
+      el('section', { class: 'import-past', 'aria-labelledby': 'import-history-title' },
+        el('h3', { id: 'import-history-title', text: 'Past imports' }),
+        this.historyList,
+        this.historyMore),
+    );
+    this.status = el('p', { class: 'import-busy', role: 'status' });
+    this.dialog = el(
+      'dialog',
+      { id: 'imports', class: 'dialog import-dialog', 'aria-labelledby': 'imports-title' },
+      el(
+        'div',
+        { class: 'import-head' },
+        el('h2', { id: 'imports-title', text: 'Import a statement' }),
+        el('button', { type: 'button', class: 'icon-button', 'aria-label': 'Close the import', text: '✕', onclick: () => this.dialog.close() }),
+      ),
+      this.error,
+      this.status,
+      this.home,
+      this.draft,
+    );
+    document.body.append(this.dialog);
+  }
+
+  /** Open on the upload form and the history. */
+  async open() {
+    this.showHome();
+    if (!this.dialog.open) this.dialog.showModal();
+    this.fileInput.focus();
+    await Promise.all([this.loadAccounts(), this.loadHistory()]);
+  }
+
+  showHome() {
+    this.current = null;
+    this.draft.hidden = true;
+    this.home.hidden = false;
+    $('imports-title').textContent = 'Import a statement';
+  }
+
+  showError(text) {
+    this.error.hidden = !text;
+    this.error.textContent = text || '';
+  }
+
+  busy(text) {
+    this.status.textContent = text || '';
+  }
+
+  async loadAccounts() {
+    try {
+      const accounts = await importApi.accounts();
+      const chosen = this.account.value;
+      this.account.replaceChildren(
+        el('option', { value: '', text: 'A new account' }),
+        ...accounts.map((a) => el('option', { value: String(a.id), text: `${a.name}${a.currency ? ` (${a.currency})` : ''}` })),
+      );
+      this.account.value = chosen;
+    } catch {
+      // Without the list a file still lands in its own or a new account.
+    }
+  }
+
+  async loadHistory(more = false) {
+    try {
+      const page = await importApi.list(more ? this.historyCursor : null);
+      if (!more) this.historyList.replaceChildren();
+      if (!more && !page.imports.length) this.historyList.append(el('li', { class: 'muted', text: 'No imports yet.' }));
+      for (const item of page.imports) this.historyList.append(this.historyItem(item));
+      this.historyCursor = page.next_cursor;
+      this.historyMore.hidden = !page.next_cursor;
+    } catch (err) {
+      this.showError(importErrorText(err));
+    }
+  }
+
+  historyItem(item) {
+    const counts = Object.entries(item.counts || {})
+      .filter(([, n]) => n)
+      .map(([status, n]) => `${n} ${(STATUS_WORDS[status] || status).toLowerCase()}`)
+      .join(', ');
+    const when = (item.committed_at || item.created_at || '').slice(0, 16).replace('T', ' ');
+    return el(
+      'li',
+      { dataset: { importId: String(item.id), status: item.status } },
+      el(
+        'button',
+        { type: 'button', class: 'history-open', onclick: () => this.show(item.id) },
+        el('span', { class: 'history-name', text: item.filename || `Import ${item.id}` }),
+        el('span', { class: 'muted', text: `${IMPORT_WORDS[item.status] || item.status} · ${item.format} · ${when}${counts ? ` · ${counts}` : ''}` }),
+      ),
+    );
+  }
+
+  /** Upload a file (chosen or dropped); `mapping` resubmits a CSV with its columns named. */
+  async upload(file, mapping = null) {
+    this.file = file;
+    this.showError('');
+    this.busy(`Reading ${file.name}…`);
+    try {
+      const record = await importApi.upload(file, {
+        account_id: this.account.value,
+        mapping: mapping ? JSON.stringify(mapping) : null,
+      });
+      this.mapping.hidden = true;
+      this.fileInput.value = '';
+      await this.show(record.id, record);
+    } catch (err) {
+      if (err.code === 'mapping_required') this.askMapping(err);
+      else this.showError(importErrorText(err));
+    } finally {
+      this.busy('');
+    }
+  }
+
+  /** The form that names a CSV's columns: a select per role, the suggestion chosen. */
+  askMapping(err) {
+    const columns = err.details.columns || [];
+    const suggested = err.details.suggested_mapping || {};
+    const selects = ROLES.map((role) => {
+      const id = `map-${role}`;
+      const select = el(
+        'select',
+        { id, name: role },
+        el('option', { value: '', text: '(not in this file)' }),
+        ...columns.map((c) => el('option', { value: c, text: c })),
+      );
+      select.value = suggested[role] && columns.includes(suggested[role]) ? suggested[role] : '';
+      return el('div', { class: 'map-field' }, el('label', { for: id, text: role.replace('_', ' ') }), select);
+    });
+    this.mapping.replaceChildren(
+      el('h3', { id: 'import-mapping-title', text: 'Which column is which?' }),
+      el('p', { class: 'muted' }, `The columns of ${this.file.name} were not recognised. Give at least the date and the amount (or debit and credit); the choice is kept for this account's next file.`),
+      el('div', { class: 'map-grid' }, ...selects),
+      el('div', { class: 'import-actions' },
+        el('button', { type: 'submit', class: 'primary', text: 'Read the file with these columns' }),
+        el('button', { type: 'button', text: 'Cancel', onclick: () => { this.mapping.hidden = true; } })),
+    );
+    this.mapping.hidden = false;
+    this.showError(importErrorText(err));
+    this.mapping.querySelector('select').focus();
+  }
+
+  sendMapping() {
+    const mapping = {};
+    for (const select of this.mapping.querySelectorAll('select')) if (select.value) mapping[select.name] = select.value;
+    this.upload(this.file, mapping);
+  }
+
+  /** Show one import: summary, reconciliation, actions and its first page of rows. */
+  async show(id, record = null) {
+    this.showError('');
+    try {
+      this.current = record || (await importApi.show(id));
+    } catch (err) {
+      this.showError(importErrorText(err));
+      return;
+    }
+    this.home.hidden = true;
+    this.draft.hidden = false;
+    this.draft.replaceChildren();
+    this.renderRecord();
+    this.table = rowTable();
+    this.more = el('button', { type: 'button', class: 'link-button rows-more', text: 'More rows', hidden: true });
+    this.more.addEventListener('click', () => this.loadRows());
+    this.rowsCursor = null;
+    this.draft.append(el('div', { class: 'rows-wrap' }, this.table), this.more);
+    await this.loadRows();
+    $('import-draft-title').focus();
+  }
+
+  renderRecord() {
+    const rec = this.current;
+    const counts = el('ul', { class: 'import-counts', 'aria-label': 'Rows by status' });
+    for (const [status, words] of Object.entries(STATUS_WORDS)) {
+      const n = rec.counts?.[status] || 0;
+      counts.append(el('li', { class: `row-status ${status}`, text: `${n} ${words.toLowerCase()}` }));
+    }
+    const draft = rec.status === 'draft';
+    const actions = el('div', { class: 'import-actions' });
+    if (draft) {
+      actions.append(
+        el('button', { type: 'button', id: 'import-commit', class: 'primary', text: 'Commit included rows', onclick: () => this.commit() }),
+        el('button', { type: 'button', id: 'import-discard', class: 'danger', text: 'Discard draft', onclick: () => this.undo() }),
+      );
+    } else if (rec.status === 'committed') {
+      actions.append(el('button', { type: 'button', id: 'import-undo', class: 'danger', text: 'Undo this import', onclick: () => this.undo() }));
+    }
+    actions.append(el('button', { type: 'button', id: 'import-back', text: 'All imports', onclick: () => this.backHome() }));
+    const head = el(
+      'div',
+      { class: 'draft-head' },
+      el('h3', { id: 'import-draft-title', tabindex: '-1', text: rec.filename || `Import ${rec.id}` }),
+      el('p', { class: 'muted', id: 'import-state', text: `${IMPORT_WORDS[rec.status] || rec.status} · ${rec.format}` }),
+      counts,
+      el('ul', { class: 'import-recon', 'aria-label': 'Reconciliation' }, ...(rec.accounts || []).map(reconciliationLine)),
+      actions,
+    );
+    const old = this.draft.querySelector('.draft-head');
+    if (old) old.replaceWith(head);
+    else this.draft.replaceChildren(head);
+  }
+
+  async loadRows() {
+    const id = this.current.id;
+    try {
+      const page = await importApi.rows(id, this.rowsCursor);
+      if (this.current?.id !== id) return;
+      const body = this.table.tBodies[0];
+      const editable = this.current.status === 'draft';
+      for (const row of page.rows) body.append(rowLine(row, { editable, onInclude: (r, on, box) => this.include(r, on, box) }));
+      this.rowsCursor = page.next_cursor;
+      this.more.hidden = !page.next_cursor;
+    } catch (err) {
+      this.showError(importErrorText(err));
+    }
+  }
+
+  async include(row, on, box) {
+    box.disabled = true;
+    try {
+      const changed = await importApi.editRow(this.current.id, row.id, { include: on });
+      box.closest('tr').classList.toggle('excluded', !changed.include);
+      box.checked = changed.include;
+      this.current = await importApi.show(this.current.id);
+      this.renderRecord();
+    } catch (err) {
+      box.checked = !on;
+      this.showError(importErrorText(err));
+    } finally {
+      box.disabled = false;
+    }
+  }
+
+  async commit() {
+    this.busy('Committing…');
+    try {
+      const done = await importApi.commit(this.current.id);
+      toast(`Added ${done.added} transaction${done.added === 1 ? '' : 's'}.`);
+      await this.show(done.id);
+    } catch (err) {
+      this.showError(importErrorText(err));
+    } finally {
+      this.busy('');
+    }
+  }
+
+  async undo() {
+    const draft = this.current.status === 'draft';
+    const yes = await confirmDialog(
+      draft
+        ? { title: 'Discard this draft?', text: 'Its rows are dropped; no transaction was added.', ok: 'Discard' }
+        : { title: 'Undo this import?', text: 'Exactly the transactions it added are removed.', ok: 'Undo import' },
+    );
+    if (!yes) return;
+    try {
+      const done = await importApi.undo(this.current.id);
+      toast(done.status === 'undone' ? `Removed ${done.removed_transactions} transactions.` : 'Draft discarded.');
+      if (done.status === 'undone') await this.show(done.id);
+      else await this.backHome();
+    } catch (err) {
+      this.showError(importErrorText(err));
+    }
+  }
+
+  async backHome() {
+    this.showHome();
+    this.fileInput.focus();
+    await this.loadHistory();
+  }
+}
+
+let dialog = null;
+
+function theDialog() {
+  dialog ||= new ImportDialog();
+  return dialog;
+}
+
+const hasFiles = (event) => [...(event.dataTransfer?.types || [])].includes('Files');
+
+/** Wire the Import button and drag-and-drop of a file anywhere on the page. */
+export function setupImports(button) {
+  button.addEventListener('click', () => theDialog().open());
+  let depth = 0; // dragenter/leave fire for every child crossed
+  document.addEventListener('dragenter', (event) => {
+    if (!hasFiles(event)) return;
+    depth += 1;
+    document.body.classList.add('dropping');
+  });
+  document.addEventListener('dragleave', () => {
+    depth = Math.max(0, depth - 1);
+    if (!depth) document.body.classList.remove('dropping');
+  });
+  document.addEventListener('dragover', (event) => {
+    if (hasFiles(event)) event.preventDefault();
+  });
+  document.addEventListener('drop', (event) => {
+    depth = 0;
+    document.body.classList.remove('dropping');
+    const file = event.dataTransfer?.files?.[0];
+    if (!file) return;
+    event.preventDefault();
+    const d = theDialog();
+    d.open().then(() => d.upload(file));
+  });
+}
