@@ -65,8 +65,10 @@ export function importErrorText(err) {
   const details = err.details || {};
   const where = WHERE.filter((key) => details[key] != null).map((key) => `${key} ${details[key]}`);
   const fields = Object.entries(details)
-    .filter(([key, value]) => !WHERE.includes(key) && Array.isArray(value))
-    .map(([key, value]) => `${key}: ${value.join(' ')}`);
+    .filter(([key]) => !WHERE.includes(key))
+    .map(([key, value]) => [key, Array.isArray(value) ? value.join(' ') : value])
+    .filter(([, value]) => typeof value === 'string' && value && value !== err.message)
+    .map(([key, value]) => `${key}: ${value}`);
   const extra = [...where, ...fields].join('; ');
   return extra ? `${err.message} (${extra})` : err.message;
 }

@@ -23,6 +23,10 @@ class ImportDialog {
   build() {
     this.fileInput = el('input', { id: 'import-file', type: 'file', accept: '.ofx,.qfx,.qif,.csv,.tsv,.txt,.xml,.sta,.mt940' });
     this.account = el('select', { id: 'import-account' }, el('option', { value: '', text: 'A new account' }));
+    this.currency = el('input', {
+      id: 'import-currency', maxlength: '3', size: '5', autocomplete: 'off', spellcheck: 'false',
+      pattern: '[A-Za-z]{3}', placeholder: 'EUR', title: 'Three letters, e.g. EUR',
+    });
     this.error = el('p', { id: 'import-error', class: 'import-error', role: 'alert', hidden: true });
     this.mapping = el('form', { id: 'import-mapping', class: 'import-mapping', hidden: true });
     this.mapping.addEventListener('submit', (e) => {
@@ -36,12 +40,14 @@ class ImportDialog {
       this.fileInput,
       el('label', { for: 'import-account', text: 'Account, for files that do not name one' }),
       this.account,
+      el('label', { for: 'import-currency', text: 'Currency, for files that do not state one' }),
+      this.currency,
       el('div', { class: 'import-actions' }, el('button', { type: 'submit', class: 'primary', text: 'Upload' })),
       el('p', { class: 'muted drop-hint', text: 'Or drop a statement file anywhere on the page.' }),
     );
     upload.addEventListener('submit', (e) => {
       e.preventDefault();
-      const file = this.fileInput.files[0];
+      const file = this.fileInput.files[0] || this.file; // a failed upload is tried again
       if (file) this.upload(file);
       else this.showError('Choose a statement file first.');
     });
@@ -154,10 +160,12 @@ class ImportDialog {
     try {
       const record = await importApi.upload(file, {
         account_id: this.account.value,
+        currency: this.currency.value.trim().toUpperCase(),
         mapping: mapping ? JSON.stringify(mapping) : null,
       });
       this.mapping.hidden = true;
       this.fileInput.value = '';
+      this.file = null;
       await this.show(record.id, record);
     } catch (err) {
       if (err.code === 'mapping_required') this.askMapping(err);
@@ -191,7 +199,7 @@ class ImportDialog {
         el('button', { type: 'button', text: 'Cancel', onclick: () => { this.mapping.hidden = true; } })),
     );
     this.mapping.hidden = false;
-    this.showError(importErrorText(err));
+    this.showError(err.message); // the form lists the columns
     this.mapping.querySelector('select').focus();
   }
 

@@ -1,0 +1,180 @@
+"""Statement import on the page: upload, review, exclude a row, commit, history, undo, mapping."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.browser.page import ChatPage
+
+pytestmark = pytest.mark.browser
+
+SAMPLES = Path(__file__).parents[1] / "imports" / "samples"
+# Recognised columns, and a payee that is markup: it must show as text.
+MARKUP_CSV = "Date,Amount,Payee\n2026-03-04,-1.00,<img src=x onerror=alert(1)>Gull Books\n"
+
+DROP = """
+const [name, text] = arguments;
+const data = new DataTransfer();
+data.items.add(new File([text], name, {type: 'text/plain'}));
+const drop = new DragEvent('drop', {dataTransfer: data, bubbles: true, cancelable: true});
+document.body.dispatchEvent(drop);
+"""
+
+ROWS = """
+return [...document.querySelectorAll('#import-draft .import-rows tbody tr')].map((tr) => ({
+  id: tr.dataset.rowId, status: tr.dataset.status, excluded: tr.classList.contains('excluded'),
+  text: tr.querySelector('.row-text').textContent, checked: tr.querySelector('input').checked,
+  why: tr.querySelector('.status-cell').textContent}));
+"""
+
+ERROR = "return document.getElementById('import-error').textContent"
+
+FITS = """
+const d = document.getElementById('imports');
+const r = d.getBoundingClientRect();
+return {open: d.open, overflowX: d.scrollWidth - d.clientWidth,
+  inside: r.left >= 0 && r.right <= innerWidth + 0.5
+    && r.top >= 0 && r.bottom <= innerHeight + 0.5};
+"""
+
+
+def open_imports(page: ChatPage, size: str) -> None:
+    if size == "phone":
+        page.click("#menu")
+        page.wait(lambda: page.visible("#import"), what="the chat list")
+    page.click("#import")
+    page.wait(lambda: page.visible("#import-file"), what="the import dialog")
+
+
+def rows(page: ChatPage, count: int) -> list[dict[str, Any]]:
+    return page.wait(
+        lambda: (
+            page.js("return !document.getElementById('import-draft').hidden")
+            and len(shown := page.js(ROWS)) == count
+            and shown
+        ),
+        what=f"{count} rows of the draft (error: {page.js(ERROR)!r})",
+    )
+
+
+def state(page: ChatPage) -> str:
+    """What the shown import is: Draft, Committed or Undone, and its format."""
+    text: str = page.js("return document.getElementById('import-state')?.textContent || ''")
+    return text
+
+
+def latest(server: Any) -> dict[str, Any]:
+    imports: list[dict[str, Any]] = server.get("/api/imports").json()["imports"]
+    return imports[0]
+
+
+def check_fits(page: ChatPage) -> None:
+    fits = page.js(FITS)
+    assert fits == {"open": True, "overflowX": 0, "inside": True}
+
+
+@pytest.mark.parametrize(("size", "scheme"), [("laptop", "light"), ("phone", "dark")])
+def test_a_statement_is_reviewed_committed_and_undone_on_the_page(
+    serve: Any, page: ChatPage, size: str, scheme: str
+) -> None:
+    server = serve()
+    page.size(size)
+    page.color_scheme(scheme)
+    page.open(f"{server.url}/#token={server.headers['Authorization'][7:]}")
+    open_imports(page, size)
+
+    # An OFX file with two accounts: every row new, both statements balance.
+    page.driver.find_element("id", "import-file").send_keys(str(SAMPLES / "multi_account.ofx"))
+    page.click("#import-upload button[type=submit]")
+    shown = rows(page, 4)
+    assert [r["status"] for r in shown] == ["new"] * 4 and all(r["checked"] for r in shown)
+    assert "Streamflix" in shown[1]["text"]
+    recon = page.js(
+        "return [...document.querySelectorAll('.import-recon li')].map((l) => l.textContent)"
+    )
+    assert len(recon) == 2 and all("Balances" in line for line in recon)
+    check_fits(page)
+    page.screenshot(f"import-draft-{size}-{scheme}")
+
+    # Exclude a row: the page says so and the draft keeps it out.
+    draft = latest(server)
+    page.click(f"#import-draft tr[data-row-id='{shown[1]['id']}'] input")
+    page.wait(lambda: page.js(ROWS)[1]["excluded"], what="the row to be excluded")
+    stored = server.get(f"/api/imports/{draft['id']}/rows").json()["rows"]
+    assert [r["include"] for r in stored] == [True, False, True, True]
+
+    # Commit: three transactions added, the import shows as committed and in the history.
+    page.click("#import-commit")
+    page.wait(
+        lambda: state(page).startswith("Committed"),
+        what="the commit",
+    )
+    assert latest(server)["status"] == "committed"
+    assert page.visible("#import-undo")
+    assert not page.js("return !!document.getElementById('import-commit')")
+    page.click("#import-back")
+    page.wait(
+        lambda: page.js(
+            "return document.querySelector('#import-history li')?.dataset.status === 'committed'"
+        ),
+        what="the history",
+    )
+    assert "multi_account.ofx" in page.js(
+        "return document.getElementById('import-history').textContent"
+    )
+
+    # A dropped TSV whose columns are not recognised asks which is which, then reads.
+    page.js(DROP, "unknown_columns.tsv", (SAMPLES / "unknown_columns.tsv").read_text())
+    page.wait(lambda: page.visible("#import-mapping select"), what="the mapping form")
+    assert "not recognised" in page.js("return document.getElementById('import-error').textContent")
+    from selenium.webdriver.support.ui import Select
+
+    for role, column in {"date": "Posted", "payee": "What", "amount": "Value"}.items():
+        Select(page.driver.find_element("id", f"map-{role}")).select_by_value(column)
+    page.screenshot(f"import-mapping-{size}-{scheme}")
+    page.click("#import-mapping button[type=submit]")
+    # The file does not state its currency: the page says so, and the file is sent again with one.
+    page.wait(lambda: "currency" in page.js(ERROR), what="the missing currency")
+    page.driver.find_element("id", "import-currency").send_keys("eur")
+    page.click("#import-mapping button[type=submit]")
+    mapped = rows(page, 2)
+    assert "Kite Shop" in mapped[0]["text"] and "River Cafe" in mapped[1]["text"]
+    page.click("#import-discard")
+    assert "dropped" in page.confirm_text()
+    page.click("#confirm-ok")
+    page.wait(lambda: page.visible("#import-file"), what="the upload form again")
+    names = [i["filename"] for i in server.get("/api/imports").json()["imports"]]
+    assert "unknown_columns.tsv" not in names
+
+    # A file's values are text, never markup.
+    page.js(DROP, "markup.csv", MARKUP_CSV)
+    markup = rows(page, 1)
+    assert markup[0]["text"].startswith("<img src=x onerror=alert(1)>Gull Books")
+    assert page.js("return document.querySelector('#import-draft img')") is None
+    page.click("#import-back")
+
+    # Undo the committed import from the history: exactly its rows go.
+    page.wait(
+        lambda: page.js(
+            "const li = document.querySelector('#import-history li');"
+            "return li?.textContent.includes('markup.csv')"
+            " && document.querySelector('#import-history li[data-status=committed] button')"
+        ),
+        what="the history with the latest draft",
+    ).click()
+    rows(page, 4)
+    page.click("#import-undo")
+    assert "Exactly the transactions" in page.confirm_text()
+    page.click("#confirm-ok")
+    page.wait(
+        lambda: state(page).startswith("Undone"),
+        what="the undo",
+    )
+    assert server.get(f"/api/imports/{draft['id']}").json()["status"] == "undone"
+    check_fits(page)
+    page.screenshot(f"import-undone-{size}-{scheme}")
+    # The two refused uploads (mapping, then currency) are the only errors logged.
+    assert [e for e in page.console_errors() if " 422 " not in e] == []
