@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from selenium.webdriver.support.ui import Select
 
 from tests.browser.page import ChatPage
 
@@ -13,7 +14,11 @@ pytestmark = pytest.mark.browser
 
 SAMPLES = Path(__file__).parents[1] / "imports" / "samples"
 # Recognised columns, and a payee that is markup: it must show as text.
-MARKUP_CSV = "Date,Amount,Payee\n2026-03-04,-1.00,<img src=x onerror=alert(1)>Gull Books\n"
+MARKUP_CSV = (
+    "Date,Amount,Payee\n"
+    "2026-03-06,-42.50,Blue Heron Bakery\n"  # the OFX's row of 2026-03-05, without its bank id
+    "2026-03-04,-1.00,<img src=x onerror=alert(1)>Gull Books\n"
+)
 
 DROP = """
 const [name, text] = arguments;
@@ -112,7 +117,8 @@ def test_a_statement_is_reviewed_committed_and_undone_on_the_page(
         lambda: state(page).startswith("Committed"),
         what="the commit",
     )
-    assert latest(server)["status"] == "committed"
+    committed = latest(server)
+    assert committed["status"] == "committed"
     assert page.visible("#import-undo")
     assert not page.js("return !!document.getElementById('import-commit')")
     page.click("#import-back")
@@ -130,8 +136,6 @@ def test_a_statement_is_reviewed_committed_and_undone_on_the_page(
     page.js(DROP, "unknown_columns.tsv", (SAMPLES / "unknown_columns.tsv").read_text())
     page.wait(lambda: page.visible("#import-mapping select"), what="the mapping form")
     assert "not recognised" in page.js("return document.getElementById('import-error').textContent")
-    from selenium.webdriver.support.ui import Select
-
     for role, column in {"date": "Posted", "payee": "What", "amount": "Value"}.items():
         Select(page.driver.find_element("id", f"map-{role}")).select_by_value(column)
     page.screenshot(f"import-mapping-{size}-{scheme}")
@@ -149,11 +153,19 @@ def test_a_statement_is_reviewed_committed_and_undone_on_the_page(
     names = [i["filename"] for i in server.get("/api/imports").json()["imports"]]
     assert "unknown_columns.tsv" not in names
 
-    # A file's values are text, never markup.
+    # A CSV into the OFX's checking account: its copy of a row is a possible duplicate shown
+    # beside the row it matches, and a file's values are text, never markup.
+    checking = committed["accounts"][0]["account_id"]
+    Select(page.driver.find_element("id", "import-account")).select_by_value(str(checking))
     page.js(DROP, "markup.csv", MARKUP_CSV)
-    markup = rows(page, 1)
-    assert markup[0]["text"].startswith("<img src=x onerror=alert(1)>Gull Books")
+    markup = rows(page, 2)
+    assert [r["status"] for r in markup] == ["possible_duplicate", "new"]
+    assert not markup[0]["checked"] and markup[1]["checked"]
+    assert "Matches: 2026-03-05" in markup[0]["why"] and "Blue Heron Bakery" in markup[0]["why"]
+    assert markup[1]["text"].startswith("<img src=x onerror=alert(1)>Gull Books")
     assert page.js("return document.querySelector('#import-draft img')") is None
+    check_fits(page)
+    page.screenshot(f"import-duplicate-{size}-{scheme}")
     page.click("#import-back")
 
     # Undo the committed import from the history: exactly its rows go.

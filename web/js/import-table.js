@@ -91,7 +91,7 @@ export function rowLine(row, { editable, onInclude }) {
 
 /** The reconciliation of one account of the import, in words. */
 export function reconciliationLine(account) {
-  const name = account.account_name || account.bank_ref || 'New account';
+  const name = account.account_name || (account.bank_ref ? `Account ${account.bank_ref}` : 'A new account');
   const rec = account.reconciliation;
   const line = el('li', { class: 'recon' }, el('strong', { text: name }), ' ');
   if (!rec) {

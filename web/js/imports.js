@@ -27,6 +27,9 @@ class ImportDialog {
       id: 'import-currency', maxlength: '3', size: '5', autocomplete: 'off', spellcheck: 'false',
       pattern: '[A-Za-z]{3}', placeholder: 'EUR', title: 'Three letters, e.g. EUR',
     });
+    this.account.addEventListener('change', () => {
+      this.currency.disabled = Boolean(this.account.value);
+    });
     this.error = el('p', { id: 'import-error', class: 'import-error', role: 'alert', hidden: true });
     this.mapping = el('form', { id: 'import-mapping', class: 'import-mapping', hidden: true });
     this.mapping.addEventListener('submit', (e) => {
@@ -116,6 +119,7 @@ class ImportDialog {
         ...accounts.map((a) => el('option', { value: String(a.id), text: `${a.name}${a.currency ? ` (${a.currency})` : ''}` })),
       );
       this.account.value = chosen;
+      this.currency.disabled = Boolean(this.account.value);
     } catch {
       // Without the list a file still lands in its own or a new account.
     }
@@ -160,7 +164,8 @@ class ImportDialog {
     try {
       const record = await importApi.upload(file, {
         account_id: this.account.value,
-        currency: this.currency.value.trim().toUpperCase(),
+        // An existing account keeps its own currency.
+        currency: this.account.value ? null : this.currency.value.trim().toUpperCase(),
         mapping: mapping ? JSON.stringify(mapping) : null,
       });
       this.mapping.hidden = true;
