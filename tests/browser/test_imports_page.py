@@ -37,6 +37,8 @@ return [...document.querySelectorAll('#import-draft .import-rows tbody tr')].map
 
 ERROR = "return document.getElementById('import-error').textContent"
 
+NOTE = "return document.getElementById('import-note').textContent"
+
 FITS = """
 const d = document.getElementById('imports');
 const r = d.getBoundingClientRect();
@@ -117,6 +119,7 @@ def test_a_statement_is_reviewed_committed_and_undone_on_the_page(
         lambda: state(page).startswith("Committed"),
         what="the commit",
     )
+    page.wait(lambda: page.js(NOTE) == "Added 3 transactions.", what="the note")
     committed = latest(server)
     assert committed["status"] == "committed"
     assert page.visible("#import-undo")
@@ -185,6 +188,7 @@ def test_a_statement_is_reviewed_committed_and_undone_on_the_page(
         lambda: state(page).startswith("Undone"),
         what="the undo",
     )
+    page.wait(lambda: page.js(NOTE) == "Removed 3 transactions.", what="the note")
     assert server.get(f"/api/imports/{draft['id']}").json()["status"] == "undone"
     check_fits(page)
     page.screenshot(f"import-undone-{size}-{scheme}")

@@ -1,6 +1,6 @@
 // Statement import on the page: upload (button or drop), review the draft, commit, undo, history.
 
-import { confirmDialog, toast } from './dialogs.js';
+import { confirmDialog } from './dialogs.js';
 import { el } from './dom.js';
 import { importApi, importErrorText } from './import-api.js';
 import { STATUS_WORDS, reconciliationLine, rowLine, rowTable } from './import-table.js';
@@ -68,7 +68,7 @@ class ImportDialog {
         this.historyList,
         this.historyMore),
     );
-    this.status = el('p', { class: 'import-busy', role: 'status' });
+    this.status = el('p', { id: 'import-note', class: 'import-note', role: 'status' });
     this.dialog = el(
       'dialog',
       { id: 'imports', class: 'dialog import-dialog', 'aria-labelledby': 'imports-title' },
@@ -88,6 +88,7 @@ class ImportDialog {
 
   /** Open on the upload form and the history. */
   async open() {
+    this.say('');
     this.showHome();
     if (!this.dialog.open) this.dialog.showModal();
     this.fileInput.focus();
@@ -106,7 +107,7 @@ class ImportDialog {
     this.error.textContent = text || '';
   }
 
-  busy(text) {
+  say(text) {
     this.status.textContent = text || '';
   }
 
@@ -160,7 +161,7 @@ class ImportDialog {
   async upload(file, mapping = null) {
     this.file = file;
     this.showError('');
-    this.busy(`Reading ${file.name}…`);
+    this.say(`Reading ${file.name}…`);
     try {
       const record = await importApi.upload(file, {
         account_id: this.account.value,
@@ -176,7 +177,7 @@ class ImportDialog {
       if (err.code === 'mapping_required') this.askMapping(err);
       else this.showError(importErrorText(err));
     } finally {
-      this.busy('');
+      this.say('');
     }
   }
 
@@ -217,6 +218,7 @@ class ImportDialog {
   /** Show one import: summary, reconciliation, actions and its first page of rows. */
   async show(id, record = null) {
     this.showError('');
+    this.say('');
     try {
       this.current = record || (await importApi.show(id));
     } catch (err) {
@@ -300,15 +302,14 @@ class ImportDialog {
   }
 
   async commit() {
-    this.busy('Committing…');
+    this.say('Committing…');
     try {
       const done = await importApi.commit(this.current.id);
-      toast(`Added ${done.added} transaction${done.added === 1 ? '' : 's'}.`);
       await this.show(done.id);
+      this.say(`Added ${done.added} transaction${done.added === 1 ? '' : 's'}.`);
     } catch (err) {
+      this.say('');
       this.showError(importErrorText(err));
-    } finally {
-      this.busy('');
     }
   }
 
@@ -322,9 +323,10 @@ class ImportDialog {
     if (!yes) return;
     try {
       const done = await importApi.undo(this.current.id);
-      toast(done.status === 'undone' ? `Removed ${done.removed_transactions} transactions.` : 'Draft discarded.');
       if (done.status === 'undone') await this.show(done.id);
       else await this.backHome();
+      const n = done.removed_transactions;
+      this.say(done.status === 'undone' ? `Removed ${n} transaction${n === 1 ? '' : 's'}.` : 'Draft discarded.');
     } catch (err) {
       this.showError(importErrorText(err));
     }
