@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select
 
 from tests.browser.page import ChatPage
@@ -194,3 +195,33 @@ def test_a_statement_is_reviewed_committed_and_undone_on_the_page(
     page.screenshot(f"import-undone-{size}-{scheme}")
     # The two refused uploads (mapping, then currency) are the only errors logged.
     assert [e for e in page.console_errors() if " 422 " not in e] == []
+
+
+def test_the_import_works_from_the_keyboard_and_pages_long_drafts(
+    serve: Any, page: ChatPage
+) -> None:
+    server = serve()
+    page.size("laptop")
+    page.open(f"{server.url}/#token={server.headers['Authorization'][7:]}")
+    page.js("document.getElementById('import').focus()")
+    page.driver.switch_to.active_element.send_keys(Keys.ENTER)
+    page.wait(lambda: page.js("return document.activeElement.id") == "import-file", what="focus")
+    page.driver.find_element("id", "import-currency").send_keys("EUR")
+    lines = [f"2026-02-{1 + n % 28:02d},-{n + 1}.00,Shop {n}" for n in range(60)]
+    page.js(DROP, "long.csv", "Date,Amount,Payee\n" + "\n".join(lines) + "\n")
+    rows(page, 50)  # the first page
+    more = page.driver.find_element("css selector", "#import-draft .rows-more")
+    more.send_keys(Keys.ENTER)
+    shown = rows(page, 60)
+    assert [r["text"] for r in shown] == [f"Shop {n}" for n in range(60)]
+    assert not page.visible("#import-draft .rows-more")
+
+    box = page.driver.find_element("css selector", f"tr[data-row-id='{shown[0]['id']}'] input")
+    box.send_keys(Keys.SPACE)
+    page.wait(lambda: page.js(ROWS)[0]["excluded"], what="the row excluded by keyboard")
+    draft = latest(server)
+    assert draft["counts"]["included"] == 59
+
+    page.driver.switch_to.active_element.send_keys(Keys.ESCAPE)
+    page.wait(lambda: not page.js("return document.getElementById('imports').open"), what="close")
+    assert page.js("return document.activeElement.id") == "import"

@@ -54,7 +54,8 @@ function statusCell(row) {
   if (row.reason) cell.append(el('span', { class: 'row-why', text: row.reason }));
   if (row.matches) {
     const label = row.status === 'duplicate' ? 'Same as' : 'Matches';
-    cell.append(el('span', { class: 'row-why row-match' }, `${label}: `, matchText(row.matches, row.currency)));
+    const match = matchText(row.matches, row.currency);
+    cell.append(el('span', { class: 'row-why row-match' }, `${label}: `, match));
   }
   return cell;
 }

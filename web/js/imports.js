@@ -9,7 +9,13 @@ import { STATUS_WORDS, reconciliationLine, rowLine, rowTable } from './import-ta
 const ROLES = ['date', 'amount', 'debit', 'credit', 'payee', 'description', 'bank_id', 'currency'];
 const IMPORT_WORDS = { draft: 'Draft', committed: 'Committed', undone: 'Undone' };
 
+const ACCEPT = '.ofx,.qfx,.qif,.csv,.tsv,.txt,.xml,.sta,.mt940';
+
+const statusWord = (record) => IMPORT_WORDS[record.status] || record.status;
 const $ = (id) => document.getElementById(id);
+
+/** A plain button that runs `onclick`. */
+const button = (text, props, onclick) => el('button', { type: 'button', text, onclick, ...props });
 
 /** The import dialog, built once and kept in the page. */
 class ImportDialog {
@@ -21,7 +27,7 @@ class ImportDialog {
   }
 
   build() {
-    this.fileInput = el('input', { id: 'import-file', type: 'file', accept: '.ofx,.qfx,.qif,.csv,.tsv,.txt,.xml,.sta,.mt940' });
+    this.fileInput = el('input', { id: 'import-file', type: 'file', accept: ACCEPT });
     this.account = el('select', { id: 'import-account' }, el('option', { value: '', text: 'A new account' }));
     this.currency = el('input', {
       id: 'import-currency', maxlength: '3', size: '5', autocomplete: 'off', spellcheck: 'false',
@@ -45,7 +51,8 @@ class ImportDialog {
       this.account,
       el('label', { for: 'import-currency', text: 'Currency, for files that do not state one' }),
       this.currency,
-      el('div', { class: 'import-actions' }, el('button', { type: 'submit', class: 'primary', text: 'Upload' })),
+      el('div', { class: 'import-actions' },
+        el('button', { type: 'submit', class: 'primary', text: 'Upload' })),
       el('p', { class: 'muted drop-hint', text: 'Or drop a statement file anywhere on the page.' }),
     );
     upload.addEventListener('submit', (e) => {
@@ -54,10 +61,12 @@ class ImportDialog {
       if (file) this.upload(file);
       else this.showError('Choose a statement file first.');
     });
-    this.draft = el('section', { id: 'import-draft', class: 'import-draft', 'aria-labelledby': 'import-draft-title', hidden: true });
+    this.draft = el('section', {
+      id: 'import-draft', class: 'import-draft', 'aria-labelledby': 'import-draft-title', hidden: true,
+    });
     this.historyList = el('ul', { id: 'import-history', class: 'import-history' });
-    this.historyMore = el('button', { type: 'button', class: 'link-button', text: 'Older imports', hidden: true });
-    this.historyMore.addEventListener('click', () => this.loadHistory(true));
+    const older = () => this.loadHistory(true);
+    this.historyMore = button('Older imports', { class: 'link-button', hidden: true }, older);
     this.home = el(
       'div',
       { class: 'import-home' },
@@ -76,7 +85,7 @@ class ImportDialog {
         'div',
         { class: 'import-head' },
         el('h2', { id: 'imports-title', text: 'Import a statement' }),
-        el('button', { type: 'button', class: 'icon-button', 'aria-label': 'Close the import', text: '✕', onclick: () => this.dialog.close() }),
+        button('✕', { class: 'icon-button', 'aria-label': 'Close the import' }, () => this.dialog.close()),
       ),
       this.error,
       this.status,
@@ -117,7 +126,8 @@ class ImportDialog {
       const chosen = this.account.value;
       this.account.replaceChildren(
         el('option', { value: '', text: 'A new account' }),
-        ...accounts.map((a) => el('option', { value: String(a.id), text: `${a.name}${a.currency ? ` (${a.currency})` : ''}` })),
+        ...accounts.map((a) =>
+          el('option', { value: String(a.id), text: a.currency ? `${a.name} (${a.currency})` : a.name })),
       );
       this.account.value = chosen;
       this.currency.disabled = Boolean(this.account.value);
@@ -130,7 +140,9 @@ class ImportDialog {
     try {
       const page = await importApi.list(more ? this.historyCursor : null);
       if (!more) this.historyList.replaceChildren();
-      if (!more && !page.imports.length) this.historyList.append(el('li', { class: 'muted', text: 'No imports yet.' }));
+      if (!more && !page.imports.length) {
+        this.historyList.append(el('li', { class: 'muted', text: 'No imports yet.' }));
+      }
       for (const item of page.imports) this.historyList.append(this.historyItem(item));
       this.historyCursor = page.next_cursor;
       this.historyMore.hidden = !page.next_cursor;
@@ -152,7 +164,7 @@ class ImportDialog {
         'button',
         { type: 'button', class: 'history-open', onclick: () => this.show(item.id) },
         el('span', { class: 'history-name', text: item.filename || `Import ${item.id}` }),
-        el('span', { class: 'muted', text: `${IMPORT_WORDS[item.status] || item.status} · ${item.format} · ${when}${counts ? ` · ${counts}` : ''}` }),
+        el('span', { class: 'muted', text: [statusWord(item), item.format, when, counts].filter(Boolean).join(' · ') }),
       ),
     );
   }
@@ -194,11 +206,14 @@ class ImportDialog {
         ...columns.map((c) => el('option', { value: c, text: c })),
       );
       select.value = suggested[role] && columns.includes(suggested[role]) ? suggested[role] : '';
-      return el('div', { class: 'map-field' }, el('label', { for: id, text: role.replace('_', ' ') }), select);
+      const label = el('label', { for: id, text: role.replace('_', ' ') });
+      return el('div', { class: 'map-field' }, label, select);
     });
     this.mapping.replaceChildren(
       el('h3', { id: 'import-mapping-title', text: 'Which column is which?' }),
-      el('p', { class: 'muted' }, `The columns of ${this.file.name} were not recognised. Give at least the date and the amount (or debit and credit); the choice is kept for this account's next file.`),
+      el('p', { class: 'muted' },
+        `The columns of ${this.file.name} were not recognised. Give at least the date and the amount `
+        + '(or debit and credit); the choice is kept for this account’s next file.'),
       el('div', { class: 'map-grid' }, ...selects),
       el('div', { class: 'import-actions' },
         el('button', { type: 'submit', class: 'primary', text: 'Read the file with these columns' }),
@@ -211,7 +226,9 @@ class ImportDialog {
 
   sendMapping() {
     const mapping = {};
-    for (const select of this.mapping.querySelectorAll('select')) if (select.value) mapping[select.name] = select.value;
+    for (const select of this.mapping.querySelectorAll('select')) {
+      if (select.value) mapping[select.name] = select.value;
+    }
     this.upload(this.file, mapping);
   }
 
@@ -230,8 +247,7 @@ class ImportDialog {
     this.draft.replaceChildren();
     this.renderRecord();
     this.table = rowTable();
-    this.more = el('button', { type: 'button', class: 'link-button rows-more', text: 'More rows', hidden: true });
-    this.more.addEventListener('click', () => this.loadRows());
+    this.more = button('More rows', { class: 'link-button rows-more', hidden: true }, () => this.loadRows());
     this.rowsCursor = null;
     this.draft.append(el('div', { class: 'rows-wrap' }, this.table), this.more);
     await this.loadRows();
@@ -249,20 +265,21 @@ class ImportDialog {
     const actions = el('div', { class: 'import-actions' });
     if (draft) {
       actions.append(
-        el('button', { type: 'button', id: 'import-commit', class: 'primary', text: 'Commit included rows', onclick: () => this.commit() }),
-        el('button', { type: 'button', id: 'import-discard', class: 'danger', text: 'Discard draft', onclick: () => this.undo() }),
+        button('Commit included rows', { id: 'import-commit', class: 'primary' }, () => this.commit()),
+        button('Discard draft', { id: 'import-discard', class: 'danger' }, () => this.undo()),
       );
     } else if (rec.status === 'committed') {
-      actions.append(el('button', { type: 'button', id: 'import-undo', class: 'danger', text: 'Undo this import', onclick: () => this.undo() }));
+      actions.append(button('Undo this import', { id: 'import-undo', class: 'danger' }, () => this.undo()));
     }
-    actions.append(el('button', { type: 'button', id: 'import-back', text: 'All imports', onclick: () => this.backHome() }));
+    actions.append(button('All imports', { id: 'import-back' }, () => this.backHome()));
     const head = el(
       'div',
       { class: 'draft-head' },
       el('h3', { id: 'import-draft-title', tabindex: '-1', text: rec.filename || `Import ${rec.id}` }),
-      el('p', { class: 'muted', id: 'import-state', text: `${IMPORT_WORDS[rec.status] || rec.status} · ${rec.format}` }),
+      el('p', { class: 'muted', id: 'import-state', text: `${statusWord(rec)} · ${rec.format}` }),
       counts,
-      el('ul', { class: 'import-recon', 'aria-label': 'Reconciliation' }, ...(rec.accounts || []).map(reconciliationLine)),
+      el('ul', { class: 'import-recon', 'aria-label': 'Reconciliation' },
+        ...(rec.accounts || []).map(reconciliationLine)),
       actions,
     );
     const old = this.draft.querySelector('.draft-head');
@@ -277,7 +294,8 @@ class ImportDialog {
       if (this.current?.id !== id) return;
       const body = this.table.tBodies[0];
       const editable = this.current.status === 'draft';
-      for (const row of page.rows) body.append(rowLine(row, { editable, onInclude: (r, on, box) => this.include(r, on, box) }));
+      const onInclude = (r, on, box) => this.include(r, on, box);
+      for (const row of page.rows) body.append(rowLine(row, { editable, onInclude }));
       this.rowsCursor = page.next_cursor;
       this.more.hidden = !page.next_cursor;
     } catch (err) {
@@ -317,8 +335,10 @@ class ImportDialog {
     const draft = this.current.status === 'draft';
     const yes = await confirmDialog(
       draft
-        ? { title: 'Discard this draft?', text: 'Its rows are dropped; no transaction was added.', ok: 'Discard' }
-        : { title: 'Undo this import?', text: 'Exactly the transactions it added are removed.', ok: 'Undo import' },
+        ? { title: 'Discard this draft?', text: 'Its rows are dropped; no transaction was added.',
+          ok: 'Discard' }
+        : { title: 'Undo this import?', text: 'Exactly the transactions it added are removed.',
+          ok: 'Undo import' },
     );
     if (!yes) return;
     try {
@@ -326,7 +346,8 @@ class ImportDialog {
       if (done.status === 'undone') await this.show(done.id);
       else await this.backHome();
       const n = done.removed_transactions;
-      this.say(done.status === 'undone' ? `Removed ${n} transaction${n === 1 ? '' : 's'}.` : 'Draft discarded.');
+      const plural = n === 1 ? '' : 's';
+      this.say(done.status === 'undone' ? `Removed ${n} transaction${plural}.` : 'Draft discarded.');
     } catch (err) {
       this.showError(importErrorText(err));
     }
