@@ -167,6 +167,8 @@ def test_a_statement_is_reviewed_committed_and_undone_on_the_page(
     assert not markup[0]["checked"] and markup[1]["checked"]
     assert "Matches: 2026-03-05" in markup[0]["why"] and "Blue Heron Bakery" in markup[0]["why"]
     assert markup[1]["text"].startswith("<img src=x onerror=alert(1)>Gull Books")
+    Select(page.driver.find_element("id", "import-filter")).select_by_value("possible_duplicate")
+    assert [r["status"] for r in rows(page, 1)] == ["possible_duplicate"]
     assert page.js("return document.querySelector('#import-draft img')") is None
     check_fits(page)
     page.screenshot(f"import-duplicate-{size}-{scheme}")

@@ -49,7 +49,9 @@ export const importApi = {
   },
   list: (cursor = null) => call('GET', `/api/imports${query({ limit: 20, cursor })}`),
   show: (id) => call('GET', `/api/imports/${path(id)}`),
-  rows: (id, cursor = null) => call('GET', `/api/imports/${path(id)}/rows${query({ limit: 50, cursor })}`),
+  /** A page of an import's rows, of one `status` or all. */
+  rows: (id, cursor = null, status = null) =>
+    call('GET', `/api/imports/${path(id)}/rows${query({ limit: 50, cursor, status })}`),
   editRow: (id, rowId, change) => call('PATCH', `/api/imports/${path(id)}/rows/${path(rowId)}`, change),
   commit: (id) => call('POST', `/api/imports/${path(id)}/commit`),
   undo: (id) => call('DELETE', `/api/imports/${path(id)}`),

@@ -246,12 +246,29 @@ class ImportDialog {
     this.draft.hidden = false;
     this.draft.replaceChildren();
     this.renderRecord();
+    this.filter = el(
+      'select',
+      { id: 'import-filter' },
+      el('option', { value: '', text: 'All rows' }),
+      ...Object.entries(STATUS_WORDS).map(([status, words]) => el('option', { value: status, text: words })),
+    );
+    this.filter.addEventListener('change', () => this.restartRows());
     this.table = rowTable();
     this.more = button('More rows', { class: 'link-button rows-more', hidden: true }, () => this.loadRows());
-    this.rowsCursor = null;
-    this.draft.append(el('div', { class: 'rows-wrap' }, this.table), this.more);
-    await this.loadRows();
+    this.draft.append(
+      el('div', { class: 'row-filter' }, el('label', { for: 'import-filter', text: 'Show' }), this.filter),
+      el('div', { class: 'rows-wrap' }, this.table),
+      this.more,
+    );
+    await this.restartRows();
     $('import-draft-title').focus();
+  }
+
+  /** Show the rows again from the first page, of the status the filter picks. */
+  async restartRows() {
+    this.rowsCursor = null;
+    this.table.tBodies[0].replaceChildren();
+    await this.loadRows();
   }
 
   renderRecord() {
@@ -289,9 +306,10 @@ class ImportDialog {
 
   async loadRows() {
     const id = this.current.id;
+    const status = this.filter.value;
     try {
-      const page = await importApi.rows(id, this.rowsCursor);
-      if (this.current?.id !== id) return;
+      const page = await importApi.rows(id, this.rowsCursor, status);
+      if (this.current?.id !== id || this.filter.value !== status) return;
       const body = this.table.tBodies[0];
       const editable = this.current.status === 'draft';
       const onInclude = (r, on, box) => this.include(r, on, box);
