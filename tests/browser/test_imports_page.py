@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +39,7 @@ return [...document.querySelectorAll('#import-draft .import-rows tbody tr')].map
 
 ERROR = "return document.getElementById('import-error').textContent"
 
+TITLE = "return document.getElementById('import-draft-title')?.textContent"
 NOTE = "return document.getElementById('import-note').textContent"
 
 FITS = """
@@ -227,3 +229,52 @@ def test_the_import_works_from_the_keyboard_and_pages_long_drafts(
     page.driver.switch_to.active_element.send_keys(Keys.ESCAPE)
     page.wait(lambda: not page.js("return document.getElementById('imports').open"), what="close")
     assert page.js("return document.activeElement.id") == "import"
+
+
+EXPECTED = json.loads((SAMPLES / "expected.json").read_text())
+MINUS = "\N{MINUS SIGN}"  # how the page writes money out
+FIELDS = {
+    "currency": "import-currency",
+    "account_name": "import-account-name",
+    "locale": "import-locale",
+}
+
+
+@pytest.mark.parametrize("size", ["laptop", "phone"])
+def test_every_sample_format_is_reviewed_and_committed_on_the_page(
+    serve: Any, page: ChatPage, size: str
+) -> None:
+    server = serve()
+    page.size(size)
+    page.open(f"{server.url}/#token={server.headers['Authorization'][7:]}")
+    open_imports(page, size)
+    for name, expected in EXPECTED.items():
+        for field, element in FIELDS.items():
+            box = page.driver.find_element("id", element)
+            box.clear()
+            box.send_keys(expected["form"].get(field, ""))
+        page.driver.find_element("id", "import-file").send_keys(str(SAMPLES / name))
+        page.click("#import-upload button[type=submit]")
+        page.wait(lambda n=name: state(page).startswith("Draft") and page.js(TITLE) == n, what=name)
+        shown = rows(page, len(expected["rows"]))
+        for row, want in zip(shown, expected["rows"], strict=True):
+            assert row["status"] == "new" and want["merchant"] in row["text"], (name, row)
+        recon = page.js(
+            "return [...document.querySelectorAll('.import-recon li')].map((l) => l.textContent)"
+        )
+        assert len(recon) == len(expected["reconciliation"]), (name, recon)
+        for line, want in zip(recon, expected["reconciliation"], strict=True):
+            if want is None:
+                assert "states no balance" in line, (name, line)
+            elif want["difference"] == "0.00":
+                assert "Balances" in line, (name, line)
+            else:
+                assert f"differs by {MINUS}{want['difference'].lstrip('-')}" in line, (name, line)
+        check_fits(page)
+        page.screenshot(f"import-{name}-{size}")
+        page.click("#import-commit")
+        page.wait(lambda: state(page).startswith("Committed"), what=f"{name} committed")
+        page.click("#import-back")
+        page.wait(lambda: page.visible("#import-file"), what="the upload form")
+    statuses = [i["status"] for i in server.get("/api/imports").json()["imports"]]
+    assert statuses == ["committed"] * len(EXPECTED)

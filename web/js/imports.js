@@ -30,27 +30,34 @@ class ImportDialog {
     this.fileInput = el('input', { id: 'import-file', type: 'file', accept: ACCEPT });
     this.account = el('select', { id: 'import-account' }, el('option', { value: '', text: 'A new account' }));
     this.currency = el('input', {
-      id: 'import-currency', maxlength: '3', size: '5', autocomplete: 'off', spellcheck: 'false',
+      id: 'import-currency', maxlength: '3', autocomplete: 'off', spellcheck: 'false',
       pattern: '[A-Za-z]{3}', placeholder: 'EUR', title: 'Three letters, e.g. EUR',
     });
-    this.account.addEventListener('change', () => {
-      this.currency.disabled = Boolean(this.account.value);
+    this.accountName = el('input', { id: 'import-account-name', maxlength: '80', autocomplete: 'off' });
+    this.locale = el('input', {
+      id: 'import-locale', maxlength: '20', autocomplete: 'off', spellcheck: 'false', placeholder: 'e.g. de_DE',
     });
+    this.account.addEventListener('change', () => this.accountChosen());
     this.error = el('p', { id: 'import-error', class: 'import-error', role: 'alert', hidden: true });
     this.mapping = el('form', { id: 'import-mapping', class: 'import-mapping', hidden: true });
     this.mapping.addEventListener('submit', (e) => {
       e.preventDefault();
       this.sendMapping();
     });
+    const field = (control, text) =>
+      el('div', { class: 'import-field' }, el('label', { for: control.id, text }), control);
     const upload = el(
       'form',
       { id: 'import-upload', class: 'import-upload' },
-      el('label', { for: 'import-file', text: 'Statement file (OFX, QFX, QIF, CAMT, MT940, CSV)' }),
-      this.fileInput,
-      el('label', { for: 'import-account', text: 'Account, for files that do not name one' }),
-      this.account,
-      el('label', { for: 'import-currency', text: 'Currency, for files that do not state one' }),
-      this.currency,
+      field(this.fileInput, 'Statement file (OFX, QFX, QIF, CAMT, MT940, CSV)'),
+      el(
+        'div',
+        { class: 'import-fields' },
+        field(this.account, 'Account, for files that do not name one'),
+        field(this.accountName, 'Name of a new account (optional)'),
+        field(this.currency, 'Currency, for files that do not state one'),
+        field(this.locale, 'How the file writes numbers and dates (optional)'),
+      ),
       el('div', { class: 'import-actions' },
         el('button', { type: 'submit', class: 'primary', text: 'Upload' })),
       el('p', { class: 'muted drop-hint', text: 'Or drop a statement file anywhere on the page.' }),
@@ -116,6 +123,13 @@ class ImportDialog {
     this.error.textContent = text || '';
   }
 
+  /** An existing account keeps its own name and currency. */
+  accountChosen() {
+    const existing = Boolean(this.account.value);
+    this.currency.disabled = existing;
+    this.accountName.disabled = existing;
+  }
+
   say(text) {
     this.status.textContent = text || '';
   }
@@ -130,7 +144,7 @@ class ImportDialog {
           el('option', { value: String(a.id), text: a.currency ? `${a.name} (${a.currency})` : a.name })),
       );
       this.account.value = chosen;
-      this.currency.disabled = Boolean(this.account.value);
+      this.accountChosen();
     } catch {
       // Without the list a file still lands in its own or a new account.
     }
@@ -177,8 +191,9 @@ class ImportDialog {
     try {
       const record = await importApi.upload(file, {
         account_id: this.account.value,
-        // An existing account keeps its own currency.
         currency: this.account.value ? null : this.currency.value.trim().toUpperCase(),
+        account_name: this.account.value ? null : this.accountName.value.trim(),
+        locale: this.locale.value.trim(),
         mapping: mapping ? JSON.stringify(mapping) : null,
       });
       this.mapping.hidden = true;
