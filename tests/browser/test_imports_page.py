@@ -116,6 +116,18 @@ def test_a_statement_is_reviewed_committed_and_undone_on_the_page(
     stored = server.get(f"/api/imports/{draft['id']}/rows").json()["rows"]
     assert [r["include"] for r in stored] == [True, False, True, True]
 
+    # A category typed for a row is kept on the draft.
+    category = page.driver.find_element(
+        "css selector", f"#import-draft tr[data-row-id='{shown[0]['id']}'] .row-category"
+    )
+    category.send_keys("Bakery", Keys.TAB)
+    page.wait(
+        lambda: (
+            server.get(f"/api/imports/{draft['id']}/rows").json()["rows"][0]["category"] == "Bakery"
+        ),
+        what="the category saved",
+    )
+
     # Commit: three transactions added, the import shows as committed and in the history.
     page.click("#import-commit")
     page.wait(

@@ -56,6 +56,7 @@ export const importApi = {
   commit: (id) => call('POST', `/api/imports/${path(id)}/commit`),
   undo: (id) => call('DELETE', `/api/imports/${path(id)}`),
   accounts: async () => (await call('GET', '/api/accounts')).accounts,
+  categories: async () => (await call('GET', '/api/categories')).categories,
 };
 
 const WHERE = ['line', 'column', 'element', 'field', 'byte'];

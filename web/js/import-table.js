@@ -60,11 +60,23 @@ function statusCell(row) {
   return cell;
 }
 
+/** A draft row's category: a text box offering the user's categories (the `import-categories` list). */
+function categoryField(row, onCategory) {
+  const box = el('input', {
+    class: 'row-category', list: 'import-categories', maxlength: '80', placeholder: 'Category',
+    'aria-label': `Category of row ${row.position ?? row.id}`, autocomplete: 'off',
+  });
+  box.value = row.category || '';
+  box.addEventListener('change', () => onCategory(row, box.value.trim() || null, box));
+  return box;
+}
+
 /**
- * One row of the table. `onInclude(row, checked, box)` is called when its checkbox changes;
- * `editable` is false once the import is not a draft.
+ * One row of the table. `onInclude(row, checked, box)` is called when its checkbox changes and
+ * `onCategory(row, name, box)` when its category does; `editable` is false once the import is
+ * not a draft.
  */
-export function rowLine(row, { editable, onInclude }) {
+export function rowLine(row, { editable, onInclude, onCategory }) {
   const who = row.merchant || row.description || '';
   const box = el('input', {
     type: 'checkbox',
@@ -78,7 +90,8 @@ export function rowLine(row, { editable, onInclude }) {
   if (row.description && row.description !== row.merchant) {
     words.append(el('span', { class: 'row-desc', text: row.description }));
   }
-  if (row.category) words.append(el('span', { class: 'row-cat', text: row.category }));
+  if (editable && row.status !== 'invalid') words.append(categoryField(row, onCategory));
+  else if (row.category) words.append(el('span', { class: 'row-cat', text: row.category }));
   return el(
     'tr',
     { dataset: { rowId: String(row.id), status: row.status }, class: row.include ? null : 'excluded' },

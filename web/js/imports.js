@@ -35,7 +35,8 @@ class ImportDialog {
     });
     this.accountName = el('input', { id: 'import-account-name', maxlength: '80', autocomplete: 'off' });
     this.locale = el('input', {
-      id: 'import-locale', maxlength: '20', autocomplete: 'off', spellcheck: 'false', placeholder: 'e.g. de_DE',
+      id: 'import-locale', maxlength: '20', autocomplete: 'off', spellcheck: 'false',
+      placeholder: 'e.g. de_DE',
     });
     this.account.addEventListener('change', () => this.accountChosen());
     this.error = el('p', { id: 'import-error', class: 'import-error', role: 'alert', hidden: true });
@@ -84,6 +85,7 @@ class ImportDialog {
         this.historyList,
         this.historyMore),
     );
+    this.categories = el('datalist', { id: 'import-categories' });
     this.status = el('p', { id: 'import-note', class: 'import-note', role: 'status' });
     this.dialog = el(
       'dialog',
@@ -98,6 +100,7 @@ class ImportDialog {
       this.status,
       this.home,
       this.draft,
+      this.categories,
     );
     document.body.append(this.dialog);
   }
@@ -108,7 +111,7 @@ class ImportDialog {
     this.showHome();
     if (!this.dialog.open) this.dialog.showModal();
     this.fileInput.focus();
-    await Promise.all([this.loadAccounts(), this.loadHistory()]);
+    await Promise.all([this.loadAccounts(), this.loadCategories(), this.loadHistory()]);
   }
 
   showHome() {
@@ -150,6 +153,15 @@ class ImportDialog {
     }
   }
 
+  async loadCategories() {
+    try {
+      const categories = await importApi.categories();
+      this.categories.replaceChildren(...categories.map((c) => el('option', { value: c.name })));
+    } catch {
+      // The box still takes any name; a new one is created at commit.
+    }
+  }
+
   async loadHistory(more = false) {
     try {
       const page = await importApi.list(more ? this.historyCursor : null);
@@ -178,7 +190,9 @@ class ImportDialog {
         'button',
         { type: 'button', class: 'history-open', onclick: () => this.show(item.id) },
         el('span', { class: 'history-name', text: item.filename || `Import ${item.id}` }),
-        el('span', { class: 'muted', text: [statusWord(item), item.format, when, counts].filter(Boolean).join(' · ') }),
+        el('span', {
+          class: 'muted', text: [statusWord(item), item.format, when, counts].filter(Boolean).join(' · '),
+        }),
       ),
     );
   }
@@ -328,7 +342,8 @@ class ImportDialog {
       const body = this.table.tBodies[0];
       const editable = this.current.status === 'draft';
       const onInclude = (r, on, box) => this.include(r, on, box);
-      for (const row of page.rows) body.append(rowLine(row, { editable, onInclude }));
+      const onCategory = (r, name, box) => this.categorise(r, name, box);
+      for (const row of page.rows) body.append(rowLine(row, { editable, onInclude, onCategory }));
       this.rowsCursor = page.next_cursor;
       this.more.hidden = !page.next_cursor;
     } catch (err) {
@@ -349,6 +364,17 @@ class ImportDialog {
       this.showError(importErrorText(err));
     } finally {
       box.disabled = false;
+    }
+  }
+
+  async categorise(row, name, box) {
+    try {
+      const changed = await importApi.editRow(this.current.id, row.id, { category: name });
+      box.value = changed.category || '';
+      row.category = changed.category;
+    } catch (err) {
+      box.value = row.category || '';
+      this.showError(importErrorText(err));
     }
   }
 
