@@ -11,6 +11,7 @@ import { roomLeft, roomText } from './sending.js';
 import { SessionList, searchAll } from './sessions.js';
 import { SourcesPanel } from './sources.js';
 import { initTheme } from './theme.js';
+import { setupImports } from './imports.js';
 import { ToolsPanel } from './tools-panel.js';
 import { EXAMPLES, errorText } from './words.js';
 
@@ -331,6 +332,7 @@ function bind() {
 }
 
 initTheme($('theme'));
+setupImports($('import'));
 adoptTokenFromAddress();
 drawExamples();
 bind();
