@@ -122,7 +122,7 @@ def test_every_iteration_is_counted_and_billed() -> None:
 def calls(model: ModelClient, window: ContextWindow, timeout: float = 5.0) -> ModelCalls:
     deps = SimpleNamespace(
         window=window,
-        tool_definitions=[],
+        tools_sent=lambda: [],
         model=model,
         timings=Timings(count_tokens=timeout),
     )
