@@ -96,3 +96,45 @@ def test_bad_periods_are_refused(call: Caller) -> None:
         "chart", kind="spending_by_month", start_date="2020-01-01", end_date="2025-01-01"
     )
     assert "kind" in call.error("chart", kind="pie", **Q1)
+
+
+def test_budget_progress_ends_at_the_budget_status_spend(call: Caller, db: Database) -> None:
+    result = call("chart", kind="budget_progress", category="groceries", **Q1)
+    status = call("get_budget_status", month="2025-01")
+    row = next(b for b in status["budgets"] if b["category"] == "Groceries")
+    (spec,) = result["charts"]
+    assert result["start_date"] == "2025-01-01" and result["end_date"] == "2025-01-31"
+    assert spec["totals"] == {"Spent": row["spent"], "Limit": row["limit"]}
+    spent = [v for v in spec["data"]["values"] if v["series"] == "Spent"]
+    assert len(spent) == 31 and spent[-1]["amount"] == row["spent"]
+    for point in spent:
+        assert -rows_total(db, call.user_id, point["sources"], "USD") == Decimal(point["amount"])
+    assert spec["mark"]["type"] == "line"
+
+
+def test_budget_progress_uses_the_months_own_budget(call: Caller) -> None:
+    march = {"start_date": "2025-03-05", "end_date": "2025-03-31"}
+    (spec,) = call("chart", kind="budget_progress", category="Groceries", **march)["charts"]
+    row = next(
+        b
+        for b in call("get_budget_status", month="2025-03")["budgets"]
+        if b["category"] == "Groceries"
+    )
+    assert spec["totals"] == {"Spent": row["spent"], "Limit": row["limit"]}
+
+
+def test_budget_progress_is_the_users_own(call: Caller, ledger_ids: dict[str, int]) -> None:
+    bob = call.as_user(ledger_ids["bob"])
+    (spec,) = bob("chart", kind="budget_progress", category="Groceries", **Q1)["charts"]
+    theirs = next(
+        b
+        for b in bob("get_budget_status", month="2025-01")["budgets"]
+        if b["category"] == "Groceries"
+    )
+    assert spec["totals"] == {"Spent": theirs["spent"], "Limit": theirs["limit"]}
+    assert theirs["limit"] == "5.00"
+
+
+def test_budget_progress_needs_a_budgeted_category(call: Caller) -> None:
+    assert "category" in call.error("chart", kind="budget_progress", **Q1)
+    assert "no budget" in call.error("chart", kind="budget_progress", category="Travel", **Q1)
