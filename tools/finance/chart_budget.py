@@ -65,7 +65,7 @@ def _budget(s: Session, user_id: int, ref: CategoryRef, first: date) -> Budget |
 
 def _daily_spend(
     s: Session, user_id: int, ref: CategoryRef, first: date, last: date, currency: str
-) -> dict[date, int]:
+) -> dict[date, list[int]]:
     columns: Any = select(Transaction.posted_on, Transaction.amount_minor)
     stmt = with_category(columns, user_id).where(
         Transaction.user_id == user_id,
@@ -75,25 +75,29 @@ def _daily_spend(
         category_clause(ref),
         Category.kind == "expense",
     )
-    daily: dict[date, int] = {}
+    daily: dict[date, list[int]] = {}
     for day, minor in s.execute(stmt):
-        daily[day] = daily.get(day, 0) - int(minor)
+        cell = daily.setdefault(day, [0, 0])
+        cell[0] -= int(minor)
+        cell[1] += 1
     return daily
 
 
 def _spec(
-    budget: Budget, name: str, daily: dict[date, int], first: date, last: date
+    budget: Budget, name: str, daily: dict[date, list[int]], first: date, last: date
 ) -> dict[str, Any]:
     cur = budget.currency
     limit = {
         "y": float(to_decimal(budget.limit_minor, cur)),
         "amount": format_minor(budget.limit_minor, cur),
+        "count": 0,
         "sources": [budget_source(budget.id)],
     }
     values: list[dict[str, Any]] = []
-    spent, day = 0, first
+    spent, count, day = 0, 0, first
     while day <= last:
-        spent += daily.get(day, 0)
+        minor, rows = daily.get(day, [0, 0])
+        spent, count = spent + minor, count + rows
         x = day.isoformat()
         values.append(
             {
@@ -101,6 +105,7 @@ def _spec(
                 "series": SPENT,
                 "y": float(to_decimal(spent, cur)),
                 "amount": format_minor(spent, cur),
+                "count": count,
                 "sources": [spend_source(name, first, day)],
             }
         )
