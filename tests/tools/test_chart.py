@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from decimal import Decimal
+from itertools import pairwise
 from typing import Any
 
 from models.db import Database
@@ -138,3 +139,34 @@ def test_budget_progress_is_the_users_own(call: Caller, ledger_ids: dict[str, in
 def test_budget_progress_needs_a_budgeted_category(call: Caller) -> None:
     assert "category" in call.error("chart", kind="budget_progress", **Q1)
     assert "no budget" in call.error("chart", kind="budget_progress", category="Travel", **Q1)
+
+
+def test_account_balance_steps_by_its_rows_to_the_posted_balance(
+    call: Caller, db: Database
+) -> None:
+    period = {"start_date": "2025-01-01", "end_date": "2030-12-31"}
+    assert "36 months" in call.error("chart", kind="account_balance", account="Checking", **period)
+    result = call("chart", kind="account_balance", account="checking", **Q1)
+    (spec,) = result["charts"]
+    assert result["account"] == "Checking" and spec["mark"]["type"] == "line"
+    points = spec["data"]["values"]
+    assert [p["x"] for p in points] == ["2025-01-31", "2025-02-28", "2025-03-31"]
+    balances = call("get_account_balances")["accounts"]
+    now = next(a["balance"] for a in balances if a["name"] == "Checking")
+    later = call("get_transactions", account="Checking", start_date="2025-04-01")
+    after = sum(
+        (Decimal(t["amount"]) for t in later["transactions"] if not t["pending"]), Decimal(0)
+    )
+    assert Decimal(points[-1]["amount"]) == Decimal(now) - after
+    for before, point in pairwise(points):
+        step = Decimal(point["amount"]) - Decimal(before["amount"])
+        assert step == Decimal(point["moved"])
+        assert rows_total(db, call.user_id, point["sources"][1:], spec["currency"]) == step
+
+
+def test_account_balance_is_the_users_own(call: Caller, ledger_ids: dict[str, int]) -> None:
+    bob = call.as_user(ledger_ids["bob"])
+    (spec,) = bob("chart", kind="account_balance", account="Checking", **Q1)["charts"]
+    now = next(a for a in bob("get_account_balances")["accounts"] if a["name"] == "Checking")
+    assert spec["data"]["values"][-1]["amount"] == now["balance"]
+    assert "account" in bob.error("chart", kind="account_balance", account="Euro Card", **Q1)

@@ -15,6 +15,7 @@ from typing import Any
 from sqlalchemy import select
 
 from models.finance import Category, Transaction
+from tools.finance.chart_balance import account_balance
 from tools.finance.chart_budget import budget_progress
 from tools.finance.cites import spend_source, txns_source
 from tools.finance.clock import days_in_month
@@ -50,6 +51,8 @@ def chart(ctx: ToolContext, data: dict[str, Any]) -> Sourced:
         raise ToolInputError(
             "end_date", f"a chart by month shows at most {MAX_MONTHS} months; narrow the period."
         )
+    if kind == "account_balance":
+        return account_balance(ctx, data, months)
     with ctx.db.read() as s:
         ref = None
         if data.get("category") and kind == "spending_by_month":

@@ -192,7 +192,13 @@ class CategorizeTransactionInput(Schema):
     )
 
 
-CHARTS = ("spending_by_month", "spending_by_category", "income_vs_spending", "budget_progress")
+CHARTS = (
+    "spending_by_month",
+    "spending_by_category",
+    "income_vs_spending",
+    "budget_progress",
+    "account_balance",
+)
 
 
 class ChartInput(Schema):
@@ -204,7 +210,8 @@ class ChartInput(Schema):
         metadata={
             "description": "spending_by_month (optionally one category), spending_by_category, "
             "income_vs_spending (per month), or budget_progress (one category's budget, "
-            "spend to date per day of start_date's month against its limit)."
+            "spend to date per day of start_date's month against its limit), or account_balance "
+            "(one account's balance at each month's end)."
         },
     )
     start_date = _date("First day of the period", required=True)
@@ -212,3 +219,4 @@ class ChartInput(Schema):
     category = _name(
         "spending_by_month: just this category; budget_progress: the budgeted category."
     )
+    account = _name("account_balance only: the account, as get_account_balances lists it.")
