@@ -30,7 +30,7 @@ def account_balance(ctx: ToolContext, data: dict[str, Any], months: list[str]) -
     with ctx.db.read() as s:
         account = s.get(Account, resolve_account(s, ctx.user_id, data["account"]))
         assert account is not None and account.user_id == ctx.user_id
-        rows = s.execute(
+        found = s.execute(
             select(Transaction.posted_on, Transaction.amount_minor).where(
                 Transaction.user_id == ctx.user_id,
                 Transaction.account_id == account.id,
@@ -38,6 +38,7 @@ def account_balance(ctx: ToolContext, data: dict[str, Any], months: list[str]) -
                 Transaction.posted_on >= start,
             )
         ).all()
+    rows = [(day, int(minor)) for day, minor in found]
     values = [_point(account, month, rows, start, end) for month in months]
     title = f"{account.name} balance, {start.isoformat()} to {end.isoformat()} ({account.currency})"
     spec: dict[str, Any] = {
@@ -65,12 +66,14 @@ def account_balance(ctx: ToolContext, data: dict[str, Any], months: list[str]) -
     return Sourced(out, [])
 
 
-def _point(account: Account, month: str, rows: list[Any], start: date, end: date) -> dict[str, Any]:
+def _point(
+    account: Account, month: str, rows: list[tuple[date, int]], start: date, end: date
+) -> dict[str, Any]:
     year, number = map(int, month.split("-"))
     first = max(date(year, number, 1), start)
     last = min(date(year, number, days_in_month(year, number)), end)
-    later = sum(int(minor) for day, minor in rows if day > last)
-    moved = [int(minor) for day, minor in rows if first <= day <= last]
+    later = sum(minor for day, minor in rows if day > last)
+    moved = [minor for day, minor in rows if first <= day <= last]
     balance = account.balance_minor - later
     cur = account.currency
     where = {"start_date": first, "end_date": last, "account": account.name}
