@@ -135,6 +135,8 @@ def _kind(q: str, category: str | None, two_periods: bool) -> str | None:
     spending = bool(v.SPENDING.search(q))
     if v.CHART.search(q) and not (v.BUDGET.search(q) or v.BALANCES.search(q)):
         return "chart"
+    if v.COMPARE.search(q) and spending and v.OVER_SEVERAL.search(q):
+        return "chart"
     if v.SAVINGS_RATE.search(q):
         return "savings_rate"
     if v.IN_AND_OUT.search(q):

@@ -113,6 +113,11 @@ RECURRING = re.compile(
 COMPARE = re.compile(
     r"\b(vs\.?|versus|compared? (to|with)|compare|against|more than|less than|than)\b"
 )
+# "compare my spending in the last three months": several periods side by side, a chart.
+OVER_SEVERAL = re.compile(
+    r"\b(last|past|previous) (two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|\d+) "
+    r"(months|quarters|years)\b"
+)
 LARGEST = re.compile(
     r"\b(biggest|largest|most expensive|highest|top)\b.*\b(purchases?|transactions?|"
     r"expenses?|charges?|payments?|spends?)\b"

@@ -44,3 +44,16 @@ def test_chart_words_ask_for_the_chart_that_fits(year: Seeded, question: str, ki
     kinds = [args["kind"] for name, args, _ in turn.calls if name == "chart"]
     assert kinds == [kind], turn.text
     assert "Select a bar" in turn.text
+
+
+def test_comparing_several_months_draws_them_side_by_side(year: Seeded) -> None:
+    turn = year.demo().ask("Compare my spending in the last three months")
+    (call,) = [args for name, args, _ in turn.calls if name == "chart"]
+    assert call["kind"] == "spending_by_month", turn.text
+    (result,) = turn.results("chart")
+    period = {"start_date": call["start_date"], "end_date": call["end_date"]}
+    drawn = {(totals(s, "Spent"), s["currency"]) for s in result["charts"]}
+    assert drawn == Oracle(year).total(period)
+    assert period == span("2025-06-21", "2025-09-20")
+    months = [v["x"] for v in result["charts"][0]["data"]["values"]]
+    assert months == ["2025-06", "2025-07", "2025-08", "2025-09"]
