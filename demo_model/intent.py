@@ -135,6 +135,8 @@ def _kind(q: str, category: str | None, two_periods: bool) -> str | None:
     spending = bool(v.SPENDING.search(q))
     if v.CHART.search(q) and not (v.BUDGET.search(q) or v.BALANCES.search(q)):
         return "chart"
+    if v.CHART.search(q) and (v.BALANCES.search(q) or (v.BUDGET.search(q) and category)):
+        return "chart"  # a budget's progress, an account's balance over time
     if v.COMPARE.search(q) and spending and v.OVER_SEVERAL.search(q):
         return "chart"
     if v.SAVINGS_RATE.search(q):
@@ -254,6 +256,12 @@ def _intent(p: Parsed, prev: Intent | None, today: date) -> Intent:
 def _chart(p: Parsed, q: str, today: date) -> Intent:
     """A chart: by category over one period, else by month over several (six by default)."""
     periods = p.periods()
+    if v.BUDGET.search(q) and p.category:
+        period = periods[0] if periods else month_back(today, 0)
+        return Intent("chart", period, None, p.category, details=(("chart", "budget_progress"),))
+    if v.BALANCES.search(q):
+        period = periods[0] if periods else rolling(today, 6, "month")
+        return Intent("chart", period, details=(("chart", "account_balance"), ("words", q)))
     if v.IN_AND_OUT.search(q) or (v.INCOME.search(q) and v.SPENDING.search(q)):
         drawn = "income_vs_spending"
     elif v.BY_CATEGORY.search(q):

@@ -220,6 +220,8 @@ def _recurring(intent: Intent, results: Results) -> list[Call]:
 
 def _chart(intent: Intent, results: Results) -> list[Call]:
     drawn = dict(intent.details).get("chart", "spending_by_month")
+    if drawn == "account_balance":
+        return _balance_chart(intent, results)
     category = None
     if intent.category:
         todo, subject = _subject(intent, results)
@@ -227,6 +229,22 @@ def _chart(intent: Intent, results: Results) -> list[Call]:
             return todo
         category = subject.name if subject.kind == "category" else None
     return c.missing(results, [c.chart(drawn, intent.period, category)])
+
+
+def _balance_chart(intent: Intent, results: Results) -> list[Call]:
+    """The account the question names (else the first checking one), then its balance chart."""
+    found = c.result_of(results, c.balances())
+    if not isinstance(found, dict):
+        return [c.balances()]
+    accounts = [a for a in found.get("accounts") or [] if isinstance(a, dict)]
+    words = dict(intent.details).get("words", "")
+    named = [a for a in accounts if str(a.get("name", "")).lower() in words]
+    checking = [a for a in accounts if a.get("kind") == "checking"]
+    chosen = (named or checking or accounts or [None])[0]
+    if chosen is None:
+        return []
+    args = {"kind": "account_balance", **intent.period.span(), "account": chosen["name"]}
+    return c.missing(results, [("chart", args)])
 
 
 def _in_and_out(intent: Intent, results: Results) -> list[Call]:
