@@ -37,6 +37,7 @@ FINANCE_KINDS = (
     "average",
     "merchants",
     "savings_rate",
+    "place",
 )
 SUBJECT_KINDS = ("spending", "compare", "budget", "largest", "refunds")
 REFUND_SUBJECT = re.compile(r"(?P<t>[a-z0-9&'\u2019. -]+?)\s+(?:refunds?|reimbursements?)\b")
@@ -234,6 +235,11 @@ def _intent(p: Parsed, prev: Intent | None, today: date) -> Intent:
         return Intent("unknown", this_month)
     if p.kind == "chart":
         return _chart(p, p.text, today)
+    place = v.PLACE.search(p.text)
+    if place is not None:
+        periods = p.periods()
+        period = periods[0] if periods else rolling(today, 12, "month")
+        return Intent("place", period, details=(("place", place.group(1)),))
     if p.bare and (p.periods() or (prev is not None and p.marker)):
         p = replace(p, term=p.bare)  # "coffee this month?", "and Uber?"
     subject = p.category or p.term

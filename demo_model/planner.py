@@ -28,6 +28,7 @@ def next_calls(intent: Intent, results: Results) -> list[Call]:
         "set_budget": _change,
         "categorize": _change,
         "chart": _chart,
+        "place": lambda i, r: c.missing(r, [c.by_category(i.period)]),
         "average": _average,
         "merchants": _merchants,
         "in_and_out": _in_and_out,
