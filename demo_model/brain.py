@@ -136,6 +136,7 @@ def describe(intent: Intent) -> str:
         "savings_rate": f"the savings rate (income less spending, over income) in {period}",
         "average": f"the average month of {about} spending over {period}",
         "merchants": f"the merchants with the most spending in {period}",
+        "place": f"spending in a place, which the records do not carry; totals of {period}",
         "chart": f"a chart ({dict(intent.details).get('chart', '').replace('_', ' ')}) of {period}",
     }.get(intent.kind, "something I cannot help with")
     if intent.reused:

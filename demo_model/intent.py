@@ -37,6 +37,7 @@ FINANCE_KINDS = (
     "average",
     "merchants",
     "savings_rate",
+    "place",
 )
 SUBJECT_KINDS = ("spending", "compare", "budget", "largest", "refunds")
 REFUND_SUBJECT = re.compile(r"(?P<t>[a-z0-9&'\u2019. -]+?)\s+(?:refunds?|reimbursements?)\b")
@@ -135,6 +136,10 @@ def _kind(q: str, category: str | None, two_periods: bool) -> str | None:
     spending = bool(v.SPENDING.search(q))
     if v.CHART.search(q) and not (v.BUDGET.search(q) or v.BALANCES.search(q)):
         return "chart"
+    if v.CHART.search(q) and (v.BALANCES.search(q) or (v.BUDGET.search(q) and category)):
+        return "chart"  # a budget's progress, an account's balance over time
+    if v.COMPARE.search(q) and spending and v.OVER_SEVERAL.search(q):
+        return "chart"
     if v.SAVINGS_RATE.search(q):
         return "savings_rate"
     if v.IN_AND_OUT.search(q):
@@ -230,6 +235,11 @@ def _intent(p: Parsed, prev: Intent | None, today: date) -> Intent:
         return Intent("unknown", this_month)
     if p.kind == "chart":
         return _chart(p, p.text, today)
+    place = v.PLACE.search(p.text)
+    if place is not None:
+        periods = p.periods()
+        period = periods[0] if periods else rolling(today, 12, "month")
+        return Intent("place", period, details=(("place", place.group(1)),))
     if p.bare and (p.periods() or (prev is not None and p.marker)):
         p = replace(p, term=p.bare)  # "coffee this month?", "and Uber?"
     subject = p.category or p.term
@@ -252,6 +262,12 @@ def _intent(p: Parsed, prev: Intent | None, today: date) -> Intent:
 def _chart(p: Parsed, q: str, today: date) -> Intent:
     """A chart: by category over one period, else by month over several (six by default)."""
     periods = p.periods()
+    if v.BUDGET.search(q) and p.category:
+        period = periods[0] if periods else month_back(today, 0)
+        return Intent("chart", period, None, p.category, details=(("chart", "budget_progress"),))
+    if v.BALANCES.search(q):
+        period = periods[0] if periods else rolling(today, 6, "month")
+        return Intent("chart", period, details=(("chart", "account_balance"), ("words", q)))
     if v.IN_AND_OUT.search(q) or (v.INCOME.search(q) and v.SPENDING.search(q)):
         drawn = "income_vs_spending"
     elif v.BY_CATEGORY.search(q):

@@ -32,6 +32,7 @@ def next_calls(intent: Intent, results: Results) -> list[Call]:
             i.period.end, "imported" in dict(i.details), r
         ),
         "chart": _chart,
+        "place": lambda i, r: c.missing(r, [c.by_category(i.period)]),
         "average": _average,
         "merchants": _merchants,
         "in_and_out": _in_and_out,
@@ -224,6 +225,8 @@ def _recurring(intent: Intent, results: Results) -> list[Call]:
 
 def _chart(intent: Intent, results: Results) -> list[Call]:
     drawn = dict(intent.details).get("chart", "spending_by_month")
+    if drawn == "account_balance":
+        return _balance_chart(intent, results)
     category = None
     if intent.category:
         todo, subject = _subject(intent, results)
@@ -231,6 +234,23 @@ def _chart(intent: Intent, results: Results) -> list[Call]:
             return todo
         category = subject.name if subject.kind == "category" else None
     return c.missing(results, [c.chart(drawn, intent.period, category)])
+
+
+def _balance_chart(intent: Intent, results: Results) -> list[Call]:
+    """The account the question names (else the first checking one), then its balance chart."""
+    found = c.result_of(results, c.balances())
+    if not isinstance(found, dict):
+        return [c.balances()]
+    accounts = [a for a in found.get("accounts") or [] if isinstance(a, dict)]
+    words = dict(intent.details).get("words", "")
+    named = [a for a in accounts if str(a.get("name", "")).lower() in words]
+    checking = [a for a in accounts if a.get("kind") == "checking"]
+    candidates = named or checking or accounts
+    if not candidates:
+        return []
+    chosen = candidates[0]
+    args = {"kind": "account_balance", **intent.period.span(), "account": chosen["name"]}
+    return c.missing(results, [("chart", args)])
 
 
 def _in_and_out(intent: Intent, results: Results) -> list[Call]:

@@ -113,6 +113,17 @@ RECURRING = re.compile(
 COMPARE = re.compile(
     r"\b(vs\.?|versus|compared? (to|with)|compare|against|more than|less than|than)\b"
 )
+# A place the user names: the records carry no city or country, so it cannot be answered.
+PLACE = re.compile(
+    r"\b(?:spen[dt]|spending|paid|pay|bought|buy)\b.*\b(?:in|at) (paris|london|berlin|rome|"
+    r"madrid|lisbon|amsterdam|vienna|prague|new york|tokyo|france|germany|italy|spain|portugal|"
+    r"japan|europe|england|the uk)\b"
+)
+# "compare my spending in the last three months": several periods side by side, a chart.
+OVER_SEVERAL = re.compile(
+    r"\b(last|past|previous) (two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|\d+) "
+    r"(months|quarters|years)\b"
+)
 LARGEST = re.compile(
     r"\b(biggest|largest|most expensive|highest|top)\b.*\b(purchases?|transactions?|"
     r"expenses?|charges?|payments?|spends?)\b"

@@ -49,10 +49,22 @@ def svg(spec: dict[str, Any]) -> str:
         f'<text x="{PAD_SIDE}" y="20" font-family="sans-serif" font-size="13" '
         f'font-weight="600" fill="#1f2523">{escape(str(spec.get("title", "")))}</text>',
     ]
+    line = isinstance(spec.get("mark"), dict) and spec["mark"].get("type") == "line"
+    if line:
+        for s, name in enumerate(series):
+            points = " ".join(
+                f"{PAD_SIDE + xs.index(str(v.get('x', ''))) * band + band / 2:.1f},{at(amount):.1f}"
+                for v, amount in zip(values, amounts, strict=True)
+                if str(v.get("series", "")) == name
+            )
+            parts.append(
+                f'<polyline points="{points}" fill="none" stroke="{COLOURS[s % 2]}" '
+                'stroke-width="2"/>'
+            )
     for i, x in enumerate(xs):
         left = PAD_SIDE + i * band + band * 0.1
         for v, amount in zip(values, amounts, strict=True):
-            if str(v.get("x", "")) != x:
+            if line or str(v.get("x", "")) != x:
                 continue
             s = series.index(str(v.get("series", "")))
             y0, y1 = at(max(amount, Decimal(0))), at(min(amount, Decimal(0)))

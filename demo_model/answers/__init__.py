@@ -13,6 +13,7 @@ from demo_model.answers.flows import in_and_out, pending, savings_rate
 from demo_model.answers.fmt import lines_md
 from demo_model.answers.honest import HELP, NOT_UNDERSTOOD, OFF_TOPIC, english_only
 from demo_model.answers.money_in import income, refunds
+from demo_model.answers.place import place
 from demo_model.answers.spending import largest, spending
 from demo_model.answers.standing import balances, budget, overview, recurring
 from demo_model.cite import Answer, plain
@@ -39,6 +40,7 @@ WRITERS: dict[str, Callable[[Intent, Results], Answer]] = {
     "savings_rate": savings_rate,
     "average": average,
     "merchants": merchants,
+    "place": place,
 }
 WRITE_TOOLS = ("set_budget", "categorize_transaction", "categorize_transactions")
 HONEST = {"help": HELP, "unknown": NOT_UNDERSTOOD, "off_topic": OFF_TOPIC}

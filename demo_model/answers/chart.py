@@ -10,10 +10,13 @@ from demo_model.intent import Intent
 from demo_model.mdtext import md_text
 from demo_model.tool_calls import Results
 
+LINES = ("budget_progress", "account_balance")
 WHAT = {
     "spending_by_month": "spending by month",
     "spending_by_category": "spending by category",
     "income_vs_spending": "income against spending by month",
+    "budget_progress": "budget: spend to date against its limit",
+    "account_balance": "balance at each month's end",
 }
 
 
@@ -24,6 +27,8 @@ def chart(intent: Intent, results: Results) -> Answer:
     what = WHAT.get(drawn, "your records")
     if found.get("category"):
         what = f"{md_text(found['category'])} {what}"
+    if found.get("account"):
+        what = f"{md_text(found['account'])} {what}"
     period = md_text(f"{found.get('start_date', '')} to {found.get('end_date', '')}")
     charts = [c for c in found.get("charts") or [] if isinstance(c, dict)]
     if not charts:
@@ -31,7 +36,10 @@ def chart(intent: Intent, results: Results) -> Answer:
     names = " and ".join(md_text(c.get("currency", "")) for c in charts)
     lines: list[Line] = [
         f"Here is your {what}, {period}, drawn from your transactions in {names}.",
-        "Select a bar to see the transactions it adds up; the table under the chart lists "
+        "Select a point to see the transactions behind it; the table under the chart lists "
+        "every figure."
+        if drawn in LINES
+        else "Select a bar to see the transactions it adds up; the table under the chart lists "
         "every figure.",
     ]
     if len(charts) > 1:

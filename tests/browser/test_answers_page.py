@@ -232,3 +232,39 @@ def test_a_chat_continued_moves_to_the_top_of_the_list(serve: Any, page: ChatPag
     page.wait(lambda: page.js(titles)[0] == "What are my account balances?", what="the move up")
     page.driver.refresh()  # the server lists it first too
     page.wait(lambda: page.js(titles)[:1] == ["What are my account balances?"], what="the list")
+
+
+LINES = """
+const turn = [...document.querySelectorAll('#turns .turn')].at(-1);
+const c = turn && turn.querySelector('figure.chart');
+return c ? {
+  lines: c.querySelectorAll('polyline.chart-line').length,
+  dots: c.querySelectorAll('.chart-dot').length,
+  bars: c.querySelectorAll('.chart-bar').length,
+  buttons: c.querySelectorAll('.chart-point[role="button"]').length,
+} : null;
+"""
+
+
+@pytest.mark.parametrize("size", ["laptop", "phone"])
+def test_a_balance_over_time_is_drawn_as_a_line_of_cited_points(
+    serve: Any, page: ChatPage, size: str
+) -> None:
+    server = serve()
+    page.size(size)
+    sign_in(page, server)
+    page.ask("My checking balance over time")
+    shown = page.wait_for_turn_end()
+    stored = stored_of(server, shown["turnId"])
+    results = [result_json(r) for r in stored["results"].values()]
+    (spec,) = next(r["charts"] for r in results if isinstance(r, dict) and "charts" in r)
+    values = spec["data"]["values"]
+    drawn = page.js(LINES)
+    assert drawn == {
+        "lines": 1,
+        "dots": len(values),
+        "bars": 0,
+        "buttons": sum(1 for v in values if v["count"]),
+    }
+    assert page.js("return document.documentElement.scrollWidth - innerWidth") <= 0
+    page.screenshot(f"answers-balance-line-{size}")

@@ -44,3 +44,39 @@ def test_chart_words_ask_for_the_chart_that_fits(year: Seeded, question: str, ki
     kinds = [args["kind"] for name, args, _ in turn.calls if name == "chart"]
     assert kinds == [kind], turn.text
     assert "Select a bar" in turn.text
+
+
+def test_comparing_several_months_draws_them_side_by_side(year: Seeded) -> None:
+    turn = year.demo().ask("Compare my spending in the last three months")
+    (call,) = [args for name, args, _ in turn.calls if name == "chart"]
+    assert call["kind"] == "spending_by_month", turn.text
+    (result,) = turn.results("chart")
+    period = {"start_date": call["start_date"], "end_date": call["end_date"]}
+    drawn = {(totals(s, "Spent"), s["currency"]) for s in result["charts"]}
+    assert drawn == Oracle(year).total(period)
+    assert period == span("2025-06-21", "2025-09-20")
+    months = [v["x"] for v in result["charts"][0]["data"]["values"]]
+    assert months == ["2025-06", "2025-07", "2025-08", "2025-09"]
+
+
+def test_a_budget_as_a_chart_ends_at_its_budget_status(year: Seeded) -> None:
+    turn = year.demo().ask("How is my groceries budget going, as a chart?")
+    (call,) = [args for name, args, _ in turn.calls if name == "chart"]
+    assert call["kind"] == "budget_progress", turn.text
+    (result,) = turn.results("chart")
+    (spec,) = result["charts"]
+    status = year.demo().ask("How is my groceries budget going?").results("get_budget_status")
+    rows = [b for r in status for b in r["budgets"] if b["category"] == "Groceries"]
+    assert rows and spec["totals"] == {"Spent": rows[0]["spent"], "Limit": rows[0]["limit"]}
+    assert "Select a point" in turn.text
+
+
+def test_a_balance_over_time_ends_at_the_posted_balance(year: Seeded) -> None:
+    turn = year.demo().ask("My checking balance over time")
+    (call,) = [args for name, args, _ in turn.calls if name == "chart"]
+    assert call["kind"] == "account_balance", turn.text
+    (result,) = turn.results("chart")
+    (balances,) = turn.results("get_account_balances")
+    account = next(a for a in balances["accounts"] if a["name"] == call["account"])
+    assert "checking" in account["name"].lower() or account["kind"] == "checking"
+    assert result["charts"][0]["data"]["values"][-1]["amount"] == account["balance"]

@@ -8,6 +8,7 @@ import re
 from typing import Any
 
 from models.db import Database
+from services.chart_image import svg
 from tests.routes.test_sessions_api import add_messages, auth, new_session, text
 
 __all__ = ["auth"]  # the fixture, used by name
@@ -51,3 +52,10 @@ def test_a_chart_is_an_image_and_a_table_in_markdown_and_its_spec_in_json(
     exported = client.get(f"/api/sessions/{sid}/export?format=json", headers=auth).get_json()
     contents = [b.get("content") for m in exported["messages"] for b in m["content"]]
     assert any(isinstance(c, str) and json.loads(c)["charts"] == [SPEC] for c in contents if c)
+
+
+def test_a_line_chart_exports_as_lines_not_bars() -> None:
+    line = {**SPEC, "mark": {"type": "line", "point": True}}
+    drawn = svg(line)
+    assert drawn.count("<polyline") == 1 and 'height="' not in drawn.split("</text>", 1)[1]
+    assert "<polyline" not in svg(SPEC)

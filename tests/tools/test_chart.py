@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from decimal import Decimal
+from itertools import pairwise
 from typing import Any
 
 from models.db import Database
@@ -96,3 +97,76 @@ def test_bad_periods_are_refused(call: Caller) -> None:
         "chart", kind="spending_by_month", start_date="2020-01-01", end_date="2025-01-01"
     )
     assert "kind" in call.error("chart", kind="pie", **Q1)
+
+
+def test_budget_progress_ends_at_the_budget_status_spend(call: Caller, db: Database) -> None:
+    result = call("chart", kind="budget_progress", category="groceries", **Q1)
+    status = call("get_budget_status", month="2025-01")
+    row = next(b for b in status["budgets"] if b["category"] == "Groceries")
+    (spec,) = result["charts"]
+    assert result["start_date"] == "2025-01-01" and result["end_date"] == "2025-01-31"
+    assert spec["totals"] == {"Spent": row["spent"], "Limit": row["limit"]}
+    spent = [v for v in spec["data"]["values"] if v["series"] == "Spent"]
+    assert len(spent) == 31 and spent[-1]["amount"] == row["spent"]
+    for point in spent:
+        assert -rows_total(db, call.user_id, point["sources"], "USD") == Decimal(point["amount"])
+    assert spec["mark"]["type"] == "line"
+
+
+def test_budget_progress_uses_the_months_own_budget(call: Caller) -> None:
+    march = {"start_date": "2025-03-05", "end_date": "2025-03-31"}
+    (spec,) = call("chart", kind="budget_progress", category="Groceries", **march)["charts"]
+    row = next(
+        b
+        for b in call("get_budget_status", month="2025-03")["budgets"]
+        if b["category"] == "Groceries"
+    )
+    assert spec["totals"] == {"Spent": row["spent"], "Limit": row["limit"]}
+
+
+def test_budget_progress_is_the_users_own(call: Caller, ledger_ids: dict[str, int]) -> None:
+    bob = call.as_user(ledger_ids["bob"])
+    (spec,) = bob("chart", kind="budget_progress", category="Groceries", **Q1)["charts"]
+    theirs = next(
+        b
+        for b in bob("get_budget_status", month="2025-01")["budgets"]
+        if b["category"] == "Groceries"
+    )
+    assert spec["totals"] == {"Spent": theirs["spent"], "Limit": theirs["limit"]}
+    assert theirs["limit"] == "5.00"
+
+
+def test_budget_progress_needs_a_budgeted_category(call: Caller) -> None:
+    assert "category" in call.error("chart", kind="budget_progress", **Q1)
+    assert "no budget" in call.error("chart", kind="budget_progress", category="Travel", **Q1)
+
+
+def test_account_balance_steps_by_its_rows_to_the_posted_balance(
+    call: Caller, db: Database
+) -> None:
+    period = {"start_date": "2025-01-01", "end_date": "2030-12-31"}
+    assert "36 months" in call.error("chart", kind="account_balance", account="Checking", **period)
+    result = call("chart", kind="account_balance", account="checking", **Q1)
+    (spec,) = result["charts"]
+    assert result["account"] == "Checking" and spec["mark"]["type"] == "line"
+    points = spec["data"]["values"]
+    assert [p["x"] for p in points] == ["2025-01-31", "2025-02-28", "2025-03-31"]
+    balances = call("get_account_balances")["accounts"]
+    now = next(a["balance"] for a in balances if a["name"] == "Checking")
+    later = call("get_transactions", account="Checking", start_date="2025-04-01")
+    after = sum(
+        (Decimal(t["amount"]) for t in later["transactions"] if not t["pending"]), Decimal(0)
+    )
+    assert Decimal(points[-1]["amount"]) == Decimal(now) - after
+    for before, point in pairwise(points):
+        step = Decimal(point["amount"]) - Decimal(before["amount"])
+        assert step == Decimal(point["moved"])
+        assert rows_total(db, call.user_id, point["sources"][1:], spec["currency"]) == step
+
+
+def test_account_balance_is_the_users_own(call: Caller, ledger_ids: dict[str, int]) -> None:
+    bob = call.as_user(ledger_ids["bob"])
+    (spec,) = bob("chart", kind="account_balance", account="Checking", **Q1)["charts"]
+    now = next(a for a in bob("get_account_balances")["accounts"] if a["name"] == "Checking")
+    assert spec["data"]["values"][-1]["amount"] == now["balance"]
+    assert "account" in bob.error("chart", kind="account_balance", account="Euro Card", **Q1)

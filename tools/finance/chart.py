@@ -15,6 +15,8 @@ from typing import Any
 from sqlalchemy import select
 
 from models.finance import Category, Transaction
+from tools.finance.chart_balance import account_balance
+from tools.finance.chart_budget import budget_progress
 from tools.finance.cites import spend_source, txns_source
 from tools.finance.clock import days_in_month
 from tools.finance.money import format_minor, to_decimal
@@ -42,11 +44,15 @@ def chart(ctx: ToolContext, data: dict[str, Any]) -> Sourced:
     """Return one Vega-Lite spec per currency, with the bars' data and the rows each rests on."""
     kind, start, end = data["kind"], data["start_date"], data["end_date"]
     check_range(start, end, "start_date", "end_date")
+    if kind == "budget_progress":
+        return budget_progress(ctx, data)
     months = _months(start, end)
     if kind != "spending_by_category" and len(months) > MAX_MONTHS:
         raise ToolInputError(
             "end_date", f"a chart by month shows at most {MAX_MONTHS} months; narrow the period."
         )
+    if kind == "account_balance":
+        return account_balance(ctx, data, months)
     with ctx.db.read() as s:
         ref = None
         if data.get("category") and kind == "spending_by_month":

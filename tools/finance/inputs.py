@@ -230,7 +230,13 @@ class CategorizeTransactionsInput(Schema):
     )
 
 
-CHARTS = ("spending_by_month", "spending_by_category", "income_vs_spending")
+CHARTS = (
+    "spending_by_month",
+    "spending_by_category",
+    "income_vs_spending",
+    "budget_progress",
+    "account_balance",
+)
 
 
 class ChartInput(Schema):
@@ -241,9 +247,14 @@ class ChartInput(Schema):
         validate=validate.OneOf(CHARTS),
         metadata={
             "description": "spending_by_month (optionally one category), spending_by_category, "
-            "or income_vs_spending (per month)."
+            "income_vs_spending (per month), or budget_progress (one category's budget, "
+            "spend to date per day of start_date's month against its limit), or account_balance "
+            "(one account's balance at each month's end)."
         },
     )
     start_date = _date("First day of the period", required=True)
     end_date = _date("Last day of the period", required=True)
-    category = _name("spending_by_month only: just this category.")
+    category = _name(
+        "spending_by_month: just this category; budget_progress: the budgeted category."
+    )
+    account = _name("account_balance only: the account, as get_account_balances lists it.")

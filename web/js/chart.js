@@ -93,6 +93,14 @@ function bars(values, xs, series, currency, spec, width) {
     labels.push(label);
   }
   root.append(svg('line', { class: 'chart-zero', x1: PAD.left, x2: width - PAD.right, y1: at(0), y2: at(0) }));
+  if (spec.mark?.type === 'line') {
+    // A line per series through the middle of each x's band; each point opens its records.
+    series.forEach((name, s) => {
+      const mine = values.filter((v) => String(v.series ?? '') === name);
+      const points = mine.map((v) => `${PAD.left + xs.indexOf(String(v.x)) * band + band / 2},${at(v.y)}`);
+      root.append(svg('polyline', { class: `chart-line series-${s % 2}`, points: points.join(' '), fill: 'none' }));
+    });
+  }
   xs.forEach((x, i) => {
     const left = PAD.left + i * band + gap / 2;
     if (i % every === 0) {
@@ -106,7 +114,9 @@ function bars(values, xs, series, currency, spec, width) {
       const h = Math.max(v.y === 0 ? 0 : 1, Math.abs(at(v.y) - at(0)));
       const words = `${x}${series.length > 1 ? ` ${v.series}` : ''}: ${formatAmount(v.amount, currency)}`;
       const rows = Number(v.count) || 0;
-      const bar = svg('rect', {
+      const bar = spec.mark?.type === 'line'
+        ? svg('circle', { class: `chart-dot series-${s % 2}`, cx: PAD.left + i * band + band / 2, cy: at(v.y), r: 3 })
+        : svg('rect', {
         class: `chart-bar series-${s % 2}${v.y < 0 ? ' negative' : ''}`,
         x: left + s * barWidth,
         y: v.y >= 0 ? y0 : at(0),

@@ -1,0 +1,128 @@
+"""budget_progress chart: a budget's spend, day by day through its month, against its limit.
+
+Every figure is computed from the user's rows; each point of the spend line cites the
+category's spending from the month's first day to that day, the limit line cites the budget.
+"""
+
+from __future__ import annotations
+
+from datetime import date, timedelta
+from typing import Any
+
+from sqlalchemy import or_, select
+from sqlalchemy.orm import Session
+
+from models.finance import Budget, Category, Transaction
+from tools.finance.cites import budget_source, spend_source
+from tools.finance.clock import days_in_month
+from tools.finance.money import format_minor, to_decimal
+from tools.finance.queries import CategoryRef, category_clause, resolve_category, with_category
+from tools.registry import Sourced, ToolContext, ToolInputError
+
+VEGA_LITE = "https://vega.github.io/schema/vega-lite/v5.json"
+SPENT, LIMIT = "Spent", "Limit"
+
+
+def budget_progress(ctx: ToolContext, data: dict[str, Any]) -> Sourced:
+    """Return the budget's cumulative spend per day of start_date's month, with its limit."""
+    if not data.get("category"):
+        raise ToolInputError("category", "budget_progress needs the budgeted category's name.")
+    start = data["start_date"]
+    first = start.replace(day=1)
+    last = first.replace(day=days_in_month(first.year, first.month))
+    with ctx.db.read() as s:
+        ref = resolve_category(s, ctx.user_id, data["category"])
+        budget = _budget(s, ctx.user_id, ref, first)
+        if budget is None:
+            raise ToolInputError(
+                "category", f"{ref.name} has no budget for {first.strftime('%Y-%m')}."
+            )
+        daily = _daily_spend(s, ctx.user_id, ref, first, last, budget.currency)
+    out: dict[str, Any] = {
+        "kind": "budget_progress",
+        "start_date": first.isoformat(),
+        "end_date": last.isoformat(),
+        "category": ref.name,
+        "charts": [_spec(budget, ref.name, daily, first, last)],
+        "note": "A budget covers one month: the chart shows the month of start_date. Spend in "
+        "other currencies than the budget's is not converted and not counted.",
+    }
+    return Sourced(out, [])
+
+
+def _budget(s: Session, user_id: int, ref: CategoryRef, first: date) -> Budget | None:
+    # A budget for this very month overrides the recurring one, as in get_budget_status.
+    found = s.scalars(
+        select(Budget).where(
+            Budget.user_id == user_id,
+            Budget.category_id == ref.id,
+            or_(Budget.month == first, Budget.month.is_(None)),
+        )
+    ).all()
+    ranked = sorted(found, key=lambda b: b.month is None)
+    return ranked[0] if ranked else None
+
+
+def _daily_spend(
+    s: Session, user_id: int, ref: CategoryRef, first: date, last: date, currency: str
+) -> dict[date, list[int]]:
+    columns: Any = select(Transaction.posted_on, Transaction.amount_minor)
+    stmt = with_category(columns, user_id).where(
+        Transaction.user_id == user_id,
+        Transaction.posted_on >= first,
+        Transaction.posted_on <= last,
+        Transaction.currency == currency,
+        category_clause(ref),
+        Category.kind == "expense",
+    )
+    daily: dict[date, list[int]] = {}
+    for day, minor in s.execute(stmt):
+        cell = daily.setdefault(day, [0, 0])
+        cell[0] -= int(minor)
+        cell[1] += 1
+    return daily
+
+
+def _spec(
+    budget: Budget, name: str, daily: dict[date, list[int]], first: date, last: date
+) -> dict[str, Any]:
+    cur = budget.currency
+    limit = {
+        "y": float(to_decimal(budget.limit_minor, cur)),
+        "amount": format_minor(budget.limit_minor, cur),
+        "count": 0,
+        "sources": [budget_source(budget.id)],
+    }
+    values: list[dict[str, Any]] = []
+    spent, count, day = 0, 0, first
+    while day <= last:
+        minor, rows = daily.get(day, [0, 0])
+        spent, count = spent + minor, count + rows
+        x = day.isoformat()
+        values.append(
+            {
+                "x": x,
+                "series": SPENT,
+                "y": float(to_decimal(spent, cur)),
+                "amount": format_minor(spent, cur),
+                "count": count,
+                "sources": [spend_source(name, first, day)],
+            }
+        )
+        values.append({"x": x, "series": LIMIT, **limit})
+        day += timedelta(days=1)
+    title = f"{name} budget, {first.strftime('%Y-%m')} ({cur})"
+    return {
+        "$schema": VEGA_LITE,
+        "title": title,
+        "description": f"{title}: line chart of spend to date against the limit",
+        "currency": cur,
+        "data": {"values": values},
+        "mark": {"type": "line", "point": True},
+        "encoding": {
+            "x": {"field": "x", "type": "ordinal", "title": "Day", "sort": None},
+            "y": {"field": "y", "type": "quantitative", "title": f"Amount ({cur})"},
+            "color": {"field": "series", "type": "nominal", "title": None},
+        },
+        "totals": {SPENT: format_minor(spent, cur), LIMIT: limit["amount"]},
+    }
