@@ -30,7 +30,7 @@ TOOL_SOURCE_TABLES = {"tool_grants", "mcp_credentials"}
 ALL_TABLES = (
     CHAT_TABLES | FINANCE_TABLES | DURABLE_TABLES | UI_TABLES | IMPORT_TABLES | TOOL_SOURCE_TABLES
 )
-HEAD = "0013"
+HEAD = "0017"
 
 
 def _diff(url: str) -> list[object]:
@@ -64,6 +64,10 @@ def test_chain_is_linear() -> None:
     assert script.get_heads() == [HEAD]
     chain = [(r.revision, r.down_revision) for r in script.walk_revisions("base", "heads")]
     assert chain == [
+        ("0017", "0016"),
+        ("0016", "0015"),
+        ("0015", "0014"),
+        ("0014", "0013"),
         ("0013", "0012"),
         ("0012", "0011"),
         ("0011", "0010"),

@@ -1,0 +1,24 @@
+"""Preserved thinking: what a conversation sends, stored with it (issue 36).
+
+Reserved in the chain so that parallel work can land in any order; its tables and columns are
+added here.
+
+Revision ID: 0014
+Revises: 0013
+Create Date: 2026-11-29 02:00:00.000000
+"""
+
+from collections.abc import Sequence
+
+revision: str = "0014"
+down_revision: str | None = "0013"
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
+
+
+def upgrade() -> None:
+    """Nothing yet."""
+
+
+def downgrade() -> None:
+    """Nothing yet."""

@@ -1,0 +1,24 @@
+"""Money in and out: transfer and refund marks, recurring series (issue 38).
+
+Reserved in the chain so that parallel work can land in any order; its tables and columns are
+added here.
+
+Revision ID: 0016
+Revises: 0015
+Create Date: 2026-11-29 02:00:00.000000
+"""
+
+from collections.abc import Sequence
+
+revision: str = "0016"
+down_revision: str | None = "0015"
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
+
+
+def upgrade() -> None:
+    """Nothing yet."""
+
+
+def downgrade() -> None:
+    """Nothing yet."""
