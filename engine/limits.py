@@ -25,7 +25,7 @@ from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import Connection, bindparam, func, select
 
-from engine.errors import LimitExceeded
+from domain.errors import LimitExceeded
 from engine.ratelimit import RateLimiter, user_key
 from engine.upstream.estimate import usage_tokens
 from models import Message, Turn, User

@@ -21,7 +21,7 @@ from limits import RateLimitItem, parse_many
 from limits.storage import storage_from_string
 from limits.strategies import MovingWindowRateLimiter
 
-from engine.errors import LimitExceeded
+from domain.errors import LimitExceeded
 from telemetry.metrics import RATE_LIMITED
 
 log = logging.getLogger(__name__)

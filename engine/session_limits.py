@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from sqlalchemy import Connection, bindparam, func, select
 
-from engine.errors import Conflict
+from domain.errors import Conflict
 from engine.ratelimit import RateLimiter, user_key
 from models import ChatSession, User
 

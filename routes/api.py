@@ -13,7 +13,7 @@ from marshmallow import Schema
 from webargs.flaskparser import FlaskParser
 from werkzeug.datastructures import Headers
 
-from engine.errors import BadRequest, NotFound, Unprocessable, UnsupportedMediaType
+from domain.errors import BadRequest, NotFound, Unprocessable, UnsupportedMediaType
 from routes.requests import unstorable_fields
 from routes.responses import ErrorResponse
 from tools.jsonschema import extend

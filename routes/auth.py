@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 from flask import g, request
 from itsdangerous import BadSignature, SignatureExpired, URLSafeTimedSerializer
 
-from engine.errors import Unauthorized
+from domain.errors import Unauthorized
 from routes.extensions import get_db, get_settings
 from services.api_tokens import authenticate, check_token_id
 

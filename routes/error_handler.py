@@ -1,6 +1,6 @@
 """One JSON error shape for every failure: {"error": {"code", "message", "details"}}.
 
-One handler renders the error tree (engine/errors.py); the others adapt what foreign code
+One handler renders the error tree (domain/errors.py); the others adapt what foreign code
 raises (marshmallow and webargs validation, werkzeug's HTTP errors, database outages and
 refused values, anything unexpected) to it.
 """
@@ -14,7 +14,7 @@ from flask import Flask, Response, jsonify
 from marshmallow import ValidationError
 from werkzeug.exceptions import HTTPException
 
-from engine.errors import APIError, LimitExceeded, StorageUnavailable, Unprocessable
+from domain.errors import APIError, LimitExceeded, StorageUnavailable, Unprocessable
 from models.db import OUTAGE_ERRORS, is_bad_value
 from routes.extensions import get_settings
 from streaming.wire.protocol import error_body, error_json

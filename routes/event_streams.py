@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from flask import Response, g, request
 
-from engine.errors import RangeNotSatisfiable
+from domain.errors import RangeNotSatisfiable
 from routes.extensions import get_engine, get_token_guard, get_turns
 from streaming.hosting import STREAM_HOOK, BodyFactory
 from streaming.shapes import Frames

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sqlalchemy import text
 
-from engine.errors import StorageUnavailable
+from domain.errors import StorageUnavailable
 from routes.api import Blueprint
 from routes.extensions import get_db
 from routes.responses import Health

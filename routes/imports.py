@@ -6,7 +6,7 @@ from typing import Any
 
 from flask import g, request
 
-from engine.errors import ContentTooLarge
+from domain.errors import ContentTooLarge
 from routes.api import BEARER, Blueprint
 from routes.auth import login_required
 from routes.extensions import get_db, get_settings

@@ -6,7 +6,7 @@ import hmac
 
 from flask import Response, request
 
-from engine.errors import Unauthorized
+from domain.errors import Unauthorized
 from routes.api import Blueprint
 from routes.extensions import get_settings
 from telemetry.metrics import render

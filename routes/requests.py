@@ -20,7 +20,7 @@ from marshmallow import (
 from marshmallow.types import Validator
 from werkzeug.datastructures import Headers
 
-from engine.errors import ContentTooLarge
+from domain.errors import ContentTooLarge
 from engine.store.starts import Ask
 from routes.extensions import get_settings
 from streaming.wire.events import BUSY_POLICIES

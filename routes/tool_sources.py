@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from flask import current_app, g
 
-from engine.errors import NotFound
+from domain.errors import NotFound
 from routes.api import BEARER, Blueprint
 from routes.auth import login_required
 from routes.extensions import get_db

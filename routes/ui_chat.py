@@ -8,7 +8,7 @@ from flask import Response, g
 from marshmallow import EXCLUDE, Schema, ValidationError, fields, post_load, validate
 from marshmallow.types import Validator
 
-from engine.errors import Conflict, NotFound
+from domain.errors import Conflict, NotFound
 from routes.api import BEARER, Blueprint
 from routes.auth import login_required
 from routes.event_streams import stream_response

@@ -8,7 +8,7 @@ from typing import Any
 
 from sqlalchemy import bindparam, func, or_, select, update
 
-from engine.errors import Conflict, NotFound, Unauthorized
+from domain.errors import Conflict, NotFound, Unauthorized
 from engine.store.core import table
 from models import ApiToken, User
 from models.base import utcnow

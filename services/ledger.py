@@ -12,10 +12,10 @@ from typing import Any
 from sqlalchemy import exc, select
 from sqlalchemy.orm import Session
 
-from engine.errors import Conflict, NotFound, Unprocessable
+from domain.errors import Conflict, NotFound, Unprocessable
+from domain.money import format_minor, minor_units
 from models import Account, Budget, Category, Transaction
 from models.db import Database
-from tools.finance.money import format_minor, minor_units
 from tools.finance.transactions import transaction_by_id
 
 # The largest amount, in minor units, a record holds (a 64-bit column, with room for sums).

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.errors import NotFound, Unprocessable
+from domain.errors import NotFound, Unprocessable
 from models.db import Database
 from tools.finance.sources import resolve
 from tools.finance.transactions import get_transactions

@@ -26,7 +26,7 @@ from typing import Any
 from sqlalchemy import Connection, exists, func, or_, select, tuple_
 from sqlalchemy.exc import OperationalError
 
-from engine.errors import LimitExceeded
+from domain.errors import LimitExceeded
 from models import ChatSession, Message
 from models.base import iso
 from models.db import Database

@@ -8,7 +8,7 @@ from typing import Any
 from sqlalchemy import and_, delete, or_, select
 from sqlalchemy.orm import Session
 
-from engine.errors import NotFound, TurnConflict
+from domain.errors import NotFound, TurnConflict
 from engine.events.replay import stored_message
 from engine.session_limits import SessionLimits
 from engine.store import approvals, tree

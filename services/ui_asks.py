@@ -13,7 +13,7 @@ from typing import Any
 from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
-from engine.errors import Unprocessable
+from domain.errors import Unprocessable
 from engine.store import tree
 from engine.store.starts import Ask
 from models import Message, ToolRun, Turn

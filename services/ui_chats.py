@@ -11,7 +11,7 @@ from sqlalchemy import insert, or_, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from engine.errors import NotFound
+from domain.errors import NotFound
 from engine.session_limits import SessionLimits
 from engine.store import tree
 from models import ChatSession, Message, ToolRun, Turn, UIChat, new_id

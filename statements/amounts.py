@@ -10,8 +10,8 @@ from babel import Locale, UnknownLocaleError
 from babel.dates import get_date_format
 from babel.numbers import get_decimal_symbol, get_group_symbol
 
-from engine.errors import Unprocessable
-from tools.finance.money import minor_units
+from domain.errors import Unprocessable
+from domain.money import minor_units
 
 DEFAULT_LOCALE = "en_US"
 _DIGIT_GROUPS = re.compile(r"\d+")

@@ -9,8 +9,8 @@ from xml.etree.ElementTree import Element, ParseError
 from defusedxml import DefusedXmlException
 from defusedxml.ElementTree import fromstring
 
+from domain.money import minor_units
 from statements.parsed import ParsedFile, ParsedRow, ParsedStatement, unparsable
-from tools.finance.money import minor_units
 
 
 def read_camt(data: bytes) -> ParsedFile:

@@ -12,7 +12,7 @@ from itertools import islice
 
 import clevercsv
 
-from engine.errors import Unprocessable
+from domain.errors import Unprocessable
 from statements.amounts import DateStyle, NumberStyle
 from statements.parsed import ParsedFile, ParsedRow, ParsedStatement, unparsable
 

@@ -7,8 +7,8 @@ from typing import Any
 
 import mt940
 
+from domain.money import minor_units
 from statements.parsed import ParsedFile, ParsedRow, ParsedStatement, unparsable
-from tools.finance.money import minor_units
 
 
 def read_mt940(text: str) -> ParsedFile:

@@ -9,8 +9,8 @@ from typing import Any
 
 from ofxtools.Parser import OFXTree
 
+from domain.money import minor_units
 from statements.parsed import ParsedFile, ParsedRow, ParsedStatement, unparsable
-from tools.finance.money import minor_units
 
 KINDS = {
     "CHECKING": "checking",

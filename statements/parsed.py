@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import date
 
-from engine.errors import Unprocessable
+from domain.errors import Unprocessable
 
 
 @dataclass(slots=True)

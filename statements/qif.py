@@ -7,8 +7,8 @@ from typing import Any
 
 import quiffen
 
+from domain.money import minor_units
 from statements.parsed import ParsedFile, ParsedRow, ParsedStatement, unparsable
-from tools.finance.money import minor_units
 
 
 def read_qif(text: str, *, currency: str | None, day_first: bool) -> ParsedFile:

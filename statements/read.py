@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from engine.errors import UnsupportedMediaType
+from domain.errors import UnsupportedMediaType
 from statements.amounts import DateStyle
 from statements.camt import read_camt
 from statements.csvfile import SavedMapping, read_csv

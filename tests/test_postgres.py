@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
-from engine.errors import TurnConflict
+from domain.errors import TurnConflict
 from engine.store.starts import Ask
 from models.migrate import upgrade
 from services.sessions import create_session, get_session

@@ -21,7 +21,7 @@ from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
-from engine.errors import LeaseLost
+from domain.errors import LeaseLost
 from engine.events.log import (
     Chunk,
     first_seq,

@@ -28,7 +28,7 @@ import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
 from config import Timings
-from engine.errors import LeaseLost
+from domain.errors import LeaseLost
 from engine.events.acked import AckedFrames, HeldFrames
 from engine.events.log import Chunk, Confirm, origin, split_frames
 from engine.events.redis_follow import END, FIELD, RedisFollower, entries_of

@@ -20,7 +20,7 @@ from typing import Any
 
 from sqlalchemy import Connection, insert, select, update
 
-from engine.errors import Conflict, NotFound
+from domain.errors import Conflict, NotFound
 from engine.limits import RUNNING, Admission
 from engine.store import starts
 from engine.store.core import table

@@ -21,7 +21,7 @@ from functools import partial
 from typing import Any, TypeVar
 
 from config import Timings
-from engine.errors import OutageOutlasted
+from domain.errors import OutageOutlasted
 from models.db import is_outage
 
 T = TypeVar("T")

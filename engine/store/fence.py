@@ -9,7 +9,7 @@ from typing import Any
 from sqlalchemy import Connection, bindparam, func, select
 from sqlalchemy.orm import Session
 
-from engine.errors import LeaseLost
+from domain.errors import LeaseLost
 from models import Turn, utcnow
 from models.chat import TURN_RUNNING
 

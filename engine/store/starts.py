@@ -16,7 +16,7 @@ from typing import Any
 
 from sqlalchemy import Connection, and_, func, insert, not_, select, update
 
-from engine.errors import Conflict, LimitExceeded, TurnConflict, Unprocessable
+from domain.errors import Conflict, LimitExceeded, TurnConflict, Unprocessable
 from engine.limits import RUNNING, Admission
 from engine.store import paused, tree
 from engine.store.core import table

@@ -9,7 +9,7 @@ from datetime import timedelta
 from sqlalchemy import and_, bindparam, func, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
-from engine.errors import LeaseLost, NotFound, TurnConflict
+from domain.errors import LeaseLost, NotFound, TurnConflict
 from engine.events.log import last_seq
 from engine.limits import RUNNING, Admission
 from engine.session_limits import SessionLimits

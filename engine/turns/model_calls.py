@@ -14,7 +14,7 @@ import random
 import time
 from typing import Any
 
-from engine.errors import TurnFailed, UpstreamInterrupted
+from domain.errors import TurnFailed, UpstreamInterrupted
 from engine.runtime import this_task
 from engine.store.fence import Lease
 from engine.turns.outbox import Outbox

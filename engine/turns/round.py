@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
-from engine.errors import UpstreamInterrupted
+from domain.errors import UpstreamInterrupted
 from engine.store.fence import Lease
 from engine.store.messages import MessageStore
 from engine.turns.outbox import Outbox

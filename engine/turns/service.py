@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from functools import partial
 
-from engine.errors import Draining
+from domain.errors import Draining
 from engine.events.follow import Guard, follow
 from engine.events.log import Chunk
 from engine.events.reader import EventReader

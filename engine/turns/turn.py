@@ -22,7 +22,7 @@ from collections.abc import Awaitable
 from datetime import timedelta
 from typing import Any, TypeVar
 
-from engine.errors import (
+from domain.errors import (
     EndedElsewhere,
     LeaseLost,
     OutageOutlasted,

@@ -13,7 +13,7 @@ import anthropic
 import httpx2
 
 from config import Timings
-from engine.errors import UpstreamInterrupted
+from domain.errors import UpstreamInterrupted
 
 # What a broken connection looks like (aiohttp's errors are mostly mapped to httpx2's by the
 # SDK's adapter, but not always).

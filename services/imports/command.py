@@ -9,7 +9,7 @@ import click
 from flask import current_app
 from sqlalchemy import select
 
-from engine.errors import APIError
+from domain.errors import APIError
 from models import User
 from services.imports import commits
 from services.imports.drafts import Upload, create_draft

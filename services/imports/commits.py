@@ -11,7 +11,7 @@ from typing import Any, cast
 from sqlalchemy import CursorResult, Table, delete, func, insert, select, update
 from sqlalchemy.orm import Session
 
-from engine.errors import Conflict, NotFound
+from domain.errors import Conflict, NotFound
 from models import Account, Category, ImportRow, StatementImport, Transaction, utcnow
 from models.db import Database
 from services.imports.drafts import BATCH, existing_rows, save_mapping

@@ -14,7 +14,7 @@ from typing import Any, cast
 from sqlalchemy import Table, insert, select
 from sqlalchemy.orm import Session
 
-from engine.errors import NotFound, Unprocessable
+from domain.errors import NotFound, Unprocessable
 from models import Account, ImportMapping, ImportRow, StatementImport, Transaction
 from models.db import Database
 from services.imports.duplicates import POSSIBLE_DAYS, Existing, Matcher

@@ -8,13 +8,13 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, aliased
 
-from engine.errors import Conflict, NotFound, Unprocessable
+from domain.errors import Conflict, NotFound, Unprocessable
+from domain.money import format_minor
 from models import Account, ImportRow, StatementImport, Transaction
 from models.base import iso
 from models.db import Database
 from models.imports import ROW_STATUSES
 from services.imports.commits import owned
-from tools.finance.money import format_minor
 
 
 def show(db: Database, user_id: int, import_id: int) -> dict[str, Any]:

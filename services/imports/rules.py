@@ -9,10 +9,10 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from engine.errors import NotFound, Unprocessable
+from domain.errors import NotFound, Unprocessable
+from domain.money import to_decimal
 from models import Category, CategoryRule
 from models.db import Database
-from tools.finance.money import to_decimal
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,9 +9,9 @@ from typing import Any
 
 from sqlalchemy import select
 
+from domain.money import format_minor
 from models.finance import Category, Transaction
 from tests.demo_model.conftest import Seeded, figures
-from tools.finance.money import format_minor
 
 Figures = set[tuple[Decimal, str]]
 Span = dict[str, str]

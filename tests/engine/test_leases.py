@@ -11,7 +11,7 @@ import pytest
 from sqlalchemy import select, update
 
 from config import Timings
-from engine.errors import LeaseLost
+from domain.errors import LeaseLost
 from engine.events.memory import MemoryEventLog
 from engine.store.fence import Lease
 from engine.store.messages import MessageStore

@@ -10,7 +10,7 @@ import anthropic
 import httpx2
 
 from config import Timings
-from engine.errors import UpstreamInterrupted
+from domain.errors import UpstreamInterrupted
 from engine.upstream.retry import RetryPolicy, classify, retry_after
 
 

@@ -18,7 +18,7 @@ from sqlalchemy import select, update
 from sqlalchemy.exc import OperationalError
 
 from config import Timings
-from engine.errors import StorageUnavailable
+from domain.errors import StorageUnavailable
 from engine.store.approvals import ApprovalStore
 from engine.store.durable import Store
 from engine.store.fence import Lease

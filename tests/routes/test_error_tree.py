@@ -1,4 +1,4 @@
-"""The error tree (engine/errors.py): one handler renders every client error in the one shape,
+"""The error tree (domain/errors.py): one handler renders every client error in the one shape,
 a new error is one subclass, and docs/api.md lists every status and code a client can get."""
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import pytest
 from flask import Flask
 
 from config import Timings
-from engine import errors
-from engine.errors import APIError, LimitExceeded, TurnStop
+from domain import errors
+from domain.errors import APIError, LimitExceeded, TurnStop
 from server import conformance, http
 from server import heads as responses
 

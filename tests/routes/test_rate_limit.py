@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from config import Settings
-from engine.errors import LimitExceeded
+from domain.errors import LimitExceeded
 from engine.ratelimit import RateLimiter, user_key
 from tests.backends import redis_or_skip
 

@@ -183,7 +183,7 @@ def test_a_spent_time_budget_answers_at_once_and_still_moves_on(seeded: Any) -> 
 
 
 def test_search_gate_refuses_over_its_caps_with_429_and_frees_its_places() -> None:
-    from engine.errors import LimitExceeded
+    from domain.errors import LimitExceeded
 
     gate = SearchGate(per_user=2, total=3, retry_after=1.0, budget=SearchBudget(0.5, 10_000))
     with gate.enter(1), gate.enter(1):

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from sqlalchemy import func, select
 
-from engine.errors import Conflict, LimitExceeded
+from domain.errors import Conflict, LimitExceeded
 from models import ChatSession, Message, Turn, UIChat
 from models.db import Database
 from tests.backends import fresh_postgres

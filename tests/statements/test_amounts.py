@@ -6,7 +6,7 @@ from datetime import date
 
 import pytest
 
-from engine.errors import Unprocessable
+from domain.errors import Unprocessable
 from statements.amounts import DateStyle, NumberStyle
 
 

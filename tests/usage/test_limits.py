@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from sqlalchemy import func, select
 
-from engine.errors import LimitExceeded
+from domain.errors import LimitExceeded
 from engine.limits import Admission, Limits, UserLimits
 from engine.store.turns import TurnStore
 from models import ChatSession, Message, Turn, UIChat

@@ -15,8 +15,8 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from domain.money import format_minor
 from models.finance import Category, Transaction
-from tools.finance.money import format_minor
 from tools.finance.queries import UNCATEGORIZED
 from tools.registry import ToolContext, ToolInputError
 

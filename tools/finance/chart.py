@@ -14,12 +14,12 @@ from typing import Any
 
 from sqlalchemy import select
 
+from domain.money import format_minor, to_decimal
 from models.finance import Category, Transaction
 from tools.finance.chart_balance import account_balance
 from tools.finance.chart_budget import budget_progress
 from tools.finance.cites import spend_source, txns_source
 from tools.finance.clock import days_in_month
-from tools.finance.money import format_minor, to_decimal
 from tools.finance.queries import (
     UNCATEGORIZED,
     CategoryRef,

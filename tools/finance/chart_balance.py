@@ -11,10 +11,10 @@ from typing import Any
 
 from sqlalchemy import select
 
+from domain.money import format_minor, to_decimal
 from models.finance import Account, Transaction
 from tools.finance.cites import account_source, txns_source
 from tools.finance.clock import days_in_month
-from tools.finance.money import format_minor, to_decimal
 from tools.finance.queries import resolve_account
 from tools.registry import Sourced, ToolContext, ToolInputError
 

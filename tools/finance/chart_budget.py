@@ -12,10 +12,10 @@ from typing import Any
 from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
+from domain.money import format_minor, to_decimal
 from models.finance import Budget, Category, Transaction
 from tools.finance.cites import budget_source, spend_source
 from tools.finance.clock import days_in_month
-from tools.finance.money import format_minor, to_decimal
 from tools.finance.queries import CategoryRef, category_clause, resolve_category, with_category
 from tools.registry import Sourced, ToolContext, ToolInputError
 

@@ -12,13 +12,13 @@ from typing import Any, TypeVarTuple
 from sqlalchemy import ColumnElement, Select, and_, func, or_, select
 from sqlalchemy.orm import Session
 
-from models.finance import Account, Category, Transaction
-from tools.finance.money import (
+from domain.money import (
     DEFAULT_MINOR_UNITS,
-    MINOR_UNITS,
+    OTHER_MINOR_UNITS,
     lower_bound_minor,
     upper_bound_minor,
 )
+from models.finance import Account, Category, Transaction
 from tools.registry import ToolInputError
 
 UNCATEGORIZED = "Uncategorized"
@@ -116,7 +116,7 @@ def amount_clause(amount: Decimal, *, minimum: bool) -> ColumnElement[bool]:
     bound = lower_bound_minor if minimum else upper_bound_minor
     magnitude = func.abs(Transaction.amount_minor)
     by_units: dict[int, list[str]] = {}
-    for currency, units in MINOR_UNITS.items():
+    for currency, units in OTHER_MINOR_UNITS.items():
         by_units.setdefault(units, []).append(currency)
     clauses = [
         and_(Transaction.currency.in_(codes), compare(magnitude, bound(amount, units)))
@@ -124,7 +124,7 @@ def amount_clause(amount: Decimal, *, minimum: bool) -> ColumnElement[bool]:
     ]
     clauses.append(
         and_(
-            Transaction.currency.not_in(list(MINOR_UNITS)),
+            Transaction.currency.not_in(list(OTHER_MINOR_UNITS)),
             compare(magnitude, bound(amount, DEFAULT_MINOR_UNITS)),
         )
     )

@@ -11,10 +11,10 @@ from typing import Any
 
 from sqlalchemy import select
 
+from domain.money import format_minor
 from models.finance import Category, Transaction
 from tools.finance.cites import recurring_result
 from tools.finance.clock import add_months, days_in_month, today
-from tools.finance.money import format_minor
 from tools.finance.queries import spend_clause, with_category
 from tools.finance.transactions import transactions_by_ids
 from tools.registry import MAX_SOURCES, Sourced, ToolContext

@@ -9,10 +9,10 @@ from typing import Any
 from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
+from domain.money import format_minor, percent
 from models.finance import Account, Budget, Category, Transaction
 from tools.finance.cites import account_result, budget_result, spend_result
 from tools.finance.clock import days_in_month, month_start, today
-from tools.finance.money import format_minor, percent
 from tools.finance.queries import CategoryRef, spending_totals
 from tools.registry import MAX_SOURCES, Sourced, ToolContext
 

@@ -8,10 +8,10 @@ from typing import Any
 
 from sqlalchemy import ColumnElement
 
+from domain.money import format_minor, percent
 from models.finance import Category, Transaction
 from tools.finance.cites import spend_result, transaction_result
 from tools.finance.clock import days_in_month
-from tools.finance.money import format_minor, percent
 from tools.finance.queries import UNCATEGORIZED, check_range, resolve_category, spending_totals
 from tools.finance.transactions import rows_matching
 from tools.registry import MAX_SOURCES, Sourced, ToolContext

@@ -8,10 +8,10 @@ from typing import Any
 from sqlalchemy import ColumnElement, and_, case, func, or_, select
 from sqlalchemy.orm import Session
 
+from domain.money import format_minor
 from models.finance import Account, Category, Transaction
 from tools.finance import cursor as cursors
 from tools.finance.cites import FILTERS, transaction_result, txns_result
-from tools.finance.money import format_minor
 from tools.finance.queries import (
     amount_clause,
     category_clause,

@@ -17,9 +17,9 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from domain.money import format_minor, minor_units
 from models.finance import Account, Budget, Category, Transaction
 from tools.finance.clock import month_start, today
-from tools.finance.money import format_minor, minor_units
 from tools.finance.transactions import transaction_row
 from tools.registry import ToolContext, ToolInputError
 

@@ -4,24 +4,18 @@ from __future__ import annotations
 
 from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_UP, Decimal
 
+from domain.currencies import MINOR_UNITS
+
+# A code ISO 4217 does not list (a bank's own, or a new one) is taken to have 2 decimals.
 DEFAULT_MINOR_UNITS = 2
-# ISO 4217 currencies whose minor unit is not 1/100.
-MINOR_UNITS: dict[str, int] = {
-    "BHD": 3,
-    "CLP": 0,
-    "ISK": 0,
-    "JOD": 3,
-    "JPY": 0,
-    "KRW": 0,
-    "KWD": 3,
-    "OMR": 3,
-    "TND": 3,
-    "VND": 0,
+# The codes whose minor unit is not the default: all a query needs to convert per currency.
+OTHER_MINOR_UNITS: dict[str, int] = {
+    code: units for code, units in MINOR_UNITS.items() if units != DEFAULT_MINOR_UNITS
 }
 
 
 def minor_units(currency: str) -> int:
-    """Return how many decimals `currency` has (2 unless listed otherwise)."""
+    """Return how many decimals `currency` has in ISO 4217 (2 for a code it does not list)."""
     return MINOR_UNITS.get(currency.upper(), DEFAULT_MINOR_UNITS)
 
 

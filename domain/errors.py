@@ -35,10 +35,7 @@ engine/turns/turn.py, ClaimLost in tools/registry.py): they never leave it.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, ClassVar
-
-if TYPE_CHECKING:
-    from config import Timings
+from typing import Any, ClassVar
 
 
 class APIError(Exception):
@@ -47,7 +44,8 @@ class APIError(Exception):
     status: ClassVar[int] = 500
     code: str = "internal_error"
     message: str = "Something went wrong on our side."
-    # The Timings field that says how long to wait, when the raise site gives no retry_after.
+    # The field of `config.Timings` that says how long to wait, when the raise site gives no
+    # retry_after (read by name: the ground floor imports nothing of ours).
     retry_timing: ClassVar[str | None] = None
 
     def __init__(
@@ -67,19 +65,19 @@ class APIError(Exception):
         self.retry_after = retry_after
         super().__init__(self.message)
 
-    def retry_seconds(self, timings: Timings) -> int | None:
+    def retry_seconds(self, timings: object) -> int | None:
         """Whole seconds a client should wait before retrying (at least 1), or None."""
         wait = self.retry_after
         if wait is None and self.retry_timing is not None:
             wait = float(getattr(timings, self.retry_timing))
         return None if wait is None else max(1, math.ceil(wait))
 
-    def headers(self, timings: Timings) -> dict[str, str]:
+    def headers(self, timings: object) -> dict[str, str]:
         """The response headers this error adds (Retry-After)."""
         wait = self.retry_seconds(timings)
         return {} if wait is None else {"Retry-After": str(wait)}
 
-    def body_details(self, timings: Timings) -> dict[str, Any]:
+    def body_details(self, timings: object) -> dict[str, Any]:
         """The `details` the client is shown."""
         return self.details
 
@@ -161,7 +159,7 @@ class TooManyRequests(APIError):
     status = 429
     code = "too_many_requests"
 
-    def body_details(self, timings: Timings) -> dict[str, Any]:
+    def body_details(self, timings: object) -> dict[str, Any]:
         """The details, with the wait repeated as `retry_after`."""
         return {**self.details, "retry_after": self.retry_seconds(timings)}
 

@@ -1,0 +1,1 @@
+"""The ground floor: domain types (errors, money, currencies); they import nothing of ours."""
