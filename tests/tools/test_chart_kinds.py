@@ -57,6 +57,7 @@ def test_a_donut_adds_up_the_smallest_categories_and_leaves_out_refunds(
     other = donut["data"]["values"][-1]
     assert -rows_total(db, call.user_id, other["sources"], "USD") == Decimal(other["amount"])
     assert "The 2 largest categories" in donut["note"]
+    assert chart._cut(["a", "b", "c"], 2) == (["a", "b", "c"], [])  # one more is no "other"
     # 20 to 28 January: 36.00 at Pizza Place, and a grocery refund of 20.00 that is no slice
     (short,) = call("chart", kind="category_share", start_date="2025-01-20", end_date="2025-01-28")[
         "charts"

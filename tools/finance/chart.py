@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import defaultdict
 from datetime import date
 from decimal import Decimal
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import select
 
@@ -34,7 +34,7 @@ from tools.registry import Sourced, ToolContext, ToolInputError
 
 MAX_MONTHS = 36
 MAX_BARS = 12
-MAX_SLICES = 8
+MAX_SLICES = 7  # and "Other categories": the page's eight series colours
 MAX_STACKED = 6
 SPENT, INCOME, OTHER = "Spent", "Income", "Other categories"
 BY_CATEGORY = ("spending_by_category", "category_share")
@@ -51,6 +51,7 @@ Cell = list[Any]
 # (x, series, currency) -> its cell; Cells2: (x, series) -> its cell, in one currency
 Cells = dict[tuple[str, str, str], Cell]
 Cells2 = dict[tuple[str, str], Cell]
+T = TypeVar("T")
 
 
 def chart(ctx: ToolContext, data: dict[str, Any]) -> Sourced:
@@ -171,7 +172,7 @@ def _stacked(title: str, currency: str, mine: Cells2, months: list[str]) -> dict
     for (_, category), cell in mine.items():
         spent[category] += cell[0]
     ranked = sorted(spent, key=lambda c: (-spent[c], c))
-    shown, rest = ranked[:MAX_STACKED], ranked[MAX_STACKED:]
+    shown, rest = _cut(ranked, MAX_STACKED)
     series = shown + ([OTHER] if rest else [])
     cells: list[tuple[str, str, Cell | None]] = []
     for month in months:
@@ -189,7 +190,7 @@ def _stacked(title: str, currency: str, mine: Cells2, months: list[str]) -> dict
 def _donut(title: str, currency: str, ranked: list[tuple[tuple[str, str], Cell]]) -> dict[str, Any]:
     """Each category's share of the period's spending: the largest, then the rest as one."""
     spent = [(x, cell) for (x, _), cell in ranked if cell[0] > 0]
-    shown, rest = spent[:MAX_SLICES], spent[MAX_SLICES:]
+    shown, rest = _cut(spent, MAX_SLICES)
     cells: list[tuple[str, str, Cell | None]] = [(x, SPENT, cell) for x, cell in shown]
     if rest:
         cells.append((OTHER, SPENT, _merged([cell for _, cell in rest])))
@@ -227,6 +228,11 @@ def _merged(cells: list[Cell | None]) -> Cell:
             out[1] += cell[1]
             out[2].update(cell[2])
     return out
+
+
+def _cut(ranked: list[T], most: int) -> tuple[list[T], list[T]]:
+    """The first `most` to show, and the rest to add up as one (never just one of them)."""
+    return (ranked, []) if len(ranked) <= most + 1 else (ranked[:most], ranked[most:])
 
 
 def _rest_note(shown: int, rest: int) -> str:
