@@ -6,8 +6,8 @@ the page's light colours: web/chart-theme.json with web/style.css's variables.
 
 Drawing is CPU work in the thread that renders the export's batch (the engine's `store` pool),
 and it is bounded: a spec is drawn only in the shape the chart tool writes (inline rows, no
-expressions, no URLs, small numbers), and an export draws at most `MAX_IMAGES` charts; any
-other chart is exported as its table alone.
+expressions, no URLs, small numbers), and an export draws at most `MAX_IMAGES` charts of
+`MAX_ROWS` rows in all; any other chart is exported as its table alone.
 """
 
 from __future__ import annotations
@@ -25,8 +25,9 @@ import vl_convert
 WEB = Path(__file__).resolve().parent.parent / "web"
 VL_VERSION = "6.4"  # vega-lite 6.4.1, as web/vendor/ ships it
 WIDTH, HEIGHT = 560, 220
-MAX_IMAGES = 50
-MAX_VALUES = 1000
+MAX_IMAGES = 20  # charts drawn per export
+MAX_ROWS = 2000  # their rows, all together (drawing takes about 2 ms a row, more when busy)
+MAX_VALUES = 300  # rows of one chart: the tool writes at most 252 (36 months x 7 categories)
 MAX_SPEC_BYTES = 256 * 1024
 MAX_NUMBER = 1000  # tick counts, sizes, radii: nothing outside the rows makes work beyond this
 TOP_KEYS = {
@@ -64,21 +65,24 @@ def chart_specs(result: Any) -> list[dict[str, Any]]:
 
 
 class Images:
-    """How many charts an export may still draw (the rest are exported as tables)."""
+    """What an export may still draw: charts and rows (the rest are exported as tables)."""
 
-    def __init__(self, limit: int = MAX_IMAGES) -> None:
-        self.left = limit
+    def __init__(self, limit: int = MAX_IMAGES, rows: int = MAX_ROWS) -> None:
+        self.left, self.rows = limit, rows
 
-    def take(self) -> bool:
-        self.left -= 1
-        return self.left >= 0
+    def take(self, rows: int) -> bool:
+        """Whether a chart of `rows` rows is drawn; if so, it is counted."""
+        if self.left < 1 or rows > self.rows:
+            return False
+        self.left, self.rows = self.left - 1, self.rows - rows
+        return True
 
 
 def markdown(spec: dict[str, Any], images: Images) -> list[str]:
     """Return the chart as a Markdown image (an SVG data URI) and a table of its figures."""
     title = " ".join(str(spec.get("title", "Chart")).split()).replace("]", ")").replace("[", "(")
     out = []
-    if drawable(spec) and images.take():
+    if drawable(spec) and images.take(len(spec["data"]["values"])):
         data = base64.b64encode(svg(spec).encode()).decode()
         out += [f"![{title}](data:image/svg+xml;base64,{data})", ""]
     else:
@@ -101,15 +105,10 @@ def table(spec: dict[str, Any]) -> list[str]:
     currency = str(spec.get("currency", ""))
     values = [v for v in spec["data"]["values"] if isinstance(v, dict)]
     series = list(dict.fromkeys(str(v.get("series", "")) for v in values))
-    encoding = spec.get("encoding") if isinstance(spec.get("encoding"), dict) else {}
-    x_title = next(
-        (
-            str(encoding[c]["title"])
-            for c in ("x", "color")
-            if isinstance(encoding.get(c), dict) and encoding[c].get("title")
-        ),
-        "Item",
-    )
+    encoding = spec.get("encoding")
+    channels = [encoding.get(c) for c in ("x", "color")] if isinstance(encoding, dict) else []
+    titles = [c["title"] for c in channels if isinstance(c, dict) and c.get("title")]
+    x_title = str(titles[0]) if titles else "Item"
     several = len(series) > 1
     rows, seen = [], set()
     for v in values:

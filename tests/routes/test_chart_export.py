@@ -124,7 +124,10 @@ def test_a_spec_that_would_make_unbounded_work_is_exported_as_its_table_only() -
     assert drawable(SPEC)
 
 
-def test_an_export_draws_a_bounded_number_of_charts() -> None:
+def test_an_export_draws_a_bounded_number_of_charts_and_rows() -> None:
     images = Images(limit=2)
     shown = [bool(drawn(markdown(SPEC, images))) for _ in range(3)]
     assert shown == [True, True, False]
+    rows = Images(rows=3)  # two rows a chart: the second would pass the bound
+    assert [bool(drawn(markdown(SPEC, rows))) for _ in range(2)] == [True, False]
+    assert (images.left, rows.rows) == (0, 1)
