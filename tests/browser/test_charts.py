@@ -11,6 +11,7 @@ from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.keys import Keys
 
 from tests.browser.page import ChatPage, result_json, shown_amount, stored_of
+from tests.browser.test_answers_page import sign_in
 
 CHART = "Show my spending by month this year as a chart"
 
@@ -48,10 +49,6 @@ PANEL_TOTAL = (
 )
 FIGURE = "[...document.querySelectorAll('#turns figure.chart .cite[role=\"button\"]')]"
 BY_LABEL = f"return {FIGURE}.find((g) => g.getAttribute('aria-label').startsWith(arguments[0]))"
-
-
-def sign_in(page: ChatPage, server: Any) -> None:
-    page.open(f"{server.url}/#token={server.headers['Authorization'][7:]}")
 
 
 def asked(page: ChatPage, server: Any, question: str) -> list[dict[str, Any]]:
@@ -157,6 +154,13 @@ def test_a_bar_opens_its_rows_from_the_keyboard_and_the_focus_comes_back(
     ActionChains(page.driver).send_keys(Keys.SPACE).perform()
     total = page.wait(lambda: page.js(PANEL_TOTAL, spec["currency"]), what="the next records")
     assert total == shown_amount(f"-{second['amount']}", spec["currency"])
+    # A laptop's window made a phone's: the charts are drawn again to the width they have
+    page.size("phone")
+    page.wait(
+        lambda: all(d["svgWidth"] <= d["width"] < 390 for d in page.js(DRAWN)),
+        what="the charts at a phone's width",
+    )
+    assert page.js("return document.documentElement.scrollWidth - innerWidth") <= 0
 
 
 def test_the_theme_toggle_draws_the_charts_again_in_its_colours(serve: Any, page: ChatPage) -> None:
@@ -263,7 +267,8 @@ def test_labels_from_the_users_data_are_text_in_the_chart_and_its_tooltip(
     shown = page.js(LABELS)
     assert any(HOSTILE in v["x"] for spec in specs for v in spec["data"]["values"])
     # vega's SVG text, as typed (cut short with an ellipsis where it is too long)
-    assert any(label.startswith(HOSTILE[:24]) for label in shown["labels"]), shown["labels"]
+    cut = [label.removesuffix("\u2026") for label in shown["labels"]]
+    assert any(len(label) > 10 and HOSTILE.startswith(label) for label in cut), cut
     assert shown["elements"] == 0 and shown["pwned"] is None
     node = page.js(BY_LABEL, f"{HOSTILE}:")
     dx, dy = page.js(HIT, node)
