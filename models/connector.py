@@ -60,9 +60,9 @@ class OAuthCode(Base):
 
     id: Mapped[int] = mapped_column(primary_key=True)
     code_hash: Mapped[str] = mapped_column(String(64), unique=True)
-    connection_id: Mapped[int] = mapped_column(
-        ForeignKey("oauth_connections.id", ondelete="CASCADE"), index=True
-    )
+    # The user who consented and the client: the connected app is made when it is redeemed.
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    client_id: Mapped[int] = mapped_column(ForeignKey("oauth_clients.id", ondelete="CASCADE"))
     redirect_uri: Mapped[str] = mapped_column(Text)
     scope: Mapped[str] = mapped_column(String(200))
     resource: Mapped[str] = mapped_column(Text)

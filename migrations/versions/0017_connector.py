@@ -112,7 +112,8 @@ def upgrade() -> None:
         "oauth_codes",
         sa.Column("id", sa.Integer(), nullable=False),
         sa.Column("code_hash", sa.String(length=64), nullable=False),
-        sa.Column("connection_id", sa.Integer(), nullable=False),
+        sa.Column("user_id", sa.Integer(), nullable=False),
+        sa.Column("client_id", sa.Integer(), nullable=False),
         sa.Column("redirect_uri", sa.Text(), nullable=False),
         sa.Column("scope", sa.String(length=200), nullable=False),
         sa.Column("resource", sa.Text(), nullable=False),
@@ -122,17 +123,21 @@ def upgrade() -> None:
         sa.Column("used_at", sa.DateTime(timezone=True), nullable=True),
         sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
         sa.ForeignKeyConstraint(
-            ["connection_id"],
-            ["oauth_connections.id"],
-            name=op.f("fk_oauth_codes_connection_id_oauth_connections"),
+            ["client_id"],
+            ["oauth_clients.id"],
+            name=op.f("fk_oauth_codes_client_id_oauth_clients"),
+            ondelete="CASCADE",
+        ),
+        sa.ForeignKeyConstraint(
+            ["user_id"],
+            ["users.id"],
+            name=op.f("fk_oauth_codes_user_id_users"),
             ondelete="CASCADE",
         ),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_oauth_codes")),
         sa.UniqueConstraint("code_hash", name=op.f("uq_oauth_codes_code_hash")),
     )
-    op.create_index(
-        op.f("ix_oauth_codes_connection_id"), "oauth_codes", ["connection_id"], unique=False
-    )
+    op.create_index(op.f("ix_oauth_codes_user_id"), "oauth_codes", ["user_id"], unique=False)
     op.create_table(
         "oauth_tokens",
         sa.Column("id", sa.Integer(), nullable=False),
@@ -166,7 +171,7 @@ def downgrade() -> None:
     """Revert this revision."""
     op.drop_index(op.f("ix_oauth_tokens_connection_id"), table_name="oauth_tokens")
     op.drop_table("oauth_tokens")
-    op.drop_index(op.f("ix_oauth_codes_connection_id"), table_name="oauth_codes")
+    op.drop_index(op.f("ix_oauth_codes_user_id"), table_name="oauth_codes")
     op.drop_table("oauth_codes")
     op.drop_index("ix_connector_actions_user_status", table_name="connector_actions")
     op.drop_table("connector_actions")
