@@ -9,11 +9,17 @@ taken with one conditional UPDATE, so two workers can never redeem one twice.
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import timedelta
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any
 
 from authlib.integrations.flask_oauth2 import AuthorizationServer
-from authlib.oauth2.rfc6749 import InvalidGrantError, InvalidRequestError, grants
+from authlib.oauth2.rfc6749 import (
+    AuthorizationCodeMixin,
+    InvalidGrantError,
+    InvalidRequestError,
+    grants,
+)
 from authlib.oauth2.rfc7009 import RevocationEndpoint
 from authlib.oauth2.rfc7591 import ClientRegistrationEndpoint, InvalidClientMetadataError
 from authlib.oauth2.rfc7636 import CodeChallenge
@@ -60,6 +66,27 @@ class S256Only(CodeChallenge):  # type: ignore[misc]
         super().validate_code_challenge(grant, redirect_uri)
 
 
+@dataclass(frozen=True)
+class Code(AuthorizationCodeMixin):  # type: ignore[misc]
+    """A taken authorization code as authlib's grant and PKCE check read it."""
+
+    id: int
+    user_id: int
+    client_id: int
+    redirect_uri: str
+    scope: str
+    resource: str
+    code_challenge: str
+    code_challenge_method: str
+    created_at: datetime
+
+    def get_redirect_uri(self) -> str:
+        return self.redirect_uri
+
+    def get_scope(self) -> str:
+        return self.scope
+
+
 class CodeGrant(grants.AuthorizationCodeGrant):  # type: ignore[misc]
     """Authorization codes: stored hashed, bound to the challenge and resource, used once."""
 
@@ -95,7 +122,7 @@ class CodeGrant(grants.AuthorizationCodeGrant):  # type: ignore[misc]
                 )
             )
 
-    def query_authorization_code(self, code: str, client: Client) -> OAuthCode | None:
+    def query_authorization_code(self, code: str, client: Client) -> Code | None:
         """Take the code for this exchange; a code taken before revokes what it gave."""
         now = utcnow()
         with self.server.db.transaction() as s:
@@ -115,16 +142,26 @@ class CodeGrant(grants.AuthorizationCodeGrant):  # type: ignore[misc]
                 expiry = aware(row.expires_at)
                 if taken.rowcount != 1 or expiry is None or expiry <= now:  # type: ignore[attr-defined]
                     return None
-                s.expunge(row)
+                found = Code(
+                    row.id,
+                    row.user_id,
+                    row.client_id,
+                    row.redirect_uri,
+                    row.scope,
+                    row.resource,
+                    row.code_challenge,
+                    row.code_challenge_method,
+                    row.created_at,
+                )
         if reused is not None:
             self.server.tokens.revoke_code_tokens(reused)
             return None
-        return row
+        return found
 
-    def delete_authorization_code(self, authorization_code: OAuthCode) -> None:
+    def delete_authorization_code(self, authorization_code: Code) -> None:
         """Nothing to do: the code was taken when it was looked up."""
 
-    def authenticate_user(self, authorization_code: OAuthCode) -> Owner | None:
+    def authenticate_user(self, authorization_code: Code) -> Owner | None:
         code = authorization_code
         with self.server.db.read() as s:
             # Consent that a revocation of the same app followed no longer counts.
