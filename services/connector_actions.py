@@ -151,7 +151,9 @@ class ActionStore:
                 audit.record(
                     "connector_action_decided", user_id=user_id, action=action_id, approval=wanted
                 )
-            run = (row.name, row.input) if approved else None
+            # Run it unless it ran: an approval again (or two at once) runs nothing more.
+            ready = row.approval is None or row.status == TOOL_APPROVED
+            run = (row.name, row.input) if approved and ready else None
         if run is not None:
             self._run(user_id, action_id, *run)
         return self.get(user_id, action_id)

@@ -6,7 +6,7 @@ it) or in the page."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import mcp_types as mt
@@ -124,6 +124,8 @@ class McpTools:
         action = self.actions.ask(asker, tool.name, arguments, preview)
         if asked.request_state is not None and call.modern:
             action = self._answered(call, asked, action)
+            # Asked and dismissed: the page decides now, the app is not asked again.
+            call = replace(call, elicitation=False)
         return self._outcome(call, action)
 
     def _answered(

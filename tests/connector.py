@@ -3,9 +3,12 @@ TLS on loopback, the consent form answered over HTTP, and the mcp SDK's own OAut
 
 from __future__ import annotations
 
+import base64
 import datetime
+import hashlib
 import ipaddress
 import json
+import secrets
 import ssl
 import threading
 from collections.abc import Iterator
@@ -15,7 +18,7 @@ from html.parser import HTMLParser
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 import httpx2
 from cryptography import x509
@@ -114,7 +117,7 @@ def document_server(folder: Path) -> Iterator[DocumentServer]:
     served = DocumentServer(0, ca)
 
     class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+        def do_GET(self) -> None:
             served.fetches.append(self.path)
             found = served.documents.get(self.path)
             if isinstance(found, int):
@@ -261,3 +264,49 @@ class App:
         http = httpx2.AsyncClient(auth=self.auth(), timeout=30)
         transport = streamable_http_client(self.server_url, http_client=http)
         return Client(transport, mode=mode, cache=None, **kwargs)
+
+
+def pkce() -> tuple[str, str]:
+    verifier = secrets.token_urlsafe(48)
+    digest = hashlib.sha256(verifier.encode()).digest()
+    return verifier, base64.urlsafe_b64encode(digest).decode().rstrip("=")
+
+
+def register(live: Any, **extra: Any) -> dict[str, Any]:
+    body = {"client_name": "Raw app", "redirect_uris": [REDIRECT], **extra}
+    body.setdefault("token_endpoint_auth_method", "none")
+    body.setdefault("grant_types", ["authorization_code", "refresh_token"])
+    made = httpx2.post(f"{live.url}/oauth/register", json=body, timeout=10)
+    assert made.status_code == 201, made.text
+    answer: dict[str, Any] = made.json()
+    return answer
+
+
+def authorize_url(live: Any, client_id: str, challenge: str, **extra: str) -> str:
+    query = {
+        "response_type": "code",
+        "client_id": client_id,
+        "redirect_uri": REDIRECT,
+        "state": "s1",
+        "code_challenge": challenge,
+        "code_challenge_method": "S256",
+        "resource": f"{live.url}/mcp",
+        **extra,
+    }
+    return f"{live.url}/oauth/authorize?{urlencode(query)}"
+
+
+def tokens_for(live: Any, token: str, client_id: str, **extra: str) -> httpx2.Response:
+    """The whole code flow by hand: consent, then the token request."""
+    verifier, challenge = pkce()
+    with httpx2.Client(timeout=10) as http:
+        back = consent(http, authorize_url(live, client_id, challenge, **extra), token)
+    body = {
+        "grant_type": "authorization_code",
+        "code": back["code"],
+        "redirect_uri": REDIRECT,
+        "client_id": client_id,
+        "code_verifier": verifier,
+        "resource": f"{live.url}/mcp",
+    }
+    return httpx2.post(f"{live.url}/oauth/token", data=body, timeout=10)

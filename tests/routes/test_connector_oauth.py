@@ -5,10 +5,7 @@ refresh rotation, revocation; the SDK's own OAuth client plays the app."""
 from __future__ import annotations
 
 import asyncio
-import base64
-import hashlib
 import json
-import secrets
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,7 +17,18 @@ from authlib.oauth2.rfc8414 import AuthorizationServerMetadata
 
 from demo_data.generator import seed_finance
 from tests.conftest import make_user
-from tests.connector import REDIRECT, App, DocumentServer, consent, consent_page, document_server
+from tests.connector import (
+    REDIRECT,
+    App,
+    DocumentServer,
+    authorize_url,
+    consent,
+    consent_page,
+    document_server,
+    pkce,
+    register,
+    tokens_for,
+)
 from tests.live import LiveServer
 
 
@@ -44,52 +52,6 @@ def connector(app_config: dict[str, Any], user: tuple[int, str]) -> Iterator[Liv
     server.close()
     app.extensions["engine"].close()
     app.extensions["db"].dispose()
-
-
-def pkce() -> tuple[str, str]:
-    verifier = secrets.token_urlsafe(48)
-    digest = hashlib.sha256(verifier.encode()).digest()
-    return verifier, base64.urlsafe_b64encode(digest).decode().rstrip("=")
-
-
-def register(live: LiveServer, **extra: Any) -> dict[str, Any]:
-    body = {"client_name": "Raw app", "redirect_uris": [REDIRECT], **extra}
-    body.setdefault("token_endpoint_auth_method", "none")
-    body.setdefault("grant_types", ["authorization_code", "refresh_token"])
-    made = httpx2.post(f"{live.url}/oauth/register", json=body, timeout=10)
-    assert made.status_code == 201, made.text
-    answer: dict[str, Any] = made.json()
-    return answer
-
-
-def authorize_url(live: LiveServer, client_id: str, challenge: str, **extra: str) -> str:
-    query = {
-        "response_type": "code",
-        "client_id": client_id,
-        "redirect_uri": REDIRECT,
-        "state": "s1",
-        "code_challenge": challenge,
-        "code_challenge_method": "S256",
-        "resource": f"{live.url}/mcp",
-        **extra,
-    }
-    return f"{live.url}/oauth/authorize?{urlencode(query)}"
-
-
-def tokens_for(live: LiveServer, token: str, client_id: str, **extra: str) -> httpx2.Response:
-    """The whole code flow by hand: consent, then the token request."""
-    verifier, challenge = pkce()
-    with httpx2.Client(timeout=10) as http:
-        back = consent(http, authorize_url(live, client_id, challenge, **extra), token)
-    body = {
-        "grant_type": "authorization_code",
-        "code": back["code"],
-        "redirect_uri": REDIRECT,
-        "client_id": client_id,
-        "code_verifier": verifier,
-        "resource": f"{live.url}/mcp",
-    }
-    return httpx2.post(f"{live.url}/oauth/token", data=body, timeout=10)
 
 
 def mcp_post(live: LiveServer, token: str, method: str = "tools/list") -> httpx2.Response:
