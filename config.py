@@ -119,7 +119,7 @@ class Timings:
     # registered client that no user connected within `oauth_unused_client` is forgotten.
     oauth_code: float = 300.0
     oauth_access: float = 3600.0
-    oauth_refresh: float = 2_592_000.0
+    oauth_refresh: float = 604_800.0
     cimd_fetch: float = 5.0
     cimd_cache: float = 3600.0
     mcp_request_state: float = 600.0
