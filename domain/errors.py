@@ -102,9 +102,16 @@ class BearerChallenge(Unauthorized):
     """401 at a protected resource (`/mcp`), with the `WWW-Authenticate: Bearer` challenge
     that names its metadata (RFC 6750, RFC 9728), so an app can find where to sign in."""
 
-    def __init__(self, message: str, *, challenge: str, code: str | None = None) -> None:
-        super().__init__(message, code=code)
+    def __init__(self, message: str, *, challenge: str) -> None:
+        super().__init__(message)
         self.challenge = challenge
+
+    @classmethod
+    def of(cls, refused: Unauthorized, challenge: str) -> BearerChallenge:
+        """A token refused for its own reason (its code), with the challenge."""
+        made = cls(refused.message, challenge=challenge)
+        made.code = refused.code
+        return made
 
     def headers(self, timings: object) -> dict[str, str]:
         """Retry-After if any, and the challenge."""

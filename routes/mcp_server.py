@@ -52,7 +52,7 @@ def bearer() -> Bearer:
         caller = authenticate(get_db(), token)
     except Unauthorized as err:
         challenge = _challenge(error="invalid_token", error_description=err.message)
-        raise BearerChallenge(err.message, challenge=challenge, code=err.code) from err
+        raise BearerChallenge.of(err, challenge) from err
     # A static API token: the user's own key, with the same scoping as ever.
     return Bearer(caller.user_id, frozenset(SCOPES), "", api_token_id=caller.token_id)
 
