@@ -6,6 +6,7 @@ it) or in the page."""
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -146,7 +147,9 @@ class McpTools:
         """The action a requestState names, if it is ours, fresh, this caller's and this
         call's (the MRTR page: integrity, principal, expiry, the originating request)."""
         try:
-            data = self.signer.loads(asked.request_state or "", max_age=self.state_max_age)
+            data = self.signer.loads(
+                asked.request_state or "", max_age=math.ceil(self.state_max_age)
+            )
         except BadSignature:
             raise McpError(mt.INVALID_PARAMS, "The requestState is not valid.") from None
         digest = call_digest(asked.name, asked.arguments or {})

@@ -257,9 +257,11 @@ class TokenStore:
     def find(self, value: str, hint: str | None) -> TokenView | None:
         """A live token by its access or refresh value (RFC 7009's lookup)."""
         digest = token_hash(value)
-        columns = {"access_token": [_T.access_hash], "refresh_token": [_T.refresh_hash]}
+        columns: list[Any] = [_T.access_hash, _T.refresh_hash]
+        if hint == "refresh_token":
+            columns.reverse()  # a hint orders the lookup; it does not limit it (RFC 7009 2.1)
         with self.db.read() as s:
-            for column in columns.get(hint or "", [_T.access_hash, _T.refresh_hash]):
+            for column in columns:
                 row = s.execute(
                     select(OAuthToken, OAuthConnection)
                     .join(OAuthConnection, OAuthConnection.id == OAuthToken.connection_id)
