@@ -38,7 +38,9 @@ def test_an_app_connected_through_one_worker_works_and_ends_on_both(
     with document_server(tmp_path) as docs:
         env = {**deployment.env, "SSL_CERT_FILE": str(docs.ca), "CIMD_ALLOW_LOOPBACK": "on"}
         url = docs.client_document("/claude.json", "Claude (cluster)")
-        with Cluster(env, workers=2, log=deployment.log) as cluster:
+        cluster = Cluster(env, workers=2, log=deployment.log)
+        cluster.start(timeout=90)  # a loaded machine boots two workers slowly
+        try:
             app = App(f"{cluster.url}/mcp", deployment.token, client_metadata_url=url)
 
             async def connect() -> list[str]:
@@ -67,4 +69,6 @@ def test_an_app_connected_through_one_worker_works_and_ends_on_both(
             for _ in range(6):
                 assert rpc(cluster.url, token, "get_account_balances", {}).status_code == 401
             page.close()
+        finally:
+            cluster.stop()
         assert docs.fetches == ["/claude.json"]  # one worker fetched it, the other read it
