@@ -74,8 +74,8 @@ def mcp_auth(view: F) -> F:
 @bp.arguments(McpMessage)
 @bp.alt_response(200, schema=McpReply, success=True, description="The JSON-RPC response.")
 @bp.alt_response(202, success=True, description="A notification, accepted.")
-@bp.alt_response(400, schema=McpReply, description="A 2026-07-28 envelope or header fault.")
-@bp.alt_response(404, schema=McpReply, description="A 2026-07-28 method we do not serve.")
+@bp.alt_response(400, description="A JSON-RPC error: a 2026-07-28 envelope or header fault.")
+@bp.alt_response(404, description="A JSON-RPC error: a 2026-07-28 method we do not serve.")
 @bp.doc(security=BEARER)
 def mcp(message: dict[str, Any]) -> tuple[dict[str, Any] | str, int]:
     """One JSON-RPC message from an MCP client; the caller's token scopes it to their data."""
