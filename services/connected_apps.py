@@ -6,13 +6,14 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlsplit
 
-from sqlalchemy import select, update
+from sqlalchemy import select
 
 from domain.errors import NotFound
 from models.base import iso, utcnow
-from models.connector import OAuthClient, OAuthConnection, OAuthToken
+from models.connector import OAuthClient, OAuthConnection
 from models.db import Database
 from services.connector_actions import ActionStore
+from services.oauth.tokens import revoke_connection
 from telemetry import audit
 
 
@@ -45,23 +46,8 @@ def _app(connection: OAuthConnection, client: OAuthClient) -> dict[str, Any]:
 def revoke_app(db: Database, actions: ActionStore, user_id: int, app_id: int) -> None:
     """Disconnect one of the user's apps: its tokens are refused from the next request, and
     what it asked for that the user has not decided is declined."""
-    now = utcnow()
     with db.transaction() as s:
-        done = s.execute(
-            update(OAuthConnection)
-            .where(
-                OAuthConnection.id == app_id,
-                OAuthConnection.user_id == user_id,
-                OAuthConnection.revoked_at.is_(None),
-            )
-            .values(revoked_at=now)
-        )
-        if done.rowcount != 1:  # type: ignore[attr-defined]
+        if not revoke_connection(s, app_id, utcnow(), user_id):
             raise NotFound("connected app")
-        s.execute(
-            update(OAuthToken)
-            .where(OAuthToken.connection_id == app_id, OAuthToken.revoked_at.is_(None))
-            .values(revoked_at=now)
-        )
     actions.decline_connection(app_id)
     audit.record("connected_app_revoked", user_id=user_id, app=app_id)

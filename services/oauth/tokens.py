@@ -233,7 +233,7 @@ class TokenStore:
                 return None
             token, connection = row
             if token.rotated_at is not None:
-                self._revoke_connection(s, connection.id, now)  # a used one replayed: stolen?
+                revoke_connection(s, connection.id, now)  # a used one replayed: stolen?
                 return None
             expires = aware(token.refresh_expires_at)
             usable = (
@@ -289,17 +289,23 @@ class TokenStore:
                 select(OAuthToken.connection_id).where(OAuthToken.code_id == code_id).limit(1)
             )
             if connection_id is not None:
-                self._revoke_connection(s, connection_id, utcnow())
+                revoke_connection(s, connection_id, utcnow())
 
-    @staticmethod
-    def _revoke_connection(s: Any, connection_id: int, now: datetime) -> None:
-        s.execute(
-            update(OAuthConnection)
-            .where(OAuthConnection.id == connection_id, OAuthConnection.revoked_at.is_(None))
-            .values(revoked_at=now)
-        )
-        s.execute(
-            update(OAuthToken)
-            .where(OAuthToken.connection_id == connection_id, OAuthToken.revoked_at.is_(None))
-            .values(revoked_at=now)
-        )
+
+def revoke_connection(
+    s: Any, connection_id: int, now: datetime, user_id: int | None = None
+) -> bool:
+    """In a transaction: revoke a connected app (the user's, when given) and every token of
+    it; False when there was none to revoke."""
+    where = [OAuthConnection.id == connection_id, OAuthConnection.revoked_at.is_(None)]
+    if user_id is not None:
+        where.append(OAuthConnection.user_id == user_id)
+    done = s.execute(update(OAuthConnection).where(*where).values(revoked_at=now))
+    if done.rowcount != 1:
+        return False
+    s.execute(
+        update(OAuthToken)
+        .where(OAuthToken.connection_id == connection_id, OAuthToken.revoked_at.is_(None))
+        .values(revoked_at=now)
+    )
+    return True
