@@ -213,9 +213,10 @@ def repair_history(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Return a new history the API accepts (ending may be assistant); the input is not mutated.
 
     A message's `id` (where it is stored) is kept; one merged from several keeps the first,
-    except that tool results merged with a later question take the question's id.
+    except that tool results merged with a later question take the question's id. An
+    assistant message's `preamble` (the system messages sent before it) goes with it.
     """
-    cleaned: list[list[Any]] = []  # [role, blocks, id]
+    cleaned: list[list[Any]] = []  # [role, blocks, id, preamble]
     used_ids: set[str] = set()
     # Text blocks made from string content; a message left as just that block gets its string back.
     from_str: set[int] = set()
@@ -226,15 +227,17 @@ def repair_history(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         blocks = _clean_blocks(role, message.get("content"), used_ids, from_str)
         if not blocks:
             continue
+        preamble = message.get("preamble") if role == "assistant" else None
         if cleaned and cleaned[-1][0] == role:
             if _asks(blocks) and not _asks(cleaned[-1][1]):
                 cleaned[-1][2] = message.get("id")
             cleaned[-1][1].extend(blocks)
+            cleaned[-1][3] = cleaned[-1][3] or preamble
         else:
-            cleaned.append([role, blocks, message.get("id")])
+            cleaned.append([role, blocks, message.get("id"), preamble])
 
-    out: list[tuple[str, list[Block], Any]] = []
-    for role, blocks, ident in cleaned:
+    out: list[tuple[str, list[Block], Any, Any]] = []
+    for role, blocks, ident, preamble in cleaned:
         if role == "assistant":
             # A history cannot open with the assistant; dropping it also orphans its tool
             # results, which the next user message then discards.
@@ -243,7 +246,7 @@ def repair_history(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
             if out[-1][0] == "assistant":
                 out[-1][1].extend(blocks)
             else:
-                out.append((role, blocks, ident))
+                out.append((role, blocks, ident, preamble))
             continue
         # `cleaned` alternates and assistants are only skipped while `out` is empty, so a
         # user message here always follows an assistant message or opens the history.
@@ -252,21 +255,25 @@ def repair_history(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         # Dropping a user message that held only unmatched results can make two assistant
         # messages adjacent; the next assistant then merges into this one above.
         if blocks:
-            out.append((role, blocks, ident))
+            out.append((role, blocks, ident, None))
     if out and out[-1][0] == "assistant":
         pending = _tool_use_ids(out[-1][1])
         if pending:
-            out.append(("user", [_interrupted(tool_id) for tool_id in pending], None))
-    return [_message(role, blocks, ident, from_str) for role, blocks, ident in out]
+            out.append(("user", [_interrupted(tool_id) for tool_id in pending], None, None))
+    return [_message(role, blocks, ident, from_str, pre) for role, blocks, ident, pre in out]
 
 
 def _asks(blocks: list[Block]) -> bool:
     return any(block["type"] != "tool_result" for block in blocks)
 
 
-def _message(role: str, blocks: list[Block], ident: Any, from_str: set[int]) -> dict[str, Any]:
+def _message(
+    role: str, blocks: list[Block], ident: Any, from_str: set[int], preamble: Any
+) -> dict[str, Any]:
     single = len(blocks) == 1 and id(blocks[0]) in from_str
     message: dict[str, Any] = {"role": role, "content": blocks[0]["text"] if single else blocks}
     if ident is not None:
         message["id"] = ident
+    if preamble:
+        message["preamble"] = preamble
     return message
