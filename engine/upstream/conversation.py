@@ -82,9 +82,10 @@ class Prompt:
         return cls(list(data["system"]), list(data["tools"]))
 
 
-def freeze(tools: list[Block], system: str = SYSTEM_PROMPT) -> Prompt:
+def freeze(tools: list[Block], system: str | None = SYSTEM_PROMPT) -> Prompt:
     """The copy a new conversation keeps: the system prompt and the tools offered now."""
-    return Prompt([{"type": "text", "text": system}], canonical_tools(tools))
+    blocks = [{"type": "text", "text": system}] if system else []
+    return Prompt(blocks, canonical_tools(tools))
 
 
 @dataclass(frozen=True)
@@ -194,7 +195,7 @@ def _note(
     if told.day != day:
         blocks.append({"type": "text", "text": DATE_NOTE.format(today=day)})
     if conversation.spec.tool_changes:
-        blocks += _tool_changes(told.tools, canonical_tools(current))
+        blocks += _tool_changes(told.tools, current)
     return {"role": "system", "content": blocks} if blocks else None
 
 
@@ -209,8 +210,8 @@ def _tool_changes(effect: dict[str, Block], current: list[Block]) -> list[Block]
     for name in sorted(effect):
         if name not in now:
             out.append(_removal(name))
-    for name, tool in now.items():
-        before = effect.get(name)
+    for name in sorted(now):
+        tool, before = now[name], effect.get(name)
         if before is not None and _same(before, tool):
             continue
         if before is not None:

@@ -99,6 +99,10 @@ def validate_history(messages: list[dict[str, Any]], expect_user_last: bool = Tr
             continue
         role = message.get("role")
         content = message.get("content")
+        if role == "system":
+            # A mid-conversation system message: notes, in no turn of the alternation.
+            _check_system(where, i, content, expected, problems)
+            continue
         if role not in ("user", "assistant"):
             problems.append(f"{where}: role must be 'user' or 'assistant', got {role!r}")
         elif i == 0 and role != "user":
@@ -124,7 +128,9 @@ def validate_history(messages: list[dict[str, Any]], expect_user_last: bool = Tr
             problems.append(f"{where}: orphan tool_use {orphans}: no user tool_result follows")
         expected = _tool_use_ids(blocks) if role == "assistant" else []
         prev_role = role
-    last_role = messages[-1].get("role") if isinstance(messages[-1], dict) else None
+    # Notes after the last message leave it the last one of the alternation.
+    turns = [m for m in messages if not (isinstance(m, dict) and m.get("role") == "system")]
+    last_role = turns[-1].get("role") if turns and isinstance(turns[-1], dict) else None
     if expected and expect_user_last:
         problems.append(
             f"messages[{len(messages) - 1}]: orphan tool_use {', '.join(expected)}: "
@@ -133,6 +139,30 @@ def validate_history(messages: list[dict[str, Any]], expect_user_last: bool = Tr
     if expect_user_last and last_role != "user":
         problems.append(f"messages[{len(messages) - 1}]: the last message must have role 'user'")
     return problems
+
+
+SYSTEM_BLOCKS = ("text", "tool_addition", "tool_removal")
+
+
+def _check_system(
+    where: str, index: int, content: Any, expected: list[str], problems: list[str]
+) -> None:
+    """A `role: "system"` message: after the first message, never between a tool call and
+    its results, holding text and tool changes only."""
+    if index == 0:
+        problems.append(f"{where}: the first message must have role 'user', got 'system'")
+    if expected:
+        problems.append(f"{where}: a system message cannot come between tool_use and its result")
+    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+    if not isinstance(blocks, list) or not blocks:
+        problems.append(f"{where}: a system message needs content")
+        return
+    for j, block in enumerate(blocks):
+        kind = block.get("type") if isinstance(block, dict) else None
+        if kind not in SYSTEM_BLOCKS:
+            problems.append(f"{where}.content[{j}]: a system message holds no {kind} block")
+        elif kind == "text" and not str(block.get("text", "")).strip():
+            problems.append(f"{where}.content[{j}]: text block is empty or whitespace-only")
 
 
 def _tool_use_ids(blocks: list[Any]) -> list[str]:
