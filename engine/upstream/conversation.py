@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import OrderedDict
 from dataclasses import dataclass, replace
 from datetime import date
 from typing import Any
@@ -77,9 +78,21 @@ class Prompt:
 
     @classmethod
     def loads(cls, text: str) -> Prompt:
-        """The stored copy."""
-        data = json.loads(text)
-        return cls(list(data["system"]), list(data["tools"]))
+        """The stored copy: one object per distinct copy, so every conversation that keeps
+        the same one sends the same lists (what is derived from them is computed once)."""
+        found = _LOADED.get(text)
+        if found is None:
+            data = json.loads(text)
+            found = _LOADED[text] = cls(list(data["system"]), list(data["tools"]))
+            while len(_LOADED) > LOADED:
+                _LOADED.popitem(last=False)
+        _LOADED.move_to_end(text)
+        return found
+
+
+# The copies read lately, by their stored text (most conversations keep the same one).
+LOADED = 64
+_LOADED: OrderedDict[str, Prompt] = OrderedDict()
 
 
 def freeze(tools: list[Block], system: str | None = SYSTEM_PROMPT) -> Prompt:
