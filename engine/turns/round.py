@@ -235,16 +235,21 @@ class MessageRound:
             partial(self.store.update_message, self.lease, message_id, content=content)
         )
         self.open_blocks.pop(change.index, None)
+        block_id = self.block_ids[change.index]
         self.outbox.emit(
             E.block_end(
                 message_id,
-                self.block_ids[change.index],
+                block_id,
                 change.index,
                 block,
                 error=change.error or None,
                 incomplete=change.index in self.cutting,
             )
         )
+        note = block.get("thinking") if block.get("type") == "thinking" else None
+        if note and isinstance(note, str):
+            # Once per block, at its end: a progress note is a status line, not thinking.
+            self.outbox.emit(E.progress(message_id, block_id, note))
 
     def _cut_tools(self) -> None:
         """At max_tokens: end the tool calls left open, and mark cut the calls the limit cut.
