@@ -2,9 +2,10 @@
 
 A stored assistant message becomes the events its live stream would have ended with: its
 start, each block as it started, its text or thinking as one delta, each block's end (cut
-off where it was cut; a thinking block with text then its `progress` note), and its end; a stored tool results message becomes its `tool_result`
-events. The replay of a turn whose log is lost, a takeover's catch-up, the page's history
-(`?events=true` on the session API) and the AI SDK's stored UIMessages all derive from here.
+off where it was cut; a thinking block with text, then its `progress` note), and its end; a
+stored tool results message becomes its `tool_result` events. The replay of a turn whose log
+is lost, a takeover's catch-up, the page's history (`?events=true` on the session API) and
+the AI SDK's stored UIMessages all derive from here.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Drive the real app against the API double of the models of today (tests/upstream/api_double.py)."""
+"""Drive the real app against the double of the models of today (tests/upstream/api_double.py)."""
 
 from __future__ import annotations
 

@@ -10,6 +10,7 @@ stream; then the safety net (the documented 400 answered with drop_block, once).
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Iterator
 from datetime import date, timedelta
@@ -80,7 +81,7 @@ def assert_append_only(bodies: list[dict[str, Any]]) -> None:
     """Each request sends the same system and tools, and the one before it as a prefix (the
     reply it got in between included)."""
     first = unmarked(bodies[0])
-    for before, after in zip(bodies, bodies[1:], strict=False):
+    for before, after in itertools.pairwise(bodies):
         a, b = unmarked(before), unmarked(after)
         assert b["system"] == first["system"] and b["tools"] == first["tools"]
         assert b["messages"][: len(a["messages"])] == a["messages"], "history was rewritten"
