@@ -118,7 +118,10 @@ class ModelCalls:
                         self.turn_id,
                     )
                     conversation = conversation.dropping()
-                    await self.deps.store.durable(self.deps.prompts.drop_blocks, lease.session_id)
+                    if self.deps.prompts is not None:
+                        await self.deps.store.durable(
+                            self.deps.prompts.drop_blocks, lease.session_id
+                        )
                     continue
                 if failure.too_long and not refitted:
                     # Once per round: trim by what the API counted, then call again at once.
@@ -146,7 +149,8 @@ class ModelCalls:
             if result.dropped:
                 self.dropped += result.dropped
                 THINKING_DROPPED.inc(result.dropped)
-                outbox.write(partial(self.deps.prompts.dropped, lease, result.dropped))
+                if self.deps.prompts is not None:
+                    outbox.write(partial(self.deps.prompts.dropped, lease, result.dropped))
             await outbox.settled()
             window.observe(lease.session_id, fit, result.usage)
             return result, conversation

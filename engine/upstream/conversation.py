@@ -170,7 +170,8 @@ def _noted(role: Any, text: str) -> bool:
 
 
 def _apply(tools: dict[str, Block], change: Block) -> None:
-    tool = change.get("tool") if isinstance(change.get("tool"), dict) else {}
+    found = change.get("tool")
+    tool: Block = found if isinstance(found, dict) else {}
     definition = tool.get("definition") if tool.get("type") == "tool_definition" else None
     name = definition.get("name") if isinstance(definition, dict) else tool.get("name")
     if change.get("type") == "tool_removal":
