@@ -130,39 +130,37 @@ _ROWS = [
         displays=("summarized", "omitted"),
         betas=("binding", "tool_changes", "inline_tools"),
     ),
-    _today("claude-fable-5-2", prices={"input": 10, "output": 50, "cache_read": 0.25}),
-    _today("claude-mythos-5-2", prices={"input": 10, "output": 50, "cache_read": 0.25}),
-    _today("claude-fable-5-1", prices={"input": 10, "output": 50, "cache_read": 0.25}),
-    _today("claude-mythos-5-1", prices={"input": 10, "output": 50, "cache_read": 0.25}),
-    _earlier(
-        "claude-fable-5",
-        prices={"input": 10, "output": 50, "cache_read": 1},
-        displays=("summarized", "omitted", "updates"),
-        betas=("updates", "tool_changes", "inline_tools"),
-        system_messages=True,
-        tool_changes=True,
+    *(
+        _today(name, prices={"input": 10, "output": 50, "cache_read": 0.25})
+        for name in (
+            "claude-fable-5-2",
+            "claude-mythos-5-2",
+            "claude-fable-5-1",
+            "claude-mythos-5-1",
+        )
     ),
-    _earlier(
-        "claude-mythos-5",
-        prices={"input": 10, "output": 50, "cache_read": 1},
-        displays=("summarized", "omitted", "updates"),
-        betas=("updates", "tool_changes", "inline_tools"),
-        system_messages=True,
-        tool_changes=True,
+    # Fable 5 and Mythos 5: progress updates and tool changes, but no binding checks.
+    *(
+        _earlier(
+            name,
+            prices={"input": 10, "output": 50, "cache_read": 1},
+            displays=("summarized", "omitted", "updates"),
+            betas=("updates", "tool_changes", "inline_tools"),
+            system_messages=True,
+            tool_changes=True,
+        )
+        for name in ("claude-fable-5", "claude-mythos-5")
     ),
-    _earlier(
-        "claude-opus-5",
-        prices={"input": 5, "output": 25},
-        betas=("tool_changes", "inline_tools"),
-        system_messages=True,
-        tool_changes=True,
-    ),
-    _earlier(
-        "claude-opus-4-8",
-        prices={"input": 5, "output": 25},
-        betas=("tool_changes", "inline_tools"),
-        system_messages=True,
-        tool_changes=True,
+    # Opus 5 and Opus 4.8: system messages and tool changes, thinking not bound.
+    *(
+        _earlier(
+            name,
+            prices={"input": 5, "output": 25},
+            betas=("tool_changes", "inline_tools"),
+            system_messages=True,
+            tool_changes=True,
+        )
+        for name in ("claude-opus-5", "claude-opus-4-8")
     ),
     # Sonnet 5 takes no mid-conversation system messages: its notes go as user text.
     _earlier("claude-sonnet-5", prices={"input": 2, "output": 10}),

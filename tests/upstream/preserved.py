@@ -8,10 +8,11 @@ from typing import Any
 
 from demo_data.generator import seed_finance
 from engine.store.starts import Ask
-from models import ApiToken, ChatSession, Turn, User
+from models import ChatSession, Turn
 from models.db import Database
 from services.sessions import create_session, get_turn
 from streaming.wire.protocol import decode_stream
+from tests.conftest import make_user
 from tests.upstream.api_double import ApiDouble
 
 Event = tuple[int, str, dict[str, Any]]
@@ -59,7 +60,7 @@ class Chat:
         self.service = self.app.extensions["turns"]
         self.db: Database = self.app.extensions["db"]
         if user_id is None:
-            user_id = _user(self.db)
+            user_id, _ = make_user(self.db, "preserved")
             seed_finance(self.db, user_id, months=3, seed=7)
         self.user_id = user_id
         self.session_id = session_id or create_session(self.db, user_id)["id"]
@@ -114,12 +115,3 @@ class Chat:
         """Stop the engine and let the database go."""
         self.app.extensions["engine"].close()
         self.db.dispose()
-
-
-def _user(db: Database) -> int:
-    with db.transaction() as s:
-        user = User(name="preserved")
-        row, _ = ApiToken.issue(user)
-        s.add_all([user, row])
-        s.flush()
-        return user.id
