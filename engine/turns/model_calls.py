@@ -73,8 +73,6 @@ class ModelCalls:
         self.current: MessageRound | None = None
         # What the last call of this turn left out, once one was made: (turns, notes).
         self.trimmed: tuple[int, int] | None = None
-        # Thinking blocks the API dropped from this turn's requests (input_transformations).
-        self.dropped = 0
         self._rng = random.Random()
 
     async def stream(
@@ -147,7 +145,7 @@ class ModelCalls:
                 continue
             self.current = None
             if result.dropped:
-                self.dropped += result.dropped
+                # Recorded with the turn (and in the message's usage, and its trace).
                 THINKING_DROPPED.inc(result.dropped)
                 if self.deps.prompts is not None:
                     outbox.write(partial(self.deps.prompts.dropped, lease, result.dropped))
