@@ -35,6 +35,7 @@ __all__ = [
     "prefix_digest",
     "sign",
     "sign_reply",
+    "unmarked",
 ]
 
 BINDING_BETA = "thinking-binding-controls-2026-08-01"
@@ -74,17 +75,18 @@ class Checked:
     reported: bool = False
 
 
-def _unmarked(value: Any) -> Any:
+def unmarked(value: Any) -> Any:
+    """`value` without `cache_control`: markers are not content."""
     if isinstance(value, dict):
-        return {k: _unmarked(v) for k, v in value.items() if k != "cache_control"}
+        return {k: unmarked(v) for k, v in value.items() if k != "cache_control"}
     if isinstance(value, list):
-        return [_unmarked(item) for item in value]
+        return [unmarked(item) for item in value]
     return value
 
 
 def _canonical(value: Any) -> bytes:
     return json.dumps(
-        _unmarked(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False
+        unmarked(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False
     ).encode()
 
 

@@ -88,26 +88,8 @@ class ModelSpec:
         return display != "updates" or "updates" in self.betas
 
 
-def _today(name: str, **changes: Any) -> ModelSpec:
-    """A model of today: preserved thinking, system messages and tool changes, 1M window."""
-    base = ModelSpec(
-        name,
-        context_tokens=1_000_000,
-        max_output=128_000,
-        thinking=("adaptive",),
-        efforts=ALL_EFFORTS,
-        displays=("summarized", "omitted", "updates"),
-        betas=("updates", "binding", "tool_changes", "inline_tools"),
-        preserved=True,
-        system_messages=True,
-        tool_changes=True,
-        forced_tool_choice=False,
-    )
-    return replace(base, **changes)
-
-
 def _earlier(name: str, **changes: Any) -> ModelSpec:
-    """A model before preserved thinking: adaptive thinking, no binding checks."""
+    """A model before preserved thinking: adaptive thinking, no binding checks, 1M window."""
     base = ModelSpec(
         name,
         context_tokens=1_000_000,
@@ -117,6 +99,20 @@ def _earlier(name: str, **changes: Any) -> ModelSpec:
         displays=("summarized", "omitted"),
     )
     return replace(base, **changes)
+
+
+def _today(name: str, **changes: Any) -> ModelSpec:
+    """A model of today: preserved thinking, progress updates, system messages, tool changes,
+    no forced tool use."""
+    today = {
+        "displays": ("summarized", "omitted", "updates"),
+        "betas": ("updates", "binding", "tool_changes", "inline_tools"),
+        "preserved": True,
+        "system_messages": True,
+        "tool_changes": True,
+        "forced_tool_choice": False,
+    }
+    return _earlier(name, **{**today, **changes})
 
 
 _ROWS = [

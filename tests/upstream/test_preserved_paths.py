@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 from sqlalchemy import update
 
+from demo_model.binding import unmarked
 from engine.store.starts import Ask
 from models import ChatSession
 from streaming.wire.stored import message_events
@@ -49,15 +50,6 @@ def chat(double: ApiDouble, db_url: str, tmp_path: Path) -> Iterator[Chat]:
     opened = Chat(double, db_url, tmp_path)
     yield opened
     opened.close()
-
-
-def unmarked(value: Any) -> Any:
-    """`value` without cache_control (markers move between calls; they are not content)."""
-    if isinstance(value, dict):
-        return {k: unmarked(v) for k, v in value.items() if k != "cache_control"}
-    if isinstance(value, list):
-        return [unmarked(v) for v in value]
-    return value
 
 
 def thinking_sent(body: dict[str, Any]) -> int:
