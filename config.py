@@ -313,6 +313,25 @@ class Settings:
             shown="built-in table",
         ),
     )
+    thinking: Literal["adaptive", "between_tools"] = _setting(
+        "THINKING",
+        "adaptive",
+        _choice("adaptive", "between_tools"),
+        "the thinking type asked of models that take one: adaptive or between_tools",
+    )
+    effort: str = _setting(
+        "EFFORT",
+        "",
+        _choice("", "low", "medium", "high", "xhigh", "max"),
+        "output_config.effort for models that take it (unset: the model's default)",
+        shown="unset: the model's default",
+    )
+    thinking_display: Literal["summarized", "omitted", "updates"] = _setting(
+        "THINKING_DISPLAY",
+        "updates",
+        _choice("summarized", "omitted", "updates"),
+        "thinking.display: updates (progress notes between tool calls), summarized or omitted",
+    )
     prompt_cache: Literal["off", "5m", "1h"] = _setting(
         "PROMPT_CACHE", "5m", _choice("off", "5m", "1h"), "prompt caching: off, 5m or 1h"
     )

@@ -10,6 +10,7 @@ from typing import Any
 
 from demo_model.answers import compose_cited
 from demo_model.answers.honest import HELP
+from demo_model.binding import sign_reply
 from demo_model.cite import Answer, Part, SearchResults, text_blocks
 from demo_model.intent import Intent, resolve
 from demo_model.planner import next_calls
@@ -17,6 +18,8 @@ from demo_model.reading import question_indexes, results_since, rounds_since, te
 from tools.finance.clock import today as clock_today
 
 LABEL = "offline demo model"
+# The displays under which the notes between tool calls come back as text.
+NOTES = ("updates", "summarized")
 MAX_ROUNDS = 6  # a guard: every plan needs at most four rounds of tool calls
 NO_TOOLS = (
     "I need the finance tools to answer that, but this request offers none of the ones I use, "
@@ -52,9 +55,17 @@ def respond(body: dict[str, Any], today: date | None = None) -> Reply:
     if not calls:
         return _answer(compose_cited(intent, results), messages)
     digest = hashlib.sha256(json.dumps(messages, sort_keys=True).encode()).hexdigest()[:16]
+    display = display_of(body)
+    names = [n for n, _ in calls]
     blocks: list[dict[str, Any]] = []
     if rounds == 0:
-        blocks.append(_thinking(question, intent, [n for n, _ in calls], digest))
+        # Up-front thinking: its summary only with `display: "summarized"`.
+        thought = _thought(question, intent, names) if display == "summarized" else ""
+        blocks.append(_thinking(thought))
+    # The short note a model of today writes before its tool calls comes back as a thinking
+    # block: its text with `updates` or `summarized`, empty when omitted.
+    note = progress_note(names, len(results)) if display in NOTES else ""
+    blocks.append(_thinking(note))
     hidden = [name for name, _ in calls if name not in loaded]
     if hidden and search:
         blocks += _tool_search(hidden, digest)
@@ -62,7 +73,27 @@ def respond(body: dict[str, Any], today: date | None = None) -> Reply:
         {"type": "tool_use", "id": f"toolu_demo_{digest}_{k}", "name": name, "input": args}
         for k, (name, args) in enumerate(calls)
     ]
-    return Reply(blocks, "tool_use")
+    return Reply(sign_reply(body, blocks), "tool_use")
+
+
+def display_of(body: dict[str, Any]) -> str:
+    """The request's `thinking.display`; a model of today omits thinking text by default."""
+    thinking = body.get("thinking")
+    display = thinking.get("display") if isinstance(thinking, dict) else None
+    return display if display in ("summarized", "omitted", "updates") else "omitted"
+
+
+def progress_note(tools: list[str], results: int) -> str:
+    """What the model says it does next, between its tool calls."""
+    wanted = ", ".join(_label(name) for name in tools)
+    if not results:
+        return f"Looking up {wanted}."
+    got = f"{results} result{'s' if results != 1 else ''}"
+    return f"Read {got}; now looking up {wanted}."
+
+
+def _label(tool: str) -> str:
+    return tool.removeprefix("get_").replace("_", " ")
 
 
 def offered_tools(
@@ -73,7 +104,7 @@ def offered_tools(
     A deferred tool (`defer_loading`) is loaded once a tool search found it; without the
     tool search tool it stays out of reach, as with the API.
     """
-    tools = [t for t in body.get("tools") or [] if isinstance(t, dict)]
+    tools = _in_effect(body, messages)
     search = any(str(t.get("type", "")).startswith("tool_search_tool_") for t in tools)
     found = {
         ref.get("tool_name")
@@ -88,6 +119,31 @@ def offered_tools(
         {t.get("name") for t in tools if t.get("defer_loading")} - loaded if search else set()
     )
     return {str(n) for n in loaded}, {str(n) for n in deferred}, search
+
+
+def _in_effect(body: dict[str, Any], messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The request's `tools` with the changes its system messages made, in order: a
+    `tool_addition` offers a tool (defined by value, or one of `tools` by name) from there
+    on, a `tool_removal` withdraws one."""
+    declared = {str(t.get("name")): t for t in body.get("tools") or [] if isinstance(t, dict)}
+    tools = dict(declared)
+    for message in messages:
+        content = message.get("content")
+        if message.get("role") != "system" or not isinstance(content, list):
+            continue
+        for block in content:
+            tool = block.get("tool") if isinstance(block, dict) else None
+            if not isinstance(tool, dict):
+                continue
+            definition = tool.get("definition") if tool.get("type") == "tool_definition" else None
+            name = str(definition.get("name") if isinstance(definition, dict) else tool.get("name"))
+            if block.get("type") == "tool_removal":
+                tools.pop(name, None)
+            elif isinstance(definition, dict):
+                tools[name] = definition
+            elif name in declared:
+                tools[name] = {k: v for k, v in declared[name].items() if k != "defer_loading"}
+    return list(tools.values())
 
 
 def _tool_search(names: list[str], digest: str) -> list[dict[str, Any]]:
@@ -144,13 +200,17 @@ def describe(intent: Intent) -> str:
     return text
 
 
-def _thinking(question: str, intent: Intent, tools: list[str], digest: str) -> dict[str, Any]:
-    thought = (
+def _thought(question: str, intent: Intent, tools: list[str]) -> str:
+    return (
         f'The user asks: "{question.strip()[:200]}". I read it as {describe(intent)}. I need '
         f"their real data, so I will call {', '.join(tools)} and answer only from the exact "
         "figures returned, keeping each currency apart."
     )
-    return {"type": "thinking", "thinking": thought, "signature": f"demo-signature-{digest}"}
+
+
+def _thinking(text: str) -> dict[str, Any]:
+    """A thinking block; its signature binds it to what preceded it (sign_reply)."""
+    return {"type": "thinking", "thinking": text, "signature": ""}
 
 
 def _answer(answer: Answer, messages: list[dict[str, Any]]) -> Reply:

@@ -10,6 +10,8 @@ from typing import Any
 from demo_model.tool_calls import Results
 
 TODAY = re.compile(r"\bToday is (\d{4}-\d{2}-\d{2})\b")
+# How a note reads when sent as user text (engine/upstream/conversation.py `AS_TEXT`).
+NOTE = "[System note] "
 
 
 def text_of(message: dict[str, Any]) -> str:
@@ -23,23 +25,45 @@ def text_of(message: dict[str, Any]) -> str:
 
 
 def question_indexes(messages: list[dict[str, Any]]) -> list[int]:
-    """Return the positions of the user's own questions (not tool results), oldest first."""
+    """Return the positions of the user's own questions (not tool results), oldest first.
+
+    A note sent as user text (a model without system messages) is not a question.
+    """
     return [
-        i for i, m in enumerate(messages) if m.get("role") == "user" and text_of(m).strip() != ""
+        i for i, m in enumerate(messages) if m.get("role") == "user" and _own_text(m).strip() != ""
     ]
 
 
+def _own_text(message: dict[str, Any]) -> str:
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    return " ".join(
+        b.get("text", "")
+        for b in content or []
+        if isinstance(b, dict)
+        and b.get("type") == "text"
+        and not str(b.get("text", "")).startswith(NOTE)
+    )
+
+
 def today_of(body: dict[str, Any]) -> date | None:
-    """Return the date the system prompt gives as today, as a real model would read it."""
+    """Return the date the conversation gives as today, as a real model would read it: the
+    newest one its system messages (or notes) tell, else the system prompt's."""
+    texts = [
+        text_of(m)
+        for m in body.get("messages") or []
+        if isinstance(m, dict) and m.get("role") in ("system", "user")
+    ]
     system = body.get("system")
-    text = system if isinstance(system, str) else text_of({"content": system})
-    found = TODAY.search(text or "")
-    if found is None:
-        return None
-    try:
-        return date.fromisoformat(found.group(1))
-    except ValueError:
-        return None
+    texts.insert(0, system if isinstance(system, str) else text_of({"content": system}))
+    for text in reversed(texts):
+        for found in reversed(list(TODAY.finditer(text or ""))):
+            try:
+                return date.fromisoformat(found.group(1))
+            except ValueError:
+                continue
+    return None
 
 
 def results_since(messages: list[dict[str, Any]], start: int) -> Results:

@@ -11,6 +11,7 @@ from typing import Any
 
 import httpx2
 
+from demo_model.binding import Refused, betas_of, check, sign_reply
 from demo_model.brain import respond
 from demo_model.context_management import manage, tokens_of
 from demo_model.wire import encode_reply
@@ -51,14 +52,21 @@ class DemoTransport(httpx2.AsyncBaseTransport):
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         """Serve one API request."""
-        found = _reply(request.method, request.url.path, await request.aread())
+        betas = betas_of(request.headers)
+        found = _reply(request.method, request.url.path, await request.aread(), betas)
         if isinstance(found, httpx2.Response):
             return found
         return _stream(_Body(found, self.pace))
 
 
-def _reply(method: str, path: str, content: bytes) -> Iterator[bytes] | httpx2.Response:
-    """The reply's SSE chunks, or an error response."""
+def _reply(
+    method: str, path: str, content: bytes, betas: set[str] | None = None
+) -> Iterator[bytes] | httpx2.Response:
+    """The reply's SSE chunks, or an error response.
+
+    Thinking blocks sent back are checked against what preceded them (demo_model/binding.py):
+    a changed prefix gets the API's 400, or with `drop_block` is dropped and reported.
+    """
     counting = path.endswith("/v1/messages/count_tokens")
     if method != "POST" or not (counting or path.endswith("/v1/messages")):
         return _error(404, "not_found_error", f"The demo model has no {path}.")
@@ -70,9 +78,16 @@ def _reply(method: str, path: str, content: bytes) -> Iterator[bytes] | httpx2.R
         return _count(body)
     if not body.get("stream"):
         return _error(400, "invalid_request_error", "The demo model only streams.")
-    managed = manage(body)
+    try:
+        checked = check(body, betas or set())
+    except Refused as refused:
+        return _error(refused.status, refused.kind, refused.message)
+    managed = manage({**body, "messages": checked.messages})
     reply = respond({**body, "messages": managed.messages})
     blocks = [managed.compaction, *reply.blocks] if managed.compaction else reply.blocks
+    # Signed over the request as it was sent: the next one sends the same history again.
+    blocks = sign_reply(body, blocks)
+    transformations = checked.transformations if checked.reported else None
     usage = None
     if managed.iterations:
         written = tokens_of(reply.blocks)
@@ -89,6 +104,7 @@ def _reply(method: str, path: str, content: bytes) -> Iterator[bytes] | httpx2.R
         random.Random(seed),
         usage=usage,
         context_management=edits,
+        input_transformations=transformations,
     )
 
 

@@ -32,33 +32,32 @@ def encode_reply(
     rng: random.Random,
     usage: dict[str, Any] | None = None,
     context_management: dict[str, Any] | None = None,
+    input_transformations: list[dict[str, Any]] | None = None,
 ) -> Iterator[bytes]:
     """Yield the SSE events of one assistant message made of `blocks`.
 
     `usage` adds to the final usage (e.g. `iterations`); `context_management` goes on the
-    message_delta event, as the API reports the edits it applied.
+    message_delta event, as the API reports the edits it applied; `input_transformations`
+    (under the binding beta) is final in message_start, as the API sends it.
     """
-    yield sse(
-        "message_start",
-        {
-            "type": "message_start",
-            "message": {
-                "id": message_id,
-                "type": "message",
-                "role": "assistant",
-                "model": model,
-                "content": [],
-                "stop_reason": None,
-                "stop_sequence": None,
-                "usage": {
-                    "input_tokens": input_tokens,
-                    "output_tokens": 1,
-                    "cache_creation_input_tokens": 0,
-                    "cache_read_input_tokens": 0,
-                },
-            },
+    message: dict[str, Any] = {
+        "id": message_id,
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": {
+            "input_tokens": input_tokens,
+            "output_tokens": 1,
+            "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": 0,
         },
-    )
+    }
+    if input_transformations is not None:
+        message["input_transformations"] = input_transformations
+    yield sse("message_start", {"type": "message_start", "message": message})
     yield sse("ping", {"type": "ping"})
     out_chars = 0
     for index, block in enumerate(blocks):

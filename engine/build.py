@@ -16,6 +16,7 @@ from engine.runtime import Runtime
 from engine.session_limits import session_limits
 from engine.store.durable import Store
 from engine.store.messages import MessageStore
+from engine.store.prompts import PromptStore
 from engine.store.turns import TurnStore
 from engine.store.workers import WorkerRegistry
 from engine.turns.pacing import Pacer
@@ -78,6 +79,7 @@ def build_engine(settings: Settings, db: Database, upstream: Upstream) -> Engine
         window=context_window(settings.model_context_tokens, model),
         eager_input=settings.tool_eager_input,
         tool_search_threshold=settings.tool_search_threshold,
+        prompts=PromptStore(db),
     )
     return Engine(runtime, deps, WorkerRegistry(db), user_limits)
 

@@ -13,6 +13,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    false,
     text,
     true,
 )
@@ -64,6 +65,13 @@ class ChatSession(Base):
     active_leaf_id: Mapped[str | None] = mapped_column(String(32))
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
+    # The conversation's own `system` and `tools` as first sent, canonical JSON, sent
+    # byte-for-byte on every later request (engine/upstream/conversation.py); NULL until its
+    # first turn.
+    sent_prompt: Mapped[str | None] = mapped_column(Text)
+    # Since the API's "bound to a different conversation" 400: every request of it sends
+    # thinking.block_binding.prefix_mismatch_behavior "drop_block".
+    drop_blocks: Mapped[bool] = mapped_column(default=False, server_default=false())
 
     messages: Mapped[list[Message]] = relationship(
         order_by="Message.position", cascade="all, delete-orphan", passive_deletes=True
@@ -135,6 +143,8 @@ class Turn(Base):
     # The generation of the turn's live event log: a holder that finds the log lost starts
     # the next, whose event ids begin above any a client could hold (engine/events/epochs.py).
     log_epoch: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    # Thinking blocks the API dropped from this turn's requests (its input_transformations).
+    dropped_blocks: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
 
 
 class Message(Base):
@@ -157,6 +167,9 @@ class Message(Base):
     content: Mapped[list[dict[str, Any]]] = mapped_column(default=list)
     # Blocks cut off before content_block_stop: shown to people, never sent to the API.
     partial_content: Mapped[list[dict[str, Any]] | None]
+    # An assistant message's notes: the `role: "system"` messages sent right before it (a
+    # new date, tool changes), sent again before it, exactly, on every later request.
+    preamble: Mapped[list[dict[str, Any]] | None]
     status: Mapped[str] = mapped_column(String(16), default="complete")
     stop_reason: Mapped[str | None] = mapped_column(String(40))
     usage: Mapped[dict[str, Any] | None]

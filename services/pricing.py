@@ -2,8 +2,10 @@
 
 Prices are US dollars per million tokens, per model: `input`, `output`, `cache_write_5m`,
 `cache_write_1h` and `cache_read`; cache prices left out follow Anthropic's multipliers of
-the input price (1.25x, 2x, 0.1x). A model takes the entry whose key equals its name, else
-the longest key its name contains, so family names ("sonnet") price every dated version.
+the input price (1.25x, 2x, 0.1x). The defaults are the model table's (engine/upstream/
+catalog.py), the one place prices are kept. A model takes the entry whose key equals its
+name, else the longest key its name contains, so family names ("sonnet") price every dated
+version.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from engine.upstream.catalog import prices as catalog_prices
 from engine.upstream.estimate import billed_usage
 
 __all__ = [
@@ -26,18 +29,8 @@ __all__ = [
 
 Prices = dict[str, dict[str, Decimal]]
 
-DEFAULT_PRICES: dict[str, dict[str, float]] = {
-    "opus": {"input": 5, "output": 25},
-    "claude-opus-4-1": {"input": 15, "output": 75},
-    "claude-opus-4-0": {"input": 15, "output": 75},
-    "claude-opus-4-2025": {"input": 15, "output": 75},
-    "claude-3-opus": {"input": 15, "output": 75},
-    "sonnet": {"input": 3, "output": 15},
-    "haiku": {"input": 1, "output": 5},
-    "claude-3-5-haiku": {"input": 0.8, "output": 4},
-    "claude-3-haiku": {"input": 0.25, "output": 1.25},
-    "offline demo model": {"input": 0, "output": 0},
-}
+# The one table of models (engine/upstream/catalog.py): each model's row, then families.
+DEFAULT_PRICES: dict[str, dict[str, float]] = catalog_prices()
 CACHE_MULTIPLIERS = {
     "cache_write_5m": Decimal("1.25"),
     "cache_write_1h": Decimal("2"),

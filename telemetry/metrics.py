@@ -50,6 +50,10 @@ TOKEN_COUNTS = Counter(
     "count_tokens calls near the window, by outcome (fits, refit, failed).",
     ["outcome"],
 )
+THINKING_DROPPED = Counter(
+    "chat_thinking_blocks_dropped_total",
+    "Thinking blocks the API dropped from requests (drop_block, or another model's).",
+)
 TOOL_RUNS = Counter("chat_tool_runs_total", "Tool calls answered, by tool.", ["tool"])
 TOOL_ERRORS = Counter("chat_tool_errors_total", "Tool calls answered is_error, by tool.", ["tool"])
 TOOL_SECONDS = Histogram(

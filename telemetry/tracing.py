@@ -183,6 +183,15 @@ def model_answered(
         value = (usage or {}).get(key)
         if isinstance(value, int):
             span.set_attribute(name, value)
+    # Thinking blocks the API dropped from the request (their binding failed).
+    changed = (usage or {}).get("input_transformations")
+    if isinstance(changed, list) and changed:
+        dropped = [
+            t for t in changed if isinstance(t, dict) and t.get("type") == "thinking_dropped"
+        ]
+        span.set_attribute("anthropic.thinking.dropped_blocks", len(dropped))
+        reasons = sorted({str(t.get("reason")) for t in dropped})
+        span.set_attribute("anthropic.thinking.dropped_reasons", reasons)
     if capture_content():
         span.set_attribute(
             "gen_ai.output.messages", _json([{"role": "assistant", "content": content}])

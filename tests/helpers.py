@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from datetime import date
 from pathlib import Path
 from typing import Any
 
 from engine.events.log import split_frames, starts_epoch
+from engine.upstream.catalog import DEMO
+from engine.upstream.shape import shape_for
 from streaming.wire.protocol import decode_stream
 from streaming.wire.sse import iter_json_events
 from streaming.wire.view import view_of
@@ -46,21 +49,30 @@ class ScriptedModel:
     """A model client that plays one scripted event list per call and records requests.
 
     A script may be an Exception, raised when the call opens (like an HTTP error status);
-    an Exception among a script's events is raised at that point of the stream.
+    an Exception among a script's events is raised at that point of the stream. It takes
+    requests as the offline demo model's row does (system messages, preserved thinking):
+    `requests` holds each request's messages less its `role: "system"` notes, `sent` each
+    whole request (its messages and the conversation's part: system, binding, betas).
     """
 
     model, max_tokens = "scripted", 4096
+    system: str | None = None
+    shape = shape_for(DEMO.name, "adaptive", "", "updates")
 
-    def __init__(self, scripts: list[Any]) -> None:
+    def __init__(self, scripts: list[Any], today: Callable[[], date] = date.today) -> None:
         self.scripts = list(scripts)
+        self.today = today
         self.requests: list[list[dict[str, Any]]] = []
+        self.sent: list[dict[str, Any]] = []
 
     @asynccontextmanager
     async def open(
-        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], **shape: Any
     ) -> AsyncIterator[AsyncIterator[bytes]]:
         """Yield the next script's events as SSE bytes."""
-        self.requests.append(json.loads(json.dumps(messages)))
+        copied = json.loads(json.dumps(messages))
+        self.sent.append({"messages": copied, "tools": tools, **shape})
+        self.requests.append([m for m in copied if m.get("role") != "system"])
         if not self.scripts:
             raise AssertionError("the model was called more times than scripted")
         script = self.scripts.pop(0)

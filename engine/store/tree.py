@@ -46,22 +46,27 @@ def _path_statement(*columns: Any) -> Any:
 
 
 # Built once: the model's view is read at every turn's start.
-_CONVERSATION = _path_statement(M.id, M.role, M.content, M.status, M.stop_reason)
+_CONVERSATION = _path_statement(M.id, M.role, M.content, M.status, M.stop_reason, M.preamble)
 _PATH_IDS = _path_statement(M.id)
 _PATH_SHOWN = _path_statement(M.id, M.status)
 
 
 def conversation(conn: Connection, session_id: str) -> list[dict[str, Any]]:
-    """The active branch's finished messages, as the model sees them (with `id`, `stop_reason`).
+    """The active branch's finished messages, as the model sees them (with `id`, `stop_reason`
+    and, on a reply sent after notes, their `preamble`).
 
-    Requests take only role and content; rows left empty are skipped.
+    Requests take only role, content and the notes; rows left empty are skipped.
     """
     rows = conn.execute(_CONVERSATION, {"_session": session_id}).all()
-    return [
-        {"role": r.role, "content": r.content, "id": r.id, "stop_reason": r.stop_reason}
-        for r in rows
-        if r.status in MESSAGE_FINISHED and r.content
-    ]
+    out = []
+    for r in rows:
+        if r.status not in MESSAGE_FINISHED or not r.content:
+            continue
+        message = {"role": r.role, "content": r.content, "id": r.id, "stop_reason": r.stop_reason}
+        if r.preamble:
+            message["preamble"] = r.preamble
+        out.append(message)
+    return out
 
 
 def path_ids(conn: Connection, session_id: str) -> list[str]:

@@ -12,6 +12,7 @@ import asyncio
 import logging
 import random
 import time
+from functools import partial
 from typing import Any
 
 from domain.errors import TurnFailed, UpstreamInterrupted
@@ -23,12 +24,13 @@ from engine.turns.round import MessageRound, RoundResult
 from engine.turns.shared import TurnDeps
 from engine.turns.tool_ids import tool_ids
 from engine.turns.window import Fit
+from engine.upstream.conversation import Conversation, Outgoing, outgoing
 from engine.upstream.retry import MODEL_ERRORS, Failure, classify
 from engine.upstream.selection import Plan
 from streaming.wire import events as E
 from streaming.wire.sse import JSONEvents
 from telemetry import tracing
-from telemetry.metrics import TOKEN_COUNTS, UPSTREAM_RETRIES
+from telemetry.metrics import THINKING_DROPPED, TOKEN_COUNTS, UPSTREAM_RETRIES
 
 log = logging.getLogger(__name__)
 STALLED = "The model stream stalled."
@@ -74,27 +76,51 @@ class ModelCalls:
         self._rng = random.Random()
 
     async def stream(
-        self, history: list[dict[str, Any]], outbox: Outbox, lease: Lease
-    ) -> RoundResult:
+        self,
+        history: list[dict[str, Any]],
+        outbox: Outbox,
+        lease: Lease,
+        conversation: Conversation,
+    ) -> tuple[RoundResult, Conversation]:
         """Call the model until one attempt yields a whole, stored message.
 
-        Only time spent waiting between attempts counts against the retry budget: a stall
-        noticed after a minute, or a long stream that breaks late, is still retried.
+        Every request is built by the conversation (engine/upstream/conversation.py). Only
+        time spent waiting between attempts counts against the retry budget: a stall
+        noticed after a minute, or a long stream that breaks late, is still retried. The
+        documented 400 for a thinking block bound to another prefix is answered at once,
+        once: the conversation sends `drop_block` from then on (returned, and stored).
         """
         policy, waited, attempt = self.deps.retry, 0.0, 0
         used = tool_ids(history)
-        window, tools, refitted = self.deps.window, self.deps.tools_sent(), False
+        window, refitted = self.deps.window, False
+        current_tools = self.deps.tools_sent()
+        tools = conversation.tools(current_tools)
         while True:
             # Counted once per round: a retry sends what was counted (or trimmed by a refusal).
-            fit = await self._fit(history, lease, count=attempt == 0 and not refitted)
+            fit = await self._fit(history, lease, conversation, count=attempt == 0 and not refitted)
             self._announce(fit.plan, history, outbox)
-            self.current = current = MessageRound(self.deps.messages, outbox, lease, used)
+            sent = outgoing(conversation, fit.plan, self.deps.model.today(), current_tools)
+            self.current = current = MessageRound(
+                self.deps.messages, outbox, lease, used, sent.preamble
+            )
             try:
-                result = await self._attempt(fit.plan.messages, tools, current)
+                result = await self._attempt(sent, tools, conversation, current)
             except MODEL_ERRORS as err:
                 failure = classify(err)
                 current.discard(failure.code, attempt)
                 self.current = None
+                if failure.bound and not conversation.drop_blocks:
+                    log.warning(
+                        "turn %s: a thinking block's prefix changed; dropping such "
+                        "blocks from now on",
+                        self.turn_id,
+                    )
+                    conversation = conversation.dropping()
+                    if self.deps.prompts is not None:
+                        await self.deps.store.durable(
+                            self.deps.prompts.drop_blocks, lease.session_id
+                        )
+                    continue
                 if failure.too_long and not refitted:
                     # Once per round: trim by what the API counted, then call again at once.
                     refitted = True
@@ -118,19 +144,30 @@ class ModelCalls:
                 attempt += 1
                 continue
             self.current = None
+            if result.dropped:
+                # Recorded with the turn (and in the message's usage, and its trace).
+                THINKING_DROPPED.inc(result.dropped)
+                if self.deps.prompts is not None:
+                    outbox.write(partial(self.deps.prompts.dropped, lease, result.dropped))
             await outbox.settled()
             window.observe(lease.session_id, fit, result.usage)
-            return result
+            return result, conversation
 
-    async def _fit(self, history: list[dict[str, Any]], lease: Lease, count: bool) -> Fit:
+    async def _fit(
+        self, history: list[dict[str, Any]], lease: Lease, conversation: Conversation, count: bool
+    ) -> Fit:
         """Plan the request; near the window, let the API's count decide (else the estimate)."""
-        window, tools = self.deps.window, self.deps.tools_sent()
+        window = self.deps.window
+        current_tools = self.deps.tools_sent()
+        tools = conversation.tools(current_tools)
         fit = window.fit(lease.session_id, history, tools)
         if not fit.near or not count:
             return fit
+        sent = outgoing(conversation, fit.plan, self.deps.model.today(), current_tools)
         try:
             counted = await asyncio.wait_for(
-                self.deps.model.count(fit.plan.messages, tools), self.deps.timings.count_tokens
+                self.deps.model.count(sent.messages, tools, **_shape(conversation, sent)),
+                self.deps.timings.count_tokens,
             )
         except (*MODEL_ERRORS, TimeoutError, ValueError) as err:
             # Loud: a count the API always refuses would otherwise leave the estimate alone.
@@ -146,12 +183,16 @@ class ModelCalls:
         return window.fit(lease.session_id, history, tools)
 
     async def _attempt(
-        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], current: MessageRound
+        self,
+        sent: Outgoing,
+        tools: list[dict[str, Any]],
+        conversation: Conversation,
+        current: MessageRound,
     ) -> RoundResult:
         """One model call in a `chat <model>` span."""
-        with tracing.model_span(self.deps.model.model, messages) as span:
+        with tracing.model_span(self.deps.model.model, sent.messages) as span:
             try:
-                result = await self._stream_once(messages, tools, current)
+                result = await self._stream_once(sent, tools, conversation, current)
             except MODEL_ERRORS as err:
                 tracing.failed(span, classify(err).code)
                 raise
@@ -166,11 +207,17 @@ class ModelCalls:
             return result
 
     async def _stream_once(
-        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], current: MessageRound
+        self,
+        sent: Outgoing,
+        tools: list[dict[str, Any]],
+        conversation: Conversation,
+        current: MessageRound,
     ) -> RoundResult:
         """One model call, streamed through `current`; raise UpstreamInterrupted on a stall."""
         t = self.deps.timings
-        reading = asyncio.get_running_loop().create_task(self._read(messages, tools, current))
+        reading = asyncio.get_running_loop().create_task(
+            self._read(sent, tools, conversation, current)
+        )
         watch = StallWatch(current, reading, t.stall_timeout, t.first_token_timeout)
         try:
             # A stopped turn's cancellation reaches `reading` through this await.
@@ -184,10 +231,15 @@ class ModelCalls:
             watch.close()
 
     async def _read(
-        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], current: MessageRound
+        self,
+        sent: Outgoing,
+        tools: list[dict[str, Any]],
+        conversation: Conversation,
+        current: MessageRound,
     ) -> RoundResult:
         """Open the call and feed every upstream event to `current`."""
-        async with self.deps.model.open(messages, tools) as chunks:
+        shape = _shape(conversation, sent)
+        async with self.deps.model.open(sent.messages, tools, **shape) as chunks:
             events, cadence = JSONEvents(), Cadence(self.deps.pacer)
             try:
                 async for chunk in chunks:
@@ -213,6 +265,15 @@ class ModelCalls:
                 plan.omitted_turns, plan.omitted_messages, plan.elided_results, first.get("id")
             )
         )
+
+
+def _shape(conversation: Conversation, sent: Outgoing) -> dict[str, Any]:
+    """The conversation's part of a request: its system, binding control and betas."""
+    return {
+        "system": conversation.prompt.system,
+        "drop_blocks": conversation.drop_blocks,
+        "betas": sent.betas,
+    }
 
 
 def _final_message(failure: Failure, attempt: int) -> str:

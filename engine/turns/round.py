@@ -39,6 +39,18 @@ class RoundResult:
     stop_reason: str | None
     tool_errors: dict[str, BadInput] = field(default_factory=dict)
     usage: dict[str, Any] | None = None
+    # Thinking blocks the API dropped from the request (its input_transformations).
+    dropped: int = 0
+    # The notes sent right before it (stored with it: engine/upstream/conversation.py).
+    preamble: list[dict[str, Any]] | None = None
+
+    def as_history(self) -> dict[str, Any]:
+        """The message as the history holds it (the next round sends it, notes first)."""
+        message: dict[str, Any] = {"role": "assistant", "content": self.content}
+        message["id"] = self.message_id
+        if self.preamble:
+            message["preamble"] = self.preamble
+        return message
 
 
 class MessageRound:
@@ -50,8 +62,14 @@ class MessageRound:
         outbox: Outbox,
         lease: Lease,
         used_tool_ids: set[str] | None = None,
+        preamble: list[dict[str, Any]] | None = None,
     ) -> None:
         self.store, self.outbox, self.lease = store, outbox, lease
+        # The notes sent at the end of the request (a date, tool changes): stored with the
+        # reply, so later requests send them before it again.
+        self.preamble = preamble or None
+        # What the API changed of the request before the model read it (message_start).
+        self.transformations: list[dict[str, Any]] = []
         # Tool ids the session's history already holds: a reused one is a new call.
         self.ids = UniqueIds(frozenset(used_tool_ids or ()))
         self.acc = MessageAccumulator()
@@ -101,6 +119,9 @@ class MessageRound:
         cut = self._end_open_blocks()
         usage = message.get("usage")
         management = message.get("context_management")
+        if self.transformations:
+            # Blocks the API dropped are recorded with the usage, which is what they change.
+            usage = {**(usage or {}), "input_transformations": self.transformations}
         end = E.message_end(
             self.message_id, message.get("stop_reason"), usage, context_management=management
         )
@@ -120,8 +141,15 @@ class MessageRound:
             )
         )
         self.outbox.emit(end)
+        dropped = sum(1 for t in self.transformations if t.get("type") == "thinking_dropped")
         return RoundResult(
-            self.message_id, content, message.get("stop_reason"), self.tool_errors, usage
+            self.message_id,
+            content,
+            message.get("stop_reason"),
+            self.tool_errors,
+            usage,
+            dropped,
+            self.preamble,
         )
 
     def abort(self, reason: str) -> None:
@@ -164,8 +192,11 @@ class MessageRound:
             self.discard("restarted", 0)
         msg = change.message
         self.response_model, self.response_id = msg.get("model"), msg.get("id")
+        found = msg.get("input_transformations")
+        self.transformations = [t for t in found if isinstance(t, dict)] if found else []
         message_id = new_id("msg")
         self.ids.reset()
+        notes = {"preamble": self.preamble} if self.preamble else {}
         self.outbox.write(
             partial(
                 self.store.add_message,
@@ -176,6 +207,7 @@ class MessageRound:
                 "streaming",
                 model=msg.get("model"),
                 upstream_id=msg.get("id"),
+                **notes,
             )
         )
         self.message_id = message_id
@@ -203,16 +235,21 @@ class MessageRound:
             partial(self.store.update_message, self.lease, message_id, content=content)
         )
         self.open_blocks.pop(change.index, None)
+        block_id = self.block_ids[change.index]
         self.outbox.emit(
             E.block_end(
                 message_id,
-                self.block_ids[change.index],
+                block_id,
                 change.index,
                 block,
                 error=change.error or None,
                 incomplete=change.index in self.cutting,
             )
         )
+        note = block.get("thinking") if block.get("type") == "thinking" else None
+        if note and isinstance(note, str):
+            # Once per block, at its end: a progress note is a status line, not thinking.
+            self.outbox.emit(E.progress(message_id, block_id, note))
 
     def _cut_tools(self) -> None:
         """At max_tokens: end the tool calls left open, and mark cut the calls the limit cut.

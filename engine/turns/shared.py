@@ -9,6 +9,7 @@ from config import Timings
 from engine.events.log import EventLog
 from engine.store.durable import Store
 from engine.store.messages import MessageStore
+from engine.store.prompts import PromptStore
 from engine.store.turns import TurnStore
 from engine.turns.pacing import Pacer
 from engine.turns.tools import ToolRunner
@@ -48,6 +49,8 @@ class TurnDeps:
     worker: WorkerState = field(default_factory=WorkerState)
     eager_input: bool = False
     tool_search_threshold: int = 0
+    # Each conversation's own copy of system and tools, and its binding flag.
+    prompts: PromptStore | None = None
 
     def tools_sent(self) -> list[dict[str, Any]]:
         """The tools of a model call: ours, then the MCP servers' (one list while unchanged)."""

@@ -39,10 +39,10 @@ from engine.turns.model_calls import ModelCalls
 from engine.turns.outbox import Outbox
 from engine.turns.shared import TurnDeps
 from engine.turns.tools import BadInput, tool_calls
+from engine.upstream.conversation import Conversation, freeze
 from models import new_id, utcnow
 from models.chat import APPROVED, TOOL_AWAITING, TURN_AWAITING
 from streaming.messages.history import repair_history, validate_history
-from streaming.messages.sent import as_sent
 from streaming.wire import events as E
 from streaming.wire.protocol import encode_event
 from streaming.wire.view import view_of
@@ -97,6 +97,8 @@ class Turn:
         # Replies the output limit cut mid-tool-call: the first is answered and the turn goes on.
         self.cuts = 0
         self._counted = 0
+        # What the conversation sends whatever its history (read as the turn begins).
+        self.conversation: Conversation | None = None
 
     def stop(self, kind: str) -> None:
         """Stop the turn: `cancel` (the client asked) or a quiet kind (QUIET)."""
@@ -285,6 +287,7 @@ class Turn:
         if not self.takeovers:
             self.outbox.emit((E.TURN_START, start))
             branch = await deps.store.durable(deps.messages.conversation, self.turn.session_id)
+            self.conversation = await self._open(branch)
             if self.turn.continues:
                 # Its calls were decided, not answered: they are run (or declined) first.
                 return branch, _stop_of(branch)
@@ -318,7 +321,28 @@ class Turn:
         # Unrepaired: a stored tool call whose results were not stored yet must be answered
         # by its tools (or their claims), not by the synthetic results repair would add.
         conversation = await deps.store.durable(deps.messages.conversation, self.turn.session_id)
+        self.conversation = await self._open(conversation)
         return conversation, _stop_of(conversation)
+
+    async def _open(self, branch: list[dict[str, Any]]) -> Conversation:
+        """The session's own copy of system and tools (made now if it has none) and its
+        binding flag. A session from before copies were kept, with thinking blocks bound to
+        what it sent then, drops such blocks from the start."""
+        deps = self.deps
+        spec = deps.model.shape.spec
+        fresh = freeze(deps.tools_sent(), deps.model.system)
+        legacy = any(
+            isinstance(block, dict) and block.get("type") == "thinking"
+            for message in branch
+            if message["role"] == "assistant" and isinstance(message["content"], list)
+            for block in message["content"]
+        )
+        if deps.prompts is None:
+            return Conversation(fresh, spec, legacy)
+        prompt, drop = await deps.store.durable(
+            deps.prompts.open, self.turn.session_id, fresh, legacy
+        )
+        return Conversation(prompt, spec, drop)
 
     async def _take_log(self) -> bytes:
         """Fence the last holder out of the event log; its frames of this epoch (b"" if lost)."""
@@ -357,17 +381,19 @@ class Turn:
                 raise LeaveQuietly()
             self.rounds += 1
             # Repair drops what the API refuses (e.g. whitespace-only text before a tool call)
-            # and merges a pause_turn continuation into the message it continues; as_sent
-            # leaves out what we keep for ourselves (citations, input errors).
-            history = as_sent(repair_history(history))
+            # and merges a pause_turn continuation into the message it continues; the
+            # conversation decides what is sent of it (engine/upstream/conversation.py).
+            history = repair_history(history)
             problems = validate_history(history, expect_user_last=stop != "pause_turn")
             if problems:
                 raise TurnFailed("invalid_history", "; ".join(problems))
-            result = await self.calls.stream(history, self.outbox, self.lease)
-            self.count_events()
-            history.append(
-                {"role": "assistant", "content": result.content, "id": result.message_id}
+            if self.conversation is None:  # opened as the turn began
+                raise TurnFailed(*INTERNAL)
+            result, self.conversation = await self.calls.stream(
+                history, self.outbox, self.lease, self.conversation
             )
+            self.count_events()
+            history.append(result.as_history())
             stop, tool_errors = result.stop_reason, result.tool_errors
 
     async def _after_message(

@@ -7,9 +7,10 @@ The prompt is cached as a prefix in the order tools -> system -> messages. Three
 
 1. the static system block (system[0]): tools and instructions, shared by every session and
    every day, because the date lives in a later system block;
-2. the last block of the user message the previous model call ended on: an exact hit on what
-   that call wrote, however many blocks the newest round added (the API's lookback from a
-   breakpoint only reaches about 20 blocks back);
+2. the last block of the message the previous model call ended on (the one before the last
+   reply: a user message, or the system notes sent after it): an exact hit on what that call
+   wrote, however many blocks the newest round added (the API's lookback from a breakpoint
+   only reaches about 20 blocks back);
 3. the last block of the last message: writes the conversation so far for the next call.
 
 The fourth goes on a compaction block that opens the messages (CONTEXT_STRATEGY=compact): the
@@ -95,7 +96,7 @@ def place(
         (i for i in range(min(2, len(messages))) if _opens_with_compaction(messages[i])), 0
     )
     last = len(messages) - 1
-    for index in (_previous_user(messages), last):
+    for index in (_previous_end(messages), last):
         if index is not None and index >= start:
             messages[index] = _mark_last(messages[index], mark)
     if messages and _opens_with_compaction(messages[start]):
@@ -125,11 +126,11 @@ def breakpoints(tools: list[Block], system: list[Block], messages: list[Message]
     return sum(1 for block in blocks if isinstance(block, dict) and "cache_control" in block)
 
 
-def _previous_user(messages: list[Message]) -> int | None:
-    """Index of the user message before the last message: where the previous call ended."""
-    for index in range(len(messages) - 2, -1, -1):
-        if messages[index].get("role") == "user":
-            return index
+def _previous_end(messages: list[Message]) -> int | None:
+    """Index of the message before the last reply: where the previous call ended."""
+    for index in range(len(messages) - 1, 0, -1):
+        if messages[index].get("role") == "assistant":
+            return index - 1
     return None
 
 

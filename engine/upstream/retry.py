@@ -43,6 +43,9 @@ TOO_LONG = (
     re.compile(r"prompt is too long:\s*(\d+)\s*tokens?\s*>\s*(\d+)"),
     re.compile(r"exceed context limit:\s*(\d+)\s*\+\s*\d+\s*>\s*(\d+)"),
 )
+# The 400 for a thinking block whose prefix changed (the docs' "Fix a thinking block bound to
+# a different conversation").
+BOUND = re.compile(r"bound to a different conversation|prefix_mismatch_behavior")
 TOO_LONG_MESSAGE = (
     "This turn does not fit the model's context window even with the earlier turns left "
     "out ({tokens} tokens > {maximum}); ask again more briefly."
@@ -59,6 +62,9 @@ class Failure:
     retry_after: float | None = None
     # (tokens, maximum) when the API refused the prompt as too long for the window.
     too_long: tuple[int, int] | None = None
+    # The API refused a thinking block bound to a different prefix ("Prefix checks on
+    # thinking blocks"): sending `drop_block` is the documented way on.
+    bound: bool = False
 
 
 @dataclass(frozen=True)
@@ -102,6 +108,8 @@ def classify(err: BaseException) -> Failure:
             tokens, maximum = sizes
             message = TOO_LONG_MESSAGE.format(tokens=tokens, maximum=maximum)
             return Failure("prompt_too_long", message, False, too_long=sizes)
+        if status == 400 and BOUND.search(_error_text(err)):
+            return Failure(kind, _status_message(status, err), False, bound=True)
         return Failure(
             kind,
             _status_message(status, err),

@@ -13,6 +13,12 @@ the history has made (each user message, and a trailing assistant message), if w
 no longer fits the room, trim until it fills at most LOW of it. A history only grows, so
 the replay reaches the same trim point on every later call: it moves only once the room is
 full again, and every call in between sends the same prefix, which the prompt cache reads.
+
+The replay also says which kept messages were answered under an earlier trim point (`stale`):
+they were written for a conversation that started elsewhere, so their thinking blocks (and
+citations, numbered over that request's search results) no longer hold and are not sent
+back (engine/upstream/conversation.py). Messages answered since hold as long as the trim
+point does, so every call until the next step sends them exactly as returned.
 """
 
 from __future__ import annotations
@@ -55,6 +61,8 @@ class Plan:
     elided_results: int
     previous_elided: int
     squeezed: bool
+    # How many of `messages` (from the first) were answered under an earlier trim point.
+    stale: int = 0
 
     @property
     def omitted_messages(self) -> int:
@@ -201,10 +209,14 @@ def plan(history: list[Message], room: float, low: float | None = None, elide: b
     cut = previous = Cut()
     last = len(history) - 1
     checkpoints = [i for i, m in enumerate(history) if m.get("role") == "user" or i == last]
+    # The request (ending at a checkpoint) that first sent the current trim point.
+    since = 0
     for index in checkpoints:
         previous = cut
         if sizes.size(cut, index) > room:
             cut = _step(sizes, cut, index, low * room, elide)
+            if cut != previous:
+                since = index
     first = sizes.starts[cut.dropped]
     elide_to = sizes.starts[cut.elided]
     kept = [sizes.lean[i] if i < elide_to else history[i] for i in range(first, last + 1)]
@@ -217,7 +229,7 @@ def plan(history: list[Message], room: float, low: float | None = None, elide: b
         kept, tokens, extra = _squeeze(sizes, kept, first, max(elide_to, first + 1), last)
         elided, squeezed = elided + extra, extra > 0
     return Plan(
-        messages=[{"role": m["role"], "content": m["content"]} for m in kept],
+        messages=[_sent(m) for m in kept],
         tokens=tokens,
         cut=cut,
         previous=previous,
@@ -225,7 +237,17 @@ def plan(history: list[Message], room: float, low: float | None = None, elide: b
         elided_results=elided,
         previous_elided=sizes.elided_results(previous),
         squeezed=squeezed,
+        # A squeezed turn's notes move from call to call: nothing kept is as it was answered.
+        stale=len(kept) if squeezed else max(0, since - first),
     )
+
+
+def _sent(message: Message) -> Message:
+    """What a request takes of a message: its role and content, and the notes sent before it."""
+    sent = {"role": message["role"], "content": message["content"]}
+    if message.get("preamble"):
+        sent["preamble"] = message["preamble"]
+    return sent
 
 
 def _squeeze(

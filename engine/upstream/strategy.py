@@ -140,7 +140,11 @@ def model_view(history: list[Message], kind: StrategyKind) -> tuple[int, list[Me
             return 0, history
         i, j = found
         first = history[i]
-        head = first if j == 0 else {**first, "content": first["content"][j:]}
+        # The API reads nothing before the compaction block: not the notes sent before its
+        # reply either (the block's `tool_changes` carry the tool changes of what it sums up).
+        head = {k: v for k, v in first.items() if k != "preamble"}
+        if j:
+            head["content"] = first["content"][j:]
         # A request opens with a user message; the API drops everything before the compaction
         # block, so a constant opener costs nothing and keeps the cached prefix stable.
         return i - 1, [OPENER, head, *history[i + 1 :]]

@@ -99,6 +99,10 @@ def validate_history(messages: list[dict[str, Any]], expect_user_last: bool = Tr
             continue
         role = message.get("role")
         content = message.get("content")
+        if role == "system":
+            # A mid-conversation system message: notes, in no turn of the alternation.
+            _check_system(where, i, content, expected, problems)
+            continue
         if role not in ("user", "assistant"):
             problems.append(f"{where}: role must be 'user' or 'assistant', got {role!r}")
         elif i == 0 and role != "user":
@@ -124,7 +128,9 @@ def validate_history(messages: list[dict[str, Any]], expect_user_last: bool = Tr
             problems.append(f"{where}: orphan tool_use {orphans}: no user tool_result follows")
         expected = _tool_use_ids(blocks) if role == "assistant" else []
         prev_role = role
-    last_role = messages[-1].get("role") if isinstance(messages[-1], dict) else None
+    # Notes after the last message leave it the last one of the alternation.
+    turns = [m for m in messages if not (isinstance(m, dict) and m.get("role") == "system")]
+    last_role = turns[-1].get("role") if turns and isinstance(turns[-1], dict) else None
     if expected and expect_user_last:
         problems.append(
             f"messages[{len(messages) - 1}]: orphan tool_use {', '.join(expected)}: "
@@ -133,6 +139,30 @@ def validate_history(messages: list[dict[str, Any]], expect_user_last: bool = Tr
     if expect_user_last and last_role != "user":
         problems.append(f"messages[{len(messages) - 1}]: the last message must have role 'user'")
     return problems
+
+
+SYSTEM_BLOCKS = ("text", "tool_addition", "tool_removal")
+
+
+def _check_system(
+    where: str, index: int, content: Any, expected: list[str], problems: list[str]
+) -> None:
+    """A `role: "system"` message: after the first message, never between a tool call and
+    its results, holding text and tool changes only."""
+    if index == 0:
+        problems.append(f"{where}: the first message must have role 'user', got 'system'")
+    if expected:
+        problems.append(f"{where}: a system message cannot come between tool_use and its result")
+    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+    if not isinstance(blocks, list) or not blocks:
+        problems.append(f"{where}: a system message needs content")
+        return
+    for j, block in enumerate(blocks):
+        kind = block.get("type") if isinstance(block, dict) else None
+        if kind not in SYSTEM_BLOCKS:
+            problems.append(f"{where}.content[{j}]: a system message holds no {kind} block")
+        elif kind == "text" and not str(block.get("text", "")).strip():
+            problems.append(f"{where}.content[{j}]: text block is empty or whitespace-only")
 
 
 def _tool_use_ids(blocks: list[Any]) -> list[str]:
@@ -213,9 +243,10 @@ def repair_history(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Return a new history the API accepts (ending may be assistant); the input is not mutated.
 
     A message's `id` (where it is stored) is kept; one merged from several keeps the first,
-    except that tool results merged with a later question take the question's id.
+    except that tool results merged with a later question take the question's id. An
+    assistant message's `preamble` (the system messages sent before it) goes with it.
     """
-    cleaned: list[list[Any]] = []  # [role, blocks, id]
+    cleaned: list[list[Any]] = []  # [role, blocks, id, preamble]
     used_ids: set[str] = set()
     # Text blocks made from string content; a message left as just that block gets its string back.
     from_str: set[int] = set()
@@ -226,15 +257,17 @@ def repair_history(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         blocks = _clean_blocks(role, message.get("content"), used_ids, from_str)
         if not blocks:
             continue
+        preamble = message.get("preamble") if role == "assistant" else None
         if cleaned and cleaned[-1][0] == role:
             if _asks(blocks) and not _asks(cleaned[-1][1]):
                 cleaned[-1][2] = message.get("id")
             cleaned[-1][1].extend(blocks)
+            cleaned[-1][3] = cleaned[-1][3] or preamble
         else:
-            cleaned.append([role, blocks, message.get("id")])
+            cleaned.append([role, blocks, message.get("id"), preamble])
 
-    out: list[tuple[str, list[Block], Any]] = []
-    for role, blocks, ident in cleaned:
+    out: list[tuple[str, list[Block], Any, Any]] = []
+    for role, blocks, ident, preamble in cleaned:
         if role == "assistant":
             # A history cannot open with the assistant; dropping it also orphans its tool
             # results, which the next user message then discards.
@@ -243,7 +276,7 @@ def repair_history(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
             if out[-1][0] == "assistant":
                 out[-1][1].extend(blocks)
             else:
-                out.append((role, blocks, ident))
+                out.append((role, blocks, ident, preamble))
             continue
         # `cleaned` alternates and assistants are only skipped while `out` is empty, so a
         # user message here always follows an assistant message or opens the history.
@@ -252,21 +285,25 @@ def repair_history(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         # Dropping a user message that held only unmatched results can make two assistant
         # messages adjacent; the next assistant then merges into this one above.
         if blocks:
-            out.append((role, blocks, ident))
+            out.append((role, blocks, ident, None))
     if out and out[-1][0] == "assistant":
         pending = _tool_use_ids(out[-1][1])
         if pending:
-            out.append(("user", [_interrupted(tool_id) for tool_id in pending], None))
-    return [_message(role, blocks, ident, from_str) for role, blocks, ident in out]
+            out.append(("user", [_interrupted(tool_id) for tool_id in pending], None, None))
+    return [_message(role, blocks, ident, from_str, pre) for role, blocks, ident, pre in out]
 
 
 def _asks(blocks: list[Block]) -> bool:
     return any(block["type"] != "tool_result" for block in blocks)
 
 
-def _message(role: str, blocks: list[Block], ident: Any, from_str: set[int]) -> dict[str, Any]:
+def _message(
+    role: str, blocks: list[Block], ident: Any, from_str: set[int], preamble: Any
+) -> dict[str, Any]:
     single = len(blocks) == 1 and id(blocks[0]) in from_str
     message: dict[str, Any] = {"role": role, "content": blocks[0]["text"] if single else blocks}
     if ident is not None:
         message["id"] = ident
+    if preamble:
+        message["preamble"] = preamble
     return message

@@ -31,6 +31,7 @@ EventName = Literal[
     "block_start",
     "block_delta",
     "block_end",
+    "progress",
     "message_end",
     "message_discarded",
     "approval_resolved",
@@ -45,6 +46,8 @@ MESSAGE_START: Final = "message_start"
 BLOCK_START: Final = "block_start"
 BLOCK_DELTA: Final = "block_delta"
 BLOCK_END: Final = "block_end"
+# A short note the model wrote between tool calls (a thinking block with text): a status line.
+PROGRESS: Final = "progress"
 MESSAGE_END: Final = "message_end"
 MESSAGE_DISCARDED: Final = "message_discarded"
 # A side-effect tool call waits for the user (the turn then ends `awaiting_approval`); the
@@ -146,6 +149,14 @@ class BlockEnd(TypedDict):
     incomplete: NotRequired[bool]
 
 
+class Progress(TypedDict):
+    """What the model says it is doing: a thinking block's text, once the block ended."""
+
+    message_id: str
+    block_id: str
+    text: str
+
+
 class MessageEnd(TypedDict):
     """An assistant message ends (`incomplete` when a cancel or failure cut it short)."""
 
@@ -218,6 +229,7 @@ PAYLOADS: Final[dict[EventName, type[Any]]] = {
     BLOCK_START: BlockStart,
     BLOCK_DELTA: BlockDelta,
     BLOCK_END: BlockEnd,
+    PROGRESS: Progress,
     MESSAGE_END: MessageEnd,
     MESSAGE_DISCARDED: MessageDiscarded,
     APPROVAL_RESOLVED: ApprovalResolved,
@@ -235,6 +247,7 @@ MessageStartEvent = tuple[Literal["message_start"], MessageStart]
 BlockStartEvent = tuple[Literal["block_start"], BlockStart]
 BlockDeltaEvent = tuple[Literal["block_delta"], BlockDelta]
 BlockEndEvent = tuple[Literal["block_end"], BlockEnd]
+ProgressEvent = tuple[Literal["progress"], Progress]
 MessageEndEvent = tuple[Literal["message_end"], MessageEnd]
 MessageDiscardedEvent = tuple[Literal["message_discarded"], MessageDiscarded]
 ApprovalResolvedEvent = tuple[Literal["approval_resolved"], ApprovalResolved]
@@ -250,6 +263,7 @@ Event = (
     | BlockStartEvent
     | BlockDeltaEvent
     | BlockEndEvent
+    | ProgressEvent
     | MessageEndEvent
     | MessageDiscardedEvent
     | ApprovalResolvedEvent
@@ -347,6 +361,11 @@ def block_end(
     if incomplete:
         data["incomplete"] = True
     return BLOCK_END, data
+
+
+def progress(message_id: str, block_id: str, text: str) -> ProgressEvent:
+    """The note a thinking block carried (the page's status line; the AI SDK's reasoning)."""
+    return PROGRESS, {"message_id": message_id, "block_id": block_id, "text": text}
 
 
 def message_end(

@@ -2,9 +2,10 @@
 
 A stored assistant message becomes the events its live stream would have ended with: its
 start, each block as it started, its text or thinking as one delta, each block's end (cut
-off where it was cut), and its end; a stored tool results message becomes its `tool_result`
-events. The replay of a turn whose log is lost, a takeover's catch-up, the page's history
-(`?events=true` on the session API) and the AI SDK's stored UIMessages all derive from here.
+off where it was cut; a thinking block with text, then its `progress` note), and its end; a
+stored tool results message becomes its `tool_result` events. The replay of a turn whose log
+is lost, a takeover's catch-up, the page's history (`?events=true` on the session API) and
+the AI SDK's stored UIMessages all derive from here.
 """
 
 from __future__ import annotations
@@ -55,6 +56,9 @@ def message_events(row: StoredMessage) -> list[Event]:
         out.append(
             E.block_end(message_id, block_id, index, block, error=error, incomplete=partial or cut)
         )
+        note = block.get("thinking") if block.get("type") == "thinking" and not partial else None
+        if note and isinstance(note, str):
+            out.append(E.progress(message_id, block_id, note))
     out.append(E.message_end(message_id, row.get("stop_reason"), row.get("usage")))
     return out
 

@@ -54,15 +54,18 @@ const { TurnView } = await import('/web/js/turn-view.js');
 const view = new TurnView({ userText: 'q' });
 document.getElementById('turns').append(view.el);
 const shots = [];
+const lines = [];
 for (const [type, data] of events) {
-  if (type === 'snapshot') {
+  if (type === 'status') {
+    lines.push(view.el.querySelector('.fold-status')?.textContent);
+  } else if (type === 'snapshot') {
     view.flush();
     shots.push([...view.el.querySelectorAll('.block.text .markdown')].map((b) => b.textContent));
   } else {
     view.handle(type, data);
   }
 }
-done({ shots, messages: view.el.querySelectorAll('.msg.assistant').length,
+done({ shots, lines, messages: view.el.querySelectorAll('.msg.assistant').length,
        status: view.el.dataset.status, footer: view.footer.textContent });
 """
 
@@ -145,3 +148,43 @@ def test_a_stored_message_sent_again_after_a_takeover_shows_its_text_once(
     thought = "return document.querySelector('#turns .turn:last-child details.thinking')"
     shown = page.js(thought + ".textContent")
     assert shown.count("Sum the rows.") == 1
+
+
+def test_progress_notes_are_a_status_line_under_the_folded_calls(
+    serve: Any, page: ChatPage
+) -> None:
+    server = serve()
+    page.open(f"{server.url}/#token={server.headers['Authorization'][7:]}")
+    call = {"type": "tool_use", "id": "toolu_1", "name": "get_transactions", "input": {}}
+    empty = {"type": "thinking", "thinking": "", "signature": "sig"}
+    note = {"type": "thinking", "thinking": "Looking up <b>transactions</b>.", "signature": "s"}
+    rows: list[StoredMessage] = [
+        {"id": "msg_1", "role": "assistant", "content": [empty, note, call]},
+        {
+            "id": "msg_2",
+            "role": "assistant",
+            "content": [
+                {"type": "thinking", "thinking": "Read 1 result; done.", "signature": "t"},
+                {"type": "text", "text": "You spent 12.50 USD."},
+            ],
+        },
+    ]
+    events = [
+        ["turn_start", {"turn_id": "turn_p"}],
+        *message_events(rows[0]),
+        ["snapshot", {}],
+        ["status", {}],
+        *message_events(rows[1]),
+        ["turn_end", {"turn_id": "turn_p", "status": "completed"}],
+        ["snapshot", {}],
+        ["status", {}],
+    ]
+    out = page.driver.execute_async_script(FEED, events)
+    assert out["lines"] == ["Looking up <b>transactions</b>.", "Read 1 result; done."]
+    shown = page.js(
+        "const t = document.querySelector('#turns .turn:last-child');"
+        "return {thinking: [...t.querySelectorAll('details.thinking')].filter((d) => !d.hidden)"
+        ".length, under: t.querySelector('.tool-use > .tool-fold + .fold-status') !== null,"
+        " bold: t.querySelectorAll('.fold-status b').length};"
+    )
+    assert shown == {"thinking": 0, "under": True, "bold": 0}, "text, not a hidden block"

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Any
 
-from demo_model.brain import Reply
+from demo_model.brain import Reply, display_of
 
 Call = tuple[str, dict[str, Any]]
 EXPENSES = (
@@ -146,14 +146,24 @@ def reply_for(body: dict[str, Any], turns: list[Turn]) -> Reply:
     messages = body.get("messages") or []
     questions = [i for i, m in enumerate(messages) if m.get("role") == "user" and asks(m)]
     number = len(questions) - 1
-    return next_reply(messages, questions[-1], turns[number % len(turns)], f"sim_{number:02d}")
+    turn = turns[number % len(turns)]
+    return next_reply(messages, questions[-1], turn, f"sim_{number:02d}", body)
 
 
-def next_reply(messages: list[dict[str, Any]], asked: int, turn: Turn, tag: str) -> Reply:
+def next_reply(
+    messages: list[dict[str, Any]],
+    asked: int,
+    turn: Turn,
+    tag: str,
+    body: dict[str, Any] | None = None,
+) -> Reply:
     """The reply after question `asked`: the turn's next tool round, else its answer."""
     done = sum(1 for m in messages[asked:] if m.get("role") == "assistant")
     if done < len(turn.rounds):
-        blocks: list[dict[str, Any]] = [{"type": "text", "text": "Let me check your data."}]
+        # As a model of today writes it: the note before its tool calls in a thinking block
+        # (signed by the upstream), its text there unless the request's display omits it.
+        note = "Let me check your data." if display_of(body or {}) != "omitted" else ""
+        blocks: list[dict[str, Any]] = [{"type": "thinking", "thinking": note, "signature": ""}]
         blocks += [
             {"type": "tool_use", "id": f"toolu_{tag}_{done}_{k}", "name": n, "input": i}
             for k, (n, i) in enumerate(turn.rounds[done])

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import Any
 
+from demo_model.binding import sign_reply
 from demo_model.brain import Reply
 from demo_model.wire import encode_reply, sse
 from tests.cachesim.context import Managed, combined, manage
@@ -92,6 +93,9 @@ class CachingUpstream:
         reply = self.replies(managed.reads)
         if managed.compaction is not None:
             reply = Reply([managed.compaction, *reply.blocks], reply.stop_reason)
+        # Thinking blocks are bound to the request as sent: the handler refused any whose
+        # prefix changed (demo_model/binding.py), so a rewritten history fails the run.
+        reply = Reply(sign_reply(body, reply.blocks), reply.stop_reason)
         events = reply_events(f"msg_sim_{index:04d}", body, reply, steps, managed.applied_edits)
         return Transcript(b"".join(events))
 

@@ -70,7 +70,7 @@ def reply(body: dict[str, Any], script: list[Turn]) -> Reply:
     last = asked[-1]
     k = int(NUMBER.search(_text(messages[last])).group(1))  # type: ignore[union-attr]
     turn = script[k % len(script)]
-    return next_reply(messages, last, turn, f"long_{k:02d}")
+    return next_reply(messages, last, turn, f"long_{k:02d}", body)
 
 
 def _text(message: dict[str, Any]) -> str:

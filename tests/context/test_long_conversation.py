@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 import engine.upstream.selection as context
+from engine.upstream.catalog import MODELS
 from streaming.messages.history import validate_history
 from tests.cachesim.ideal import ideal_billed
 from tests.cachesim.rules import points, strip
@@ -104,13 +105,17 @@ def test_every_call_stores_the_usage_the_api_reported_with_its_cache_fields(long
     assert totals["cache_read_input_tokens"] == sum(u.cache_read_input_tokens for u in long.usages)
     written = sum(u.cache_creation_input_tokens for u in long.usages)
     assert totals["cache_creation_input_tokens"] == written
-    # claude-sonnet-* at the default prices: $3 in, $15 out, writes 1.25x, reads 0.1x.
+    # The model's row in the table: input and output, writes 1.25x, reads 0.1x of input.
+    models = {m["model"] for m in replies}
+    (model,) = models
+    row = MODELS[model].prices
+    price_in, price_out = Decimal(str(row["input"])), Decimal(str(row["output"]))
     output = sum(m["usage"]["output_tokens"] for m in replies)
     dollars = (
-        sum(u.input_tokens for u in long.usages) * Decimal(3)
-        + output * Decimal(15)
-        + written * Decimal("3.75")
-        + totals["cache_read_input_tokens"] * Decimal("0.3")
+        sum(u.input_tokens for u in long.usages) * price_in
+        + output * price_out
+        + written * price_in * Decimal("1.25")
+        + totals["cache_read_input_tokens"] * price_in * Decimal("0.1")
     ) / 1_000_000
     assert long.shown["cost"]["amount"] == str(dollars.quantize(Decimal("0.000001")))
 

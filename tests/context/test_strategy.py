@@ -15,12 +15,15 @@ from config import Settings, Timings
 from demo_model.transport import DemoTransport
 from engine.turns.model_calls import ModelCalls
 from engine.turns.window import ContextWindow
+from engine.upstream.catalog import UNKNOWN
 from engine.upstream.client import ModelClient
+from engine.upstream.conversation import Conversation, freeze
 from engine.upstream.estimate import billed_usage, request_input_tokens, usage_tokens
 from engine.upstream.strategy import OPENER, Strategy, model_view, strategy_for
 from services.pricing import price_table, summarize
 
 QUESTION = [{"role": "user", "content": "What did I spend on groceries?"}]
+CONVERSATION = Conversation(freeze([], "sys"), UNKNOWN)
 
 
 def client(kind: str, cache: str = "5m", transport: Any = None) -> ModelClient:
@@ -141,7 +144,7 @@ def test_near_the_window_the_apis_count_decides() -> None:
     transport = Counting(tokens=int(fit.estimate * 0.75))
     chosen = asyncio.run(
         calls(client("trim", transport=transport), window)._fit(
-            long_history(26_000), SimpleNamespace(session_id="s"), count=True
+            long_history(26_000), SimpleNamespace(session_id="s"), CONVERSATION, count=True
         )  # type: ignore[arg-type]
     )
     assert transport.asked == 1
@@ -149,7 +152,7 @@ def test_near_the_window_the_apis_count_decides() -> None:
     # A retry of the same round sends what was counted, without asking again.
     again = asyncio.run(
         calls(client("trim", transport=transport), window)._fit(
-            long_history(26_000), SimpleNamespace(session_id="s"), count=False
+            long_history(26_000), SimpleNamespace(session_id="s"), CONVERSATION, count=False
         )  # type: ignore[arg-type]
     )
     assert transport.asked == 1 and again.plan.messages == fit.plan.messages
@@ -182,7 +185,7 @@ def test_a_count_over_the_window_teaches_the_window_and_trims_more() -> None:
     transport = Counting(tokens=12_000)
     chosen = asyncio.run(
         calls(client("trim", transport=transport), window)._fit(
-            history, SimpleNamespace(session_id="s"), count=True
+            history, SimpleNamespace(session_id="s"), CONVERSATION, count=True
         )  # type: ignore[arg-type]
     )
     assert transport.asked == 1
@@ -199,7 +202,7 @@ def test_when_counting_fails_the_estimate_decides(transport: Counting) -> None:
     fit = window.fit("s", long_history(26_000), [])
     chosen = asyncio.run(
         calls(client("trim", transport=transport), window, timeout=0.2)._fit(
-            long_history(26_000), SimpleNamespace(session_id="s"), count=True
+            long_history(26_000), SimpleNamespace(session_id="s"), CONVERSATION, count=True
         )  # type: ignore[arg-type]
     )
     assert transport.asked == 1
@@ -211,7 +214,7 @@ def test_far_from_the_window_nothing_is_counted() -> None:
     window = ContextWindow(200_000, 1000, overhead=lambda tools: 0)
     asyncio.run(
         calls(client("trim", transport=transport), window)._fit(
-            QUESTION, SimpleNamespace(session_id="s"), count=True
+            QUESTION, SimpleNamespace(session_id="s"), CONVERSATION, count=True
         )
     )  # type: ignore[arg-type]
     assert transport.asked == 0

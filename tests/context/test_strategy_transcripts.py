@@ -91,12 +91,15 @@ def test_a_compaction_block_is_stored_verbatim_and_starts_the_next_request(
     }
     # The next request starts at the compaction block (the question before it is not sent,
     # a constant opener keeps it user-first), round-tripped verbatim with a breakpoint on it.
+    # The date told before it went with what it sums up: it is told again at the end.
     sent = second["messages"]
-    assert [m["role"] for m in sent] == ["user", "assistant", "user"]
+    assert [m["role"] for m in sent] == ["user", "assistant", "user", "system"]
+    assert sent[3]["content"][0]["text"].startswith("Today is ")
     assert sent[0]["content"] == [{"type": "text", "text": OPENER["content"]}]
     assert sent[1]["content"][0] == {**block, "cache_control": {"type": "ephemeral"}}
     assert sent[1]["content"][1]["text"] == "Hello there!"
     assert sent[2]["content"][-1]["text"] == "And now?"
+    assert first["messages"][-1]["role"] == "system", "the first request tells the date"
     # Everything stays stored and shown.
     assert [m["role"] for m in shown["messages"]] == ["user", "assistant"] * 2
 

@@ -16,7 +16,7 @@ import pytest
 
 from demo_data import seed_finance
 from demo_model.brain import LABEL, respond
-from engine.upstream.client import DATE_NOTE, SYSTEM_PROMPT
+from engine.upstream.conversation import DATE_NOTE, SYSTEM_PROMPT
 from models.db import Database
 from tests.conftest import make_user
 from tests.tools.conftest import (
@@ -67,17 +67,19 @@ class Demo:
         self.messages: list[dict[str, Any]] = []
 
     def body(self) -> dict[str, Any]:
-        """Return the request the engine would send now."""
+        """Return the request the engine would send now: the date told in a system message
+        after the first question, thinking summarized (so its text can be read)."""
+        note = {"type": "text", "text": DATE_NOTE.format(today=self.today.isoformat())}
+        messages = json.loads(json.dumps(self.messages))
+        messages.insert(1, {"role": "system", "content": [note]})
         return {
             "model": LABEL,
             "max_tokens": 4096,
             "stream": True,
-            "system": [
-                {"type": "text", "text": SYSTEM_PROMPT},
-                {"type": "text", "text": DATE_NOTE.format(today=self.today.isoformat())},
-            ],
+            "system": [{"type": "text", "text": SYSTEM_PROMPT}],
             "tools": self.registry.definitions(),
-            "messages": json.loads(json.dumps(self.messages)),
+            "thinking": {"type": "adaptive", "display": "summarized"},
+            "messages": messages,
         }
 
     def ask(self, question: str) -> Turn:

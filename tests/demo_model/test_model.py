@@ -32,11 +32,16 @@ def test_the_same_conversation_gets_the_same_replies(year: Seeded) -> None:
 def test_rounds_thinking_and_parallel_calls_keep_the_wire_shape(small_ledger: Seeded) -> None:
     turn = small_ledger.demo().ask("Restaurants this month vs last?")
     kinds = [[b["type"] for b in reply] for reply in turn.replies]
-    assert kinds[:2] == [["thinking", "tool_use"], ["tool_use", "tool_use"]]
+    assert kinds[:2] == [
+        ["thinking", "thinking", "tool_use"],
+        ["thinking", "tool_use", "tool_use"],
+    ], "up-front thinking, then a progress note before each round of calls"
     assert set(kinds[2]) == {"text"} and turn.cited(), "the answer's figures cite their rows"
-    thinking = turn.replies[0][0]
+    thinking, note = turn.replies[0][:2]
     assert "Restaurants this month vs last?" in thinking["thinking"]
-    assert thinking["signature"].startswith("demo-signature-")
+    assert note["thinking"].startswith("Looking up ")
+    assert turn.replies[1][0]["thinking"].startswith("Read 1 result; now looking up ")
+    assert all(b["signature"].startswith("pt1.") for b in (thinking, note))
     ids = [b["id"] for reply in turn.replies for b in reply if b["type"] == "tool_use"]
     assert len(ids) == len(set(ids)) == 3
 
@@ -51,8 +56,11 @@ def test_a_follow_up_says_what_it_reuses_in_its_thinking(year: Seeded) -> None:
 
 def test_travel_takes_three_rounds_of_tools(year: Seeded) -> None:
     turn = year.demo().ask("How much did I spend on travel this year?")
-    # Thinking and the summary; the category's rows; its refunds and its money out, in parallel.
-    assert [len(r) for r in turn.replies[:-1]] == [2, 1, 2]
+    # Thinking and the summary; the category's rows; its refunds and its money out, in parallel
+    # (each round with its progress note first).
+    calls = [[b for b in r if b["type"] != "thinking"] for r in turn.replies[:-1]]
+    assert [len(r) for r in calls] == [1, 1, 2]
+    assert [sum(b["type"] == "thinking" for b in r) for r in turn.replies[:-1]] == [2, 1, 1]
     assert [args.get("direction") for _, args, _ in turn.calls] == [None, None, "in", "out"]
 
 
@@ -86,7 +94,8 @@ def test_answers_come_from_the_tool_results_in_the_request_not_the_database() ->
     result = {"type": "tool_result", "tool_use_id": call["id"], "content": json.dumps(summary)}
     body["messages"].append({"role": "user", "content": [result]})
     reply = respond(body, today=day)
-    (listing,) = reply.blocks
+    note, listing = reply.blocks
+    assert note == {**note, "type": "thinking", "thinking": ""}, "omitted without a display"
     assert listing["input"]["category"] == "Eating Out"
     assert listing["input"]["start_date"] == "2030-05-01"
     total = {"currency": "CHF", "net": "-123.45", "money_out": "-123.45", "money_in": "0.00"}

@@ -15,6 +15,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 
+from demo_model.binding import Refused, betas_of, check
 from demo_model.brain import respond
 from demo_model.wire import encode_reply
 from tests.faults.kinds import (
@@ -120,13 +121,16 @@ class Handler(BaseHTTPRequestHandler):
             body = json.loads(raw)
         except ValueError:
             body = None
+        betas = betas_of(self.headers)
         problem = _problem(body)
+        if problem is None:
+            problem = _bound(body, betas)
         if problem:
             if isinstance(body, dict):
-                up._reject(body)
+                up._reject(body, betas, problem)
             self._json(400, error_body("invalid_request_error", "req_fault_bad", problem))
             return
-        index, fault = up._admit(body)
+        index, fault = up._admit(body, betas)
         self._serve(fault, body, f"req_fault_{index:04d}_{digest(body).hex()[:12]}")
 
     def _serve(self, fault: Fault, body: dict[str, Any], request_id: str) -> None:
@@ -221,6 +225,15 @@ def _problem(body: Any) -> str | None:
         expected_reply(body)
     except Exception as exc:
         return f"The demo model cannot answer this request: {exc!r}"
+    return None
+
+
+def _bound(body: dict[str, Any], betas: set[str]) -> str | None:
+    """The API's refusal of a thinking block whose prefix changed (demo_model/binding.py)."""
+    try:
+        check(body, betas)
+    except Refused as refused:
+        return refused.message
     return None
 
 

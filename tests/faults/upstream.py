@@ -43,6 +43,9 @@ class FaultyUpstream:
 
     def __init__(self) -> None:
         self.requests: list[dict[str, Any]] = []
+        # Each request's beta header values, and the refusals the server gave before a fault.
+        self.betas: list[set[str]] = []
+        self.refusals: list[str] = []
         self.served: list[str] = []
         self.stalling = threading.Event()  # set once a StallAfter went quiet
         self.default: Fault = Normal()
@@ -103,10 +106,11 @@ class FaultyUpstream:
         with self._lock:
             return len(self._conns)
 
-    def _admit(self, body: dict[str, Any]) -> tuple[int, Fault]:
+    def _admit(self, body: dict[str, Any], betas: set[str] | None = None) -> tuple[int, Fault]:
         with self._lock:
             index = len(self.requests)
             self.requests.append(body)
+            self.betas.append(betas or set())
             if self._chooser is not None:
                 fault = self._chooser(index, body)
             else:
@@ -114,9 +118,11 @@ class FaultyUpstream:
             self.served.append(type(fault).__name__)
             return index, fault
 
-    def _reject(self, body: dict[str, Any]) -> None:
+    def _reject(self, body: dict[str, Any], betas: set[str] | None = None, why: str = "") -> None:
         with self._lock:
             self.requests.append(body)
+            self.betas.append(betas or set())
+            self.refusals.append(why)
             self.served.append("Rejected")
 
     def _register(self, conn: socket.socket) -> bool:

@@ -17,9 +17,12 @@ class Chat:
         self.requests: list[list[dict[str, Any]]] = []
         real = model.request
 
-        def spy(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> dict[str, Any]:
-            self.requests.append(messages)
-            return real(messages, tools)
+        def spy(
+            messages: list[dict[str, Any]], tools: list[dict[str, Any]], **shape: Any
+        ) -> dict[str, Any]:
+            # What the model was sent, less the notes (a date, tool changes) between messages.
+            self.requests.append([m for m in messages if m["role"] != "system"])
+            return real(messages, tools, **shape)
 
         model.request = spy
 

@@ -77,9 +77,12 @@ class Calls:
         model = live.app.extensions["turns"].deps.model
         real = model.request
 
-        def spy(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> dict[str, Any]:
-            self.asked.append(str(messages[-1]["content"]) if messages else "")
-            return real(messages, tools)
+        def spy(
+            messages: list[dict[str, Any]], tools: list[dict[str, Any]], **shape: Any
+        ) -> dict[str, Any]:
+            said = [m for m in messages if m["role"] != "system"]  # not the notes
+            self.asked.append(str(said[-1]["content"]) if said else "")
+            return real(messages, tools, **shape)
 
         model.request = spy
 

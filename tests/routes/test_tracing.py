@@ -200,3 +200,35 @@ def test_a_turn_taken_over_after_its_worker_died_stays_in_its_trace(
 )
 def test_traces_are_off_unless_the_otel_variables_ask(env: dict[str, str], on: bool) -> None:
     assert Settings.from_env(env).tracing is on
+
+
+class Recorded:
+    """A span that keeps the attributes set on it."""
+
+    def __init__(self) -> None:
+        self.attributes: dict[str, Any] = {}
+
+    def set_attribute(self, key: str, value: Any) -> None:
+        self.attributes[key] = value
+
+
+def test_a_model_span_says_which_thinking_blocks_the_api_dropped() -> None:
+    dropped = {"type": "thinking_dropped", "path": "messages.1.content.0"}
+    usage = {
+        "input_tokens": 10,
+        "input_transformations": [
+            {**dropped, "reason": "prefix_binding_mismatch"},
+            {**dropped, "reason": "model_binding_mismatch", "path": "messages.3.content.0"},
+            {"type": "thinking_mismatch_allowed", "path": "messages.5.content.0", "reason": "x"},
+        ],
+    }
+    span = Recorded()
+    tracing.model_answered(span, "m", "msg_1", "end_turn", usage, [])  # type: ignore[arg-type]
+    assert span.attributes["anthropic.thinking.dropped_blocks"] == 2
+    assert span.attributes["anthropic.thinking.dropped_reasons"] == [
+        "model_binding_mismatch",
+        "prefix_binding_mismatch",
+    ]
+    plain = Recorded()
+    tracing.model_answered(plain, "m", "msg_2", "end_turn", {"input_tokens": 1}, [])  # type: ignore[arg-type]
+    assert not any(k.startswith("anthropic.") for k in plain.attributes)

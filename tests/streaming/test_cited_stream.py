@@ -1,16 +1,21 @@
-"""A cited answer as the API streams it: citations stay on their own text block, and are never
-sent back to the model (their numbering belongs to the request they answered)."""
+"""A cited answer as the API streams it: citations stay on their own text block, and are sent
+back as they came while every search result they number stays where it was; an answer from
+before a trim step loses them (their numbering belongs to the request they answered)."""
 
 from __future__ import annotations
 
 import copy
 import json
+from dataclasses import replace
+from datetime import date
 from pathlib import Path
 from typing import Any
 
+from engine.upstream.catalog import DEMO
+from engine.upstream.conversation import Conversation, freeze, outgoing
+from engine.upstream.selection import plan
 from streaming.messages.accumulator import MessageAccumulator
 from streaming.messages.effects import BlockStopped
-from streaming.messages.sent import as_sent
 from streaming.wire.sse import iter_json_events
 
 CITED = Path(__file__).parent / "transcripts" / "cited_answer.sse"
@@ -75,23 +80,34 @@ def history_after_a_cited_answer() -> list[dict[str, Any]]:
     ]
 
 
-def test_citations_are_not_sent_back_and_the_history_is_not_changed() -> None:
+def sent_of(history: list[dict[str, Any]], stale: int = 0) -> list[dict[str, Any]]:
+    """What a request sends of `history` (its first `stale` messages answered before a trim)."""
+    chosen = replace(plan(history, room=1e9), stale=stale)
+    conversation = Conversation(freeze([]), DEMO)
+    sent = outgoing(conversation, chosen, date(2025, 9, 1), []).messages
+    return [m for m in sent if m["role"] != "system"]
+
+
+def test_citations_are_sent_back_and_the_history_is_not_changed() -> None:
     history = history_after_a_cited_answer()
     before = copy.deepcopy(history)
-    sent = as_sent(history)
-    assert history == before, "stored messages keep their citations"
+    sent = sent_of(history)
+    assert history == before, "stored messages are not changed"
+    assert sent[3]["content"] == history[3]["content"], "exactly as the API returned it"
+    # The search results a tool gave keep their own `citations: {enabled}` switch.
+    assert sent[2]["content"][0]["content"][0]["citations"]
+
+
+def test_an_answer_from_before_a_trim_step_loses_its_citations() -> None:
+    history = history_after_a_cited_answer()
+    sent = sent_of(history, stale=4)
     assert not any("citations" in b for m in sent if m["role"] == "assistant" for b in m["content"])
     assert sent[3]["content"] == [
         {"type": "text", "text": b["text"]} for b in history[3]["content"]
     ]
-    assert sent[3]["id"] == "m1"
-    # The search results a tool gave keep their own `citations: {enabled}` switch.
-    assert sent[2] is history[2] and sent[2]["content"][0]["content"][0]["citations"]
-    assert sent[0] is history[0] and sent[4] is history[4]
+    assert history == history_after_a_cited_answer(), "stored messages keep them"
 
 
-def test_stripping_is_deterministic_and_idempotent() -> None:
-    history = history_after_a_cited_answer()
-    once = as_sent(history)
-    assert as_sent(once) == once
-    assert json.dumps(as_sent(history_after_a_cited_answer())) == json.dumps(once)
+def test_what_is_sent_is_deterministic() -> None:
+    once = sent_of(history_after_a_cited_answer(), stale=4)
+    assert json.dumps(sent_of(history_after_a_cited_answer(), stale=4)) == json.dumps(once)

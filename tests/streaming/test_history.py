@@ -68,7 +68,13 @@ BROKEN: list[tuple[str, list[dict[str, Any]], str]] = [
     ("assistant first", [asst(txt("hi")), USER], "first message must have role 'user'"),
     ("two users", [USER, USER], "roles must alternate"),
     ("two assistants", [USER, asst(txt("a")), asst(txt("b")), USER], "roles must alternate"),
-    ("bad role", [USER, {"role": "system", "content": "x"}, USER], "role must be"),
+    ("bad role", [USER, {"role": "developer", "content": "x"}, USER], "role must be"),
+    ("system first", [{"role": "system", "content": "x"}, USER], "first message must"),
+    (
+        "system between a call and its result",
+        [USER, asst(TOOL_USE), {"role": "system", "content": "x"}, user(RESULT)],
+        "between tool_use",
+    ),
     (
         "duplicate tool_use ids",
         [*VALID, asst(TOOL_USE), user(RESULT)],

@@ -30,10 +30,10 @@ class ToolsModel(ScriptedModel):
 
     @asynccontextmanager
     async def open(
-        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], **shape: Any
     ) -> AsyncIterator[AsyncIterator[bytes]]:
         self.tools.append(tools)
-        async with super().open(messages, tools) as stream:
+        async with super().open(messages, tools, **shape) as stream:
             yield stream
 
 

@@ -21,8 +21,11 @@ from engine.upstream.caching import (
     canonical_tools,
     place,
 )
+from engine.upstream.catalog import DEMO
 from engine.upstream.client import ModelClient
-from tests.cachesim.rules import MIN_TOKENS, PromptCache, points
+from engine.upstream.conversation import Conversation, freeze, outgoing
+from engine.upstream.selection import plan
+from tests.cachesim.rules import MIN_TOKENS, PromptCache, points, strip
 from tools import default_registry
 
 TOOLS = default_registry().definitions()
@@ -121,18 +124,33 @@ def test_tools_are_sent_in_one_order_with_one_key_order() -> None:
     assert [t["name"] for t in canonical_tools(TOOLS)] == sorted(t["name"] for t in TOOLS)
 
 
-def test_the_date_is_a_late_system_block_so_tools_and_instructions_survive_a_new_day() -> None:
+def test_a_new_day_is_a_note_at_the_end_so_the_whole_prefix_survives_it() -> None:
     client = anthropic.Anthropic(api_key="unused", base_url="http://127.0.0.1:9")
-    model = ModelClient(client, "m", 100, "You help.", "5m", today=lambda: date(2026, 3, 1))
-    first = model.request(ROUND_TWO, TOOLS)
-    model.today = lambda: date(2026, 3, 2)
-    second = model.request(ROUND_TWO, TOOLS)
-    assert [b["text"] for b in first["system"]] == ["You help.", "Today is 2026-03-01."]
+    model = ModelClient(client, "m", 100, "You help.", "5m")
+    conversation = Conversation(freeze(TOOLS, "You help."), DEMO)
+
+    def request(history: list[dict[str, Any]], day: date) -> tuple[dict[str, Any], Any]:
+        sent = outgoing(conversation, plan(history, 1e9), day, TOOLS)
+        shape = {"system": conversation.prompt.system, "betas": sent.betas}
+        return model.request(sent.messages, conversation.tools(TOOLS), **shape), sent
+
+    question = {"role": "user", "content": "How much do I have?"}
+    first, sent = request([question], date(2026, 3, 1))
+    assert [b["text"] for b in first["system"]] == ["You help."]
+    assert sent.preamble == [{"role": "system", "content": [text("Today is 2026-03-01.")]}]
+    answer = {"role": "assistant", "content": [text("1,204.00 USD.")], "preamble": sent.preamble}
+    later = [question, answer, {"role": "user", "content": "And now?"}]
+    second, sent = request(later, date(2026, 3, 2))
+    assert sent.preamble == [{"role": "system", "content": [text("Today is 2026-03-02.")]}]
+    assert second["system"] == first["system"] and second["tools"] == first["tools"]
+    assert strip(first)["messages"] == strip(second)["messages"][:2], "appended, never edited"
     a, b = points(first), points(second)
-    static = len(TOOLS)  # tools, then system[0]: the first breakpoint
-    assert a[static].ttl == "5m" and a[static].tokens >= MIN_TOKENS
-    assert a[static].key == b[static].key
-    assert a[static + 1].key != b[static + 1].key
+    assert a[-1].key == b[len(a) - 1].key, "the first request's whole prompt is read again"
+    same = {"role": "assistant", "content": [text("Same.")], "preamble": sent.preamble}
+    third, sent = request([*later, same, question], date(2026, 3, 2))
+    assert sent.preamble == [], "the same day is told once"
+    roles = ["user", "system", "assistant", "user", "system", "assistant", "user"]
+    assert [m["role"] for m in strip(third)["messages"]] == roles
     assert "extra_headers" not in first
     model.cache = "1h"
     assert model.request(ROUND_TWO, TOOLS)["extra_headers"] == {"anthropic-beta": EXTENDED_TTL_BETA}

@@ -102,20 +102,20 @@ def test_1h_marks_every_breakpoint_with_the_long_ttl(run: Runner) -> None:
     assert sum(u.write_1h for u in hour.usages) > 0
 
 
-def _date_moves_every_call(monkeypatch: pytest.MonkeyPatch) -> None:
+def _date_in_system_moves_every_call(monkeypatch: pytest.MonkeyPatch) -> None:
     days = itertools.count()
     request = client.ModelClient.request
 
-    def dated(self: client.ModelClient, *args: Any) -> dict[str, Any]:
+    def dated(self: client.ModelClient, *args: Any, **kwargs: Any) -> dict[str, Any]:
         day = date(2026, 1, 1) + timedelta(next(days))
-        self.today = lambda: day
-        return request(self, *args)
+        system = [*kwargs.pop("system", []), {"type": "text", "text": f"Today is {day}."}]
+        return request(self, *args, system=system, **kwargs)
 
     monkeypatch.setattr(client.ModelClient, "request", dated)
 
 
 def _no_marker_where_the_last_call_ended(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(caching, "_previous_user", lambda messages: None)
+    monkeypatch.setattr(caching, "_previous_end", lambda messages: None)
 
 
 def _synthetic_anchor_block(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -128,7 +128,11 @@ def _synthetic_anchor_block(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.mark.parametrize(
     "breakage",
-    [_date_moves_every_call, _no_marker_where_the_last_call_ended, _synthetic_anchor_block],
+    [
+        _date_in_system_moves_every_call,
+        _no_marker_where_the_last_call_ended,
+        _synthetic_anchor_block,
+    ],
 )
 def test_the_checks_catch_a_broken_placement(
     run: Runner, monkeypatch: pytest.MonkeyPatch, breakage: Callable[..., None]

@@ -133,6 +133,8 @@ class ThinkingBlock {
 
   end(data) {
     if (!this.redacted) this.summary.textContent = 'Thinking';
+    // Thinking the API returned without its text (display "omitted") has nothing to show.
+    if (!this.redacted && !this.text.data && !data.incomplete) this.el.hidden = true;
     if (data.incomplete) cutOff(this);
   }
 }

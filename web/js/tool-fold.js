@@ -1,5 +1,6 @@
 // An answer's tool use folded into one line ("Looked up transactions, budgets") that opens to
-// its calls; approval cards sit under the line, outside the fold, so they stay in view.
+// its calls; under it a status line with the model's newest progress note; approval cards sit
+// under the line, outside the fold, so they stay in view.
 
 import { el } from './dom.js';
 
@@ -37,9 +38,17 @@ export class ToolFold {
       el('summary', {}, this.line, this.count),
       this.list,
     );
+    // No calls yet (a note came first, or the answer needs none): only the status line shows.
+    this.details.hidden = true;
+    this.status = el('p', { class: 'fold-status', role: 'status' });
     this.approvals = el('div', { class: 'fold-approvals' });
     this.charts = el('div', { class: 'fold-charts' });
-    this.el = el('div', { class: 'tool-use' }, this.details, this.approvals, this.charts);
+    this.el = el('div', { class: 'tool-use' }, this.details, this.status, this.approvals, this.charts);
+  }
+
+  /** Show the model's newest progress note (text, never markup) as the status line. */
+  progress(text) {
+    this.status.textContent = text;
   }
 
   /** Add a call's view (anything with `el`, `name` and `state`) at the end of the fold. */
@@ -77,11 +86,14 @@ export class ToolFold {
     for (const view of this.calls.filter((v) => !keep(v))) view.el.remove();
     this.calls = this.calls.filter(keep);
     this.refresh();
-    return !this.calls.length && !this.approvals.firstChild && !this.charts.firstChild;
+    return (
+      !this.calls.length && !this.approvals.firstChild && !this.charts.firstChild && !this.status.textContent
+    );
   }
 
   /** Redraw the line from the calls' names and states. */
   refresh() {
+    this.details.hidden = !this.calls.length;
     const words = this.calls.map((v) => toolWords(v.name));
     const topics = [...new Set(words.filter((w) => !w.write).map((w) => w.topic))];
     const changes = [...new Set(words.filter((w) => w.write).map((w) => w.title.toLowerCase()))];

@@ -54,6 +54,12 @@ export const HANDLERS = {
     if (view.run) this.dirty.delete(view.run);
     view.end(data);
   },
+  progress(data) {
+    // A note between tool calls is a status line under the fold, not a hidden thinking block.
+    const view = this.blocks.get(data.block_id);
+    if (view?.el) view.el.hidden = true;
+    this.foldAfter(this.messages.get(data.message_id)).progress(data.text);
+  },
   message_end(data) {
     const words = stopReasonText(data.stop_reason);
     const message = this.messages.get(data.message_id);
