@@ -10,7 +10,7 @@ from marshmallow import Schema, ValidationError, fields, validate
 from models.imports import ROW_STATUSES
 from routes.requests import NO_NUL
 from routes.responses import Open
-from statements.csvfile import ROLES
+from statements.columns import OPTIONS, ROLES
 from statements.read import FORMATS
 
 MAX_PAGE = 100
@@ -18,7 +18,8 @@ ID_CURSOR = r"\A[0-9]{1,10}\Z"
 
 
 class MappingField(fields.Field[dict[str, str]]):
-    """A CSV mapping sent as a JSON object in a form field: role -> column name."""
+    """A CSV mapping sent as a JSON object in a form field: role -> column name, and options
+    (`sign`, `date_order`) -> their value."""
 
     def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> Any:
         try:
@@ -29,9 +30,15 @@ class MappingField(fields.Field[dict[str, str]]):
             isinstance(k, str) and isinstance(v, str) and "\x00" not in v for k, v in parsed.items()
         ):
             raise ValidationError("Must be a JSON object of role to column name.")
-        unknown = sorted(set(parsed) - set(ROLES))
+        unknown = sorted(set(parsed) - set(ROLES) - set(OPTIONS))
         if unknown:
-            raise ValidationError(f"Unknown roles {unknown}: roles are {', '.join(ROLES)}.")
+            raise ValidationError(
+                f"Unknown roles {unknown}: roles are {', '.join(ROLES)}; "
+                f"options are {', '.join(OPTIONS)}."
+            )
+        for option, allowed in OPTIONS.items():
+            if option in parsed and parsed[option] not in allowed:
+                raise ValidationError(f"{option} is one of {', '.join(allowed)}.")
         return parsed
 
 
@@ -63,7 +70,9 @@ class ImportForm(Schema):
         metadata={
             "type": "string",
             "description": "CSV only: a JSON object of role (date, amount or debit and credit, "
-            "payee, description, bank_id, currency) to column name; saved for the account.",
+            "payee, description, and the others of docs/imports.md) to column name, and "
+            "options: sign (as_written or charges_positive), date_order (dmy, mdy or ymd); "
+            "saved for the account.",
         }
     )
 
