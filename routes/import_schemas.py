@@ -116,12 +116,19 @@ class RowChange(Schema):
 class Reconciliation(Open):
     """Opening balance plus rows against the closing balance the file states."""
 
-    basis = fields.String(metadata={"enum": ["file", "account"]})
+    basis = fields.String(metadata={"enum": ["file", "account", "derived"]})
     opening = fields.String()
     rows_total = fields.String()
     closing = fields.String()
     difference = fields.String(metadata={"description": "closing - (opening + rows)."})
     balanced = fields.Boolean()
+    chained = fields.Boolean(
+        allow_none=True,
+        metadata={
+            "description": "Whether the opening balance the file states is the closing balance "
+            "of the same account's statement before it in the file (null: no such statement)."
+        },
+    )
 
 
 class ImportAccount(Open):
@@ -131,6 +138,13 @@ class ImportAccount(Open):
     account_name = fields.String(allow_none=True)
     new_account = fields.Boolean()
     bank_ref = fields.String(allow_none=True)
+    bank_name = fields.String(
+        allow_none=True, metadata={"description": "The bank, as the file names it."}
+    )
+    last_digits = fields.String(
+        allow_none=True, metadata={"description": "The last digits of the account number."}
+    )
+    kind = fields.String(metadata={"enum": ["checking", "savings", "credit_card"]})
     currency = fields.String()
     reconciliation = fields.Nested(Reconciliation, allow_none=True)
 
@@ -146,6 +160,10 @@ class ImportRecord(Open):
     committed_at = fields.String(allow_none=True)
     counts = fields.Dict(keys=fields.String(), values=fields.Integer())
     accounts = fields.List(fields.Nested(ImportAccount))
+    not_imported = fields.List(
+        fields.String(),
+        metadata={"description": "What the file holds that was not imported, e.g. trades."},
+    )
 
 
 class ImportPage(Schema):

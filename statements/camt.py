@@ -73,19 +73,20 @@ def _scan(
             if event == "start":
                 stack.append(element)
                 if name in STATEMENTS and (whole or index == wanted):
-                    statement, first = ParsedStatement(currency=currency), number
+                    statement, first = ParsedStatement(), number
                     if whole:
                         kinds.append(STATEMENTS[name])
                 continue
             stack.pop()
             if name == "Ntry":
                 if statement is not None:
-                    row = _entry(number, element, statement.currency, created)
+                    row = _entry(number, element, statement.currency or currency, created)
                     statement.currency = statement.currency or row.currency
                     yield row
                     number += 1
             elif name in STATEMENTS:
                 if statement is not None:
+                    statement.currency = statement.currency or currency
                     yield End(statement, (index, first))
                     statement = None
                     if not whole:

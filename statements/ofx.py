@@ -8,10 +8,13 @@ imported, a bank id of any length is taken. An investment statement's cash movem
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import date
+from fractions import Fraction
 
+from domain.money import minor_units
 from statements.amounts import COMMA, POINT, quoted
 from statements.parsed import (
     End,
@@ -51,6 +54,7 @@ KINDS = {
     "CHECKING": "checking", "SAVINGS": "savings", "MONEYMRKT": "savings", "CD": "savings",
     "CREDITLINE": "credit_card",
 }  # fmt: skip
+_RATE = re.compile(r"(\d{1,12})(?:[.,](\d{1,12}))?")
 # Resume point of a statement's second scan: (offset, number of its first STMTTRN).
 Resume = tuple[int, int]
 
@@ -195,8 +199,9 @@ def _finished(statement: _Statement, found: _File) -> ParsedStatement:
             skipped.append(counted(statement.trades, "investment transaction"))
         if statement.positions:
             skipped.append(counted(statement.positions, "position"))
-        what = " and ".join(skipped) or "its holdings"
-        found.not_imported.append(f"investment statement of {account}: {what}")
+        if skipped:
+            what = " and ".join(skipped)
+            found.not_imported.append(f"investment statement of {account}: {what}")
     if statement.balance_error is not None:
         why = statement.balance_error
         found.not_imported.append(f"the closing balance (LEDGERBAL) of {account}: {why}")
@@ -217,7 +222,10 @@ def _row(
     fields: dict[str, str], number: int, line: int, statement: _Statement, currency: str | None
 ) -> ParsedRow:
     parsed = statement.parsed
-    row_currency = (fields.get("CURRENCY.CURSYM") or parsed.currency or currency or "").upper()
+    named = fields.get("CURRENCY.CURSYM", "").upper()[:3]
+    # Amounts in another currency than CURDEF, with the rate to it: converted to CURDEF.
+    foreign = named if parsed.currency and named and named != parsed.currency else ""
+    row_currency = (parsed.currency if foreign else named) or parsed.currency or currency or ""
     name = fields.get("NAME") or fields.get("PAYEE.NAME") or fields.get("EXTDNAME") or ""
     memo = fields.get("MEMO") or ""
     fitid = fields.get("FITID", "").strip()
@@ -242,10 +250,27 @@ def _row(
         return row
     amount = fields.get("TRNAMT", "")
     try:
-        row.amount_minor = _amount(amount, row.currency)
+        if foreign:
+            rate = fields.get("CURRENCY.CURRATE", "")
+            row.amount_minor = converted(_amount(amount, foreign), foreign, row.currency, rate)
+            row.description = f"{memo} ({foreign} {amount} at {rate})".strip()[:255]
+        else:
+            row.amount_minor = _amount(amount, row.currency)
     except ValueError as err:
         row.reason = f"{where}: TRNAMT {err}" if amount else f"{where}: it has no TRNAMT"
     return row
+
+
+def converted(minor: int, source: str, target: str | None, rate: str) -> int:
+    """`minor` units of `source` in units of `target` at `rate` (target per source), rounded
+    half to even; the rate is read as digits, never as a float or an exponent."""
+    found = _RATE.fullmatch(rate.strip())
+    if found is None:
+        raise ValueError(f"has a CURRATE {quoted(rate)} that is not a rate")
+    whole, fraction = found.group(1), found.group(2) or ""
+    exact = Fraction(int(whole + fraction), 10 ** len(fraction)) * minor
+    shift = minor_units(target or source) - minor_units(source)
+    return round(exact * Fraction(10) ** shift)
 
 
 def _amount(text: str, currency: str | None) -> int:
