@@ -35,7 +35,7 @@ NAMES: dict[str, tuple[str, ...]] = {
         "transdate", "completeddate", "dateexecution", "valuedate",
     ),
     "amount": (
-        "amount", "betrag", "umsatz", "montant", "importe", "transactionamount", "bedrag",
+        "amount", "betrag", "montant", "importe", "transactionamount", "bedrag",
         "net", "value", "umsatzineur", "bedrageur", "amounteur",
     ),
     "debit": (
@@ -79,6 +79,7 @@ _DATE_CELL = re.compile(
     r"\s*(\d{1,4}[./-]\d{1,2}[./-]\d{1,4}|\d{8}|\d{1,2}[ .-]+[^\W\d_]{3,9}\.?[ .-]+\d{2,4})\b"
 )
 _NUMBER_CELL = re.compile(r"\s*[-+(]?\s*[€£$]?\s*\d[\d.,' ]*[)-]?\s*([A-Z]{3}|[€£$])?\s*")
+_HAS_DATE = re.compile(r"\d{1,4}[./-]\d{1,2}[./-]\d{1,4}")
 HEADERLESS = "Column {}"
 
 
@@ -137,7 +138,10 @@ def _first(
 
 
 def is_header(cells: list[str]) -> bool:
-    """Whether a row names a date column and an amount (or debit and credit) column."""
+    """Whether a row names a date column and an amount (or debit and credit) column, and
+    holds no value (a date or a number) as a preamble's line does."""
+    if any(_HAS_DATE.search(c[:60]) or numberlike(c) for c in cells):
+        return False
     found = recognise(unique(cells))
     return "date" in found and ("amount" in found or {"debit", "credit"} <= found.keys())
 

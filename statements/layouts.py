@@ -281,7 +281,7 @@ LAYOUTS: tuple[Layout, ...] = (
          "description": "Omschrijving-1", "balance": "Saldo na trn", "bank_id": "Volgnr",
          "account": "IBAN/BBAN", "local_amount": "Oorspr bedrag",
          "local_currency": "Oorspr munt"},
-        "ymd", ",", written="comma, every cell quoted, UTF-8, YYYY-MM-DD, +1.234,56",
+        "ymd", ",", written="comma, every cell quoted, UTF-8, YYYY-MM-DD, +2500,00",
     ),
     Layout(
         "ABN AMRO", "ABN AMRO", "NL", "checking", _cells(8),
