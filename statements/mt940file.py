@@ -68,9 +68,9 @@ def read_mt940(text: str, currency: str | None = None) -> ParsedFile:
     not_imported: list[str] = []
 
     def scan(resume: Resume) -> Iterator[ParsedRow | End]:
-        return _statements(text, resume, currency, not_imported if resume[0] == 0 else [])
+        return _statements(text, resume, currency, not_imported if resume[0] < 0 else [])
 
-    statements = read_twice(scan, (0, 1, 1))
+    statements = read_twice(scan, (-1, 1, 1))  # -1: the whole file, from its start
     for statement in statements:
         statement.bank_name = statement.bank_name or (sender.group(1) if sender else None)
     checked(statements, "statement", not_imported)
@@ -111,7 +111,8 @@ def _statements(
     text: str, resume: Resume, currency: str | None, not_imported: list[str]
 ) -> Iterator[ParsedRow | End]:
     offset, line, number = resume
-    whole = offset == 0
+    whole = offset < 0
+    offset = max(offset, 0)
     statement: _Statement | None = None
     row: ParsedRow | None = None
     details: list[str] = []

@@ -122,7 +122,7 @@ def _scan(
                     yield _row(row, number, row_line, statement, currency)
                     number, row = number + 1, None
                 elif closed in STATEMENTS and statement is not None:
-                    yield End(_finished(statement, found), statement.resume)
+                    yield End(_finished(statement, found if whole else _File()), statement.resume)
                     statement = None
                     if not whole:
                         return

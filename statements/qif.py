@@ -55,9 +55,9 @@ def read_qif(text: str, *, currency: str | None, day_first: bool | None = None) 
     skipped: dict[str, int] = {}
 
     def scan(resume: Resume) -> Iterator[ParsedRow | End]:
-        return _scan(text, resume, dates, numbers, currency, skipped if resume[0] == 0 else {})
+        return _scan(text, resume, dates, numbers, currency, skipped if resume[0] < 0 else {})
 
-    statements = read_twice(scan, (0, 1))
+    statements = read_twice(scan, (-1, 1))  # -1: the whole file, from its start
     not_imported = [counted(count, NOT_IMPORTED[kind]) for kind, count in skipped.items()]
     checked(statements, "bank, cash or card transactions", not_imported)
     return ParsedFile("qif", statements, not_imported=not_imported)
@@ -72,7 +72,8 @@ def _scan(
     skipped: dict[str, int],
 ) -> Iterator[ParsedRow | End]:
     offset, line = resume
-    whole = offset == 0
+    whole = offset < 0
+    offset = max(offset, 0)
     section = _Section()
     statement: ParsedStatement | None = None
     started: Resume = resume
