@@ -6,8 +6,8 @@ dropped once read, so memory stays flat."""
 from __future__ import annotations
 
 import io
-from collections.abc import Iterator
 from datetime import date
+from functools import lru_cache
 from xml.etree.ElementTree import Element, ParseError
 
 from defusedxml import DefusedXmlException
@@ -15,13 +15,11 @@ from defusedxml.ElementTree import iterparse
 
 from statements.amounts import POINT, quoted
 from statements.parsed import (
-    End,
     ParsedFile,
     ParsedRow,
     ParsedStatement,
     checked,
     last_digits,
-    read_twice,
     unparsable,
 )
 
@@ -32,76 +30,61 @@ CLOSING = ("CLBD",)
 KINDS = {"SVGS": "savings", "CARD": "credit_card", "CCRD": "credit_card"}
 # References that say there is none.
 NO_REFERENCE = frozenset(("NONREF", "NOTPROVIDED", "NOT PROVIDED", "NONE", "N/A"))
-# Resume point of a statement's second scan: (its index in the file, number of its first entry).
-Resume = tuple[int, int]
+# A statement's parts read when they end (the account is read before its balances and entries).
+PARTS = frozenset(("Acct", "Bal", "Ntry"))
 
 
 def read_camt(data: bytes, currency: str | None = None) -> ParsedFile:
-    """Read every statement of a CAMT.052, .053 or .054 file."""
+    """Read every statement of a CAMT.052, .053 or .054 file. Its rows are kept (the file is
+    at most IMPORT_MAX_BYTES; a second parse would cost more than they take)."""
     kinds: list[str] = []
     not_imported: list[str] = []
-
-    def scan(resume: Resume) -> Iterator[ParsedRow | End]:
-        return _scan(data, resume, currency, kinds, not_imported)
-
-    statements = read_twice(scan, (-1, 1))
+    statements = _read(data, currency, kinds, not_imported)
     if not statements:
         raise unparsable("it holds no CAMT statement, report or notification.", element="Stmt")
     checked(statements, "statement", not_imported)
     return ParsedFile(kinds[0] if kinds else "camt053", statements, not_imported=not_imported)
 
 
-def _scan(
-    data: bytes, resume: Resume, currency: str | None, kinds: list[str], not_imported: list[str]
-) -> Iterator[ParsedRow | End]:
-    """From the start (`resume` (-1, 1)): every statement; else the one at index `resume[0]`."""
-    wanted, number = resume
-    whole = wanted < 0
-    index, first = 0, number
-    created: str | None = None  # the message's or statement's date, for entries without one
+def _read(
+    data: bytes, currency: str | None, kinds: list[str], not_imported: list[str]
+) -> list[ParsedStatement]:
+    """The statements and their rows, from the end of each element (an entry is dropped once
+    read): a statement's parts are its children Acct, Bal and Ntry."""
+    statements: list[ParsedStatement] = []
     statement: ParsedStatement | None = None
-    stack: list[Element] = []
+    created: str | None = None  # the message's or statement's date, for entries without one
+    number = 1
     try:
-        for event, element in iterparse(
+        for _event, element in iterparse(
             io.BytesIO(data),
-            events=("start", "end"),
+            events=("end",),
             forbid_dtd=True,
             forbid_entities=True,
             forbid_external=True,
         ):
             name = _local(element.tag)
-            if event == "start":
-                stack.append(element)
-                if name in STATEMENTS and (whole or index == wanted):
-                    statement, first = ParsedStatement(), number
-                    if whole:
-                        kinds.append(STATEMENTS[name])
-                continue
-            stack.pop()
-            if name == "Ntry":
-                if statement is not None:
+            if name in STATEMENTS:
+                if statement is None:
+                    statement = ParsedStatement()
+                statement.currency = statement.currency or currency
+                statements.append(statement)
+                kinds.append(STATEMENTS[name])
+                statement = None
+                element.clear()
+            elif name in PARTS:
+                if statement is None:
+                    statement = ParsedStatement()
+                if name == "Ntry":
                     row = _entry(number, element, statement.currency or currency, created)
                     statement.currency = statement.currency or row.currency
-                    yield row
+                    statement.rows.append(row)
                     number += 1
-            elif name in STATEMENTS:
-                if statement is not None:
-                    statement.currency = statement.currency or currency
-                    yield End(statement, (index, first))
-                    statement = None
-                    if not whole:
-                        return
-                index += 1
-            elif statement is not None and stack and _local(stack[-1].tag) in STATEMENTS:
-                _statement_part(statement, name, element, not_imported if whole else [])
-                created = (element.text or "").strip() if name == "CreDtTm" else created
-            elif name == "CreDtTm" and stack and _local(stack[-1].tag) == "GrpHdr":
-                created = (element.text or "").strip()
-                continue
-            else:
-                continue
-            if stack:
-                stack[-1].remove(element)
+                    element.clear()
+                else:
+                    _statement_part(statement, name, element, not_imported)
+            elif name == "CreDtTm":
+                created = (element.text or "").strip() or created
     except DefusedXmlException as err:
         raise unparsable(
             "XML with a DTD or entities is refused (nothing in it was read).", element="DOCTYPE"
@@ -111,6 +94,7 @@ def _scan(
         raise unparsable(
             f"it is not well-formed XML (line {line}).", line=line, column=column
         ) from err
+    return statements
 
 
 def _statement_part(
@@ -210,16 +194,33 @@ def _local(tag: str) -> str:
 
 
 def _find(node: Element | None, path: str) -> Element | None:
-    """The first element at `path` (local names, any namespace)."""
+    """The first element at `path` (local names, in the node's namespace), found a child at a
+    time (each step a plain tag: the C lookup, no path parsing)."""
     if node is None:
         return None
-    return node.find("/".join(f"{{*}}{part}" for part in path.split("/")))
+    tag = node.tag
+    namespace = tag[: tag.index("}") + 1] if tag.startswith("{") else ""
+    found: Element | None = node
+    for part in _steps(path):
+        found = found.find(namespace + part)
+        if found is None:
+            return None
+    return found
+
+
+@lru_cache(maxsize=128)
+def _steps(path: str) -> tuple[str, ...]:
+    return tuple(path.split("/"))
 
 
 def _iter(node: Element | None, path: str) -> list[Element]:
-    if node is None:
+    """Every element at `path`: the children named by its last step of the first element at
+    the steps before it."""
+    parent, _, last = path.rpartition("/")
+    holder = _find(node, parent) if parent else node
+    if holder is None:
         return []
-    return node.findall("/".join(f"{{*}}{part}" for part in path.split("/")))
+    return [child for child in holder if _local(child.tag) == last]
 
 
 def _text(node: Element | None, path: str) -> str | None:

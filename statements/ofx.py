@@ -119,7 +119,12 @@ def _scan(
             while stack:
                 closed = stack.pop()
                 if closed == "STMTTRN" and row is not None and statement is not None:
-                    yield _row(row, number, row_line, statement, currency)
+                    # The first pass needs only each row's date and bank id.
+                    yield (
+                        _dated(row, number)
+                        if whole
+                        else _row(row, number, row_line, statement, currency)
+                    )
                     number, row = number + 1, None
                 elif closed in STATEMENTS and statement is not None:
                     yield End(_finished(statement, found if whole else _File()), statement.resume)
@@ -271,6 +276,15 @@ def converted(minor: int, source: str, target: str | None, rate: str) -> int:
     exact = Fraction(int(whole + fraction), 10 ** len(fraction)) * minor
     shift = minor_units(target or source) - minor_units(source)
     return round(exact * Fraction(10) ** shift)
+
+
+def _dated(fields: dict[str, str], number: int) -> ParsedRow:
+    """A row as the first pass counts it: its date and bank id, nothing read further."""
+    try:
+        posted = _date(fields.get("DTPOSTED") or fields.get("DTUSER") or "")
+    except ValueError:
+        posted = None
+    return ParsedRow(number, posted, None, bank_id=fields.get("FITID", "").strip()[:255] or None)
 
 
 def _amount(text: str, currency: str | None) -> int:

@@ -12,7 +12,9 @@ from collections.abc import Iterator
 from statements.parsed import unparsable
 
 # A tag and the text after it, up to the next tag.
-_TAG = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9_.:-]*)[^<>]*>([^<]*)")
+# A tag, the text after it, and (XML) its end tag right after that text: one match per leaf.
+_TAG = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9_.:-]*)[^<>]*>([^<]*)(</\2>)?")
+_LOWER = re.compile(r"</?[A-Za-z0-9_.:-]*[a-z]")
 _DOCTYPE = re.compile(rb"<!\s*DOCTYPE", re.IGNORECASE)
 _XML_ENCODING = re.compile(rb"""<\?xml[^>]*?encoding\s*=\s*["']([A-Za-z0-9._-]+)["']""")
 _HEADER_FIELD = re.compile(rb"^\s*([A-Z]+)\s*:\s*([^\r\n]*)", re.MULTILINE)
@@ -58,44 +60,40 @@ def ofx_text(data: bytes) -> str:
 
 
 def tokens(text: str, start: int, ends: frozenset[str]) -> Iterator[Token]:
-    """Every start tag of `text` from offset `start` on, and the end tags named in `ends`."""
-    cdata = text.find("<![CDATA[", start) >= 0
-    for found in _matches(text, start):
-        slash, name, after = found.groups()
-        if not name.isupper():
-            name = name.upper()
-        if slash:
-            if name in ends:
-                yield END, name, "", found.start()
-            continue
-        if not after or after.isspace():
-            after = ""
-            if cdata and text.startswith("<![CDATA[", found.end()):
-                after = _cdata(text, found.end())
-        else:
-            after = after.strip()
-            if "&" in after:
-                after = html.unescape(after)
-        yield START, name, after, found.start()
-
-
-def _matches(text: str, start: int) -> Iterator[re.Match[str]]:
-    """The tags from `start` on: one regex scan when the text has no comment, CDATA or
-    processing instruction there (the usual case), else tag by tag, skipping those."""
+    """Every start tag of `text` from offset `start` on, and the end tags named in `ends`.
+    Text that is no tag (a stray `<`) is skipped."""
     pos = text.find("<", start)
     while pos >= 0 and text.startswith(("<?", "<!--"), pos):  # the XML and OFX declarations
         pos = _special(text, pos)
     if pos < 0 or pos >= len(text):
         return
-    if text.find("<!", pos) < 0 and text.find("<?", pos) < 0:
-        for found in _TAG.finditer(text, pos):
-            if found.start() != pos:
-                _special(text, pos)  # raises: text that is no tag
-            pos = found.end()
-            yield found
-        if pos < len(text):
-            _special(text, pos)
-        return
+    lower = _LOWER.search(text, pos) is not None
+    if text.find("<!", pos) >= 0 or text.find("<?", pos) >= 0:
+        matches: Iterator[re.Match[str]] = _one_by_one(text, pos)
+    else:
+        matches = _TAG.finditer(text, pos)
+    cdata = text.find("<![CDATA[", pos) >= 0
+    for found in matches:
+        slash, name, after, closed = found.groups()
+        if lower:
+            name = name.upper()
+        if slash:
+            if name in ends:
+                yield END, name, "", found.start()
+            continue
+        value = after.strip()
+        if not value:
+            if cdata and text.startswith("<![CDATA[", found.end()):
+                value = _cdata(text, found.end())
+        elif "&" in value:
+            value = html.unescape(value)
+        yield START, name, value, found.start()
+        if closed and name in ends:  # an empty aggregate: <BANKTRANLIST></BANKTRANLIST>
+            yield END, name, "", found.start()
+
+
+def _one_by_one(text: str, pos: int) -> Iterator[re.Match[str]]:
+    """The tags from `pos` on, skipping comments, processing instructions and CDATA."""
     match, size = _TAG.match, len(text)
     while pos < size:
         found = match(text, pos)
