@@ -124,8 +124,8 @@ class NumberStyle:
             )
         if len(fraction) > units and fraction[units:].strip("0"):
             raise ValueError(f"{quoted(text)} has more decimals than {named or currency} has")
-        cents = fraction[:units].ljust(units, "0")
-        minor = int(whole or "0") * 10**units + int(cents or "0")
+        kept = fraction[:units].ljust(units, "0")
+        minor = int(whole or "0") * 10**units + int(kept or "0")
         return Amount(-minor if negative else minor, named)
 
     def _digits(self, body: str, text: str) -> tuple[str, str]:

@@ -200,11 +200,12 @@ def _find(node: Element | None, path: str) -> Element | None:
         return None
     tag = node.tag
     namespace = tag[: tag.index("}") + 1] if tag.startswith("{") else ""
-    found: Element | None = node
+    found: Element = node
     for part in _steps(path):
-        found = found.find(namespace + part)
-        if found is None:
+        step = found.find(namespace + part)
+        if step is None:
             return None
+        found = step
     return found
 
 

@@ -29,7 +29,14 @@ from statements.columns import (
 from statements.csvrows import Balances, Plan, read_row, skipped
 from statements.dates import DateStyle, guess_order
 from statements.layouts import Layout, matching, roles_of, shaped
-from statements.parsed import ParsedFile, ParsedRow, ParsedStatement, last_digits, unparsable
+from statements.parsed import (
+    ParsedFile,
+    ParsedRow,
+    ParsedStatement,
+    Tally,
+    last_digits,
+    unparsable,
+)
 
 # Records read to find the header, sniff the dialect and guess the styles.
 SAMPLE_ROWS = 40
@@ -233,19 +240,11 @@ def _preamble(statement: ParsedStatement, rows: list[list[str]]) -> None:
 def _first_pass(statement: ParsedStatement, records: Iterator[Record], plan: Plan) -> None:
     """Count the rows and find their span, the bank ids used twice, the account number the
     rows give, and the balances a running-balance column states (when it agrees with itself)."""
-    first = last = None
-    count = 0
-    seen: set[str] = set()
+    tally = Tally()
     balances = Balances()
     for line, cells in records:
         row = read_row(line, cells, plan)
-        count += 1
-        day = row.posted_on
-        if day is not None:
-            first = day if first is None or day < first else first
-            last = day if last is None or day > last else last
-        if row.bank_id is not None:
-            (plan.repeated if row.bank_id in seen else seen).add(row.bank_id)
+        tally.add(row)
         if row.reason is None and row.amount_minor is not None:
             balances.add(row.amount_minor, plan.balance_of(cells))
         if statement.bank_ref is None and "account" in plan.index:
@@ -253,7 +252,8 @@ def _first_pass(statement: ParsedStatement, records: Iterator[Record], plan: Pla
             if number:
                 statement.bank_ref = number[:64]
                 statement.last_digits = last_digits(number)
-    statement.streamed_span = (first, last, count)
+    plan.repeated = tally.repeated
+    statement.streamed_span = tally.span()
     statement.opening_minor, statement.closing_minor = balances.stated()
 
 

@@ -84,33 +84,48 @@ class End:
 Scan = Callable[[Any], Iterator["ParsedRow | End"]]
 
 
+class Tally:
+    """What a first pass learns of a statement's rows: how many, their first and last date,
+    and the bank ids that come twice (such rows are told apart by occurrence)."""
+
+    __slots__ = ("count", "first", "last", "repeated", "seen")
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.first: date | None = None
+        self.last: date | None = None
+        self.seen: set[str] = set()
+        self.repeated: set[str] = set()
+
+    def add(self, row: ParsedRow) -> None:
+        """Count one row."""
+        self.count += 1
+        day = row.posted_on
+        if day is not None:
+            self.first = day if self.first is None or day < self.first else self.first
+            self.last = day if self.last is None or day > self.last else self.last
+        if row.bank_id is not None:
+            (self.repeated if row.bank_id in self.seen else self.seen).add(row.bank_id)
+
+    def span(self) -> tuple[date | None, date | None, int]:
+        """(first date, last date, rows)."""
+        return self.first, self.last, self.count
+
+
 def read_twice(scan: Scan, start: Any) -> list[ParsedStatement]:
     """The statements `scan(start)` finds, each streaming its rows by scanning again from its
-    own `resume` up to its end. The first pass keeps only dates, counts and bank ids: a bank id
-    that comes twice in one statement is no id (such rows are told apart by occurrence)."""
+    own `resume` up to its end. The first pass keeps only a Tally of each statement's rows."""
     statements: list[ParsedStatement] = []
-    first: date | None = None
-    last: date | None = None
-    count = 0
-    seen: set[str] = set()
-    repeated: set[str] = set()
+    tally = Tally()
     for item in scan(start):
         if isinstance(item, ParsedRow):
-            count += 1
-            day = item.posted_on
-            if day is not None:
-                first = day if first is None or day < first else first
-                last = day if last is None or day > last else last
-            if item.bank_id is not None:
-                (repeated if item.bank_id in seen else seen).add(item.bank_id)
+            tally.add(item)
             continue
         statement = item.statement
-        statement.streamed_span = (first, last, count)
-        statement.stream = _rescan(scan, item.resume, frozenset(repeated))
+        statement.streamed_span = tally.span()
+        statement.stream = _rescan(scan, item.resume, frozenset(tally.repeated))
         statements.append(statement)
-        first = last = None
-        count = 0
-        seen, repeated = set(), set()
+        tally = Tally()
     return statements
 
 

@@ -200,6 +200,9 @@ def test_a_statement_for_an_account_given_by_id_lets_its_next_file_find_it(
     )
     draft = importer.upload("one.qfx", single.encode(), account_id=made["id"]).json
     assert draft["accounts"][0]["account_id"] == made["id"]
+    # Checked against the account's balance (0.00): its rows come to 85.00, LEDGERBAL says 80.00.
+    reconciliation = draft["accounts"][0]["reconciliation"]
+    assert (reconciliation["basis"], reconciliation["difference"]) == ("account", "-5.00")
     importer.commit(draft["id"])
     again = importer.upload("one.qfx", single.encode()).json
     assert again["accounts"][0]["account_id"] == made["id"]

@@ -3,7 +3,7 @@ chained, a new account opening at the statement's own opening, sums past 64 bits
 
 from __future__ import annotations
 
-from tests.imports.conftest import SAMPLES, Importer
+from tests.imports.conftest import Importer
 
 STATEMENT = """:20:STMT{n}
 :25:10020030/1234567890
@@ -59,24 +59,6 @@ def test_an_ofx_into_a_new_account_balances_from_its_ledger_balance(importer: Im
     assert (first["basis"], first["opening"], first["closing"], first["balanced"]) == (
         "derived", "-5.00", "80.00", True,
     )  # fmt: skip
-
-
-def test_an_ofx_into_an_existing_account_is_checked_against_its_balance(
-    importer: Importer,
-) -> None:
-    made = importer.client.post(
-        "/api/accounts",
-        json={"name": "Savings", "kind": "savings", "currency": "GBP"},
-        headers=importer.headers,
-    ).json
-    one = (SAMPLES / "statement_v2.qfx").read_text()
-    single = (
-        one[: one.index("<STMTTRNRS>", one.index("</STMTTRNRS>"))]
-        + one[one.index("</BANKMSGSRSV1>") :]
-    )
-    draft = importer.upload("one.qfx", single.encode(), account_id=made["id"]).json
-    reconciliation = draft["accounts"][0]["reconciliation"]
-    assert (reconciliation["basis"], reconciliation["difference"]) == ("account", "-5.00")
 
 
 def test_sums_past_64_bits_are_exact(importer: Importer) -> None:

@@ -32,8 +32,10 @@ def sgml(transactions: str, ledger: str = "100.00", extra: str = "") -> bytes:
 
 
 def trn(amount: str, fitid: str | None = "F1", name: str = "Shop", day: str = "20261005") -> str:
+    """One STMTTRN, its leaves without end tags."""
     fit = f"<FITID>{fitid}" if fitid is not None else ""
-    return f"<STMTTRN><TRNTYPE>DEBIT<DTPOSTED>{day}120000[-5:EST]<TRNAMT>{amount}{fit}<NAME>{name}</STMTTRN>"
+    posted = f"<DTPOSTED>{day}120000[-5:EST]"
+    return f"<STMTTRN><TRNTYPE>DEBIT{posted}<TRNAMT>{amount}{fit}<NAME>{name}</STMTTRN>"
 
 
 def rows(data: bytes) -> list[tuple[date | None, int | None, str | None, str | None]]:
