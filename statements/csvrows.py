@@ -6,6 +6,7 @@ states."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from statements.amounts import NumberStyle, quoted
@@ -63,9 +64,10 @@ class Plan:
 
 def read_row(line: int, cells: list[str], plan: Plan) -> ParsedRow:
     """The row of line `line`; `reason` says why it is invalid or not booked."""
-    payee, payer = plan.cell(cells, "payee"), plan.cell(cells, "payer")
-    description = plan.cell(cells, "description")
-    code = plan.cell(cells, "currency").upper()
+    size = len(cells)
+    value = {role: cells[at].strip() for role, at in plan.index.items() if at < size}.get
+    payee, payer, description = value("payee", ""), value("payer", ""), value("description", "")
+    code = value("currency", "").upper()
     row = ParsedRow(
         line,
         None,
@@ -79,17 +81,17 @@ def read_row(line: int, cells: list[str], plan: Plan) -> ParsedRow:
     if len(cells) > width and any(c.strip() for c in cells[width:]):
         row.reason = f"line {line}: {len(cells)} fields where the header has {width}"
         return row
-    status = plan.cell(cells, "status")
+    status = value("status", "")
     if status and normalise(status) in NOT_BOOKED:
         row.reason = f"line {line}: not booked ({plan.columns[plan.index['status']]} is {status})"
         return row
     try:
-        row.posted_on = plan.dates.parse(plan.cell(cells, "date"))
+        row.posted_on = plan.dates.parse(value("date", ""))
     except ValueError as err:
         row.reason = f'line {line}, column "{plan.columns[plan.index["date"]]}": {err}'
         return row
     try:
-        row.amount_minor, named = _amount(cells, plan, row.currency)
+        row.amount_minor, named = _amount(value, plan, row.currency)
     except ValueError as err:
         row.reason = f"line {line}: {err}"
         return row
@@ -98,16 +100,18 @@ def read_row(line: int, cells: list[str], plan: Plan) -> ParsedRow:
         row.merchant = payer[:120]
     elif payee:
         row.merchant = payee[:120]
-    local = _local(cells, plan, row.currency)
+    local = _local(value("local_amount", ""), value("local_currency", "").upper(), row.currency)
     if local:
         row.description = f"{description} ({local})".strip()[:255]
     return row
 
 
-def _amount(cells: list[str], plan: Plan, currency: str | None) -> tuple[int, str | None]:
+def _amount(
+    value: Callable[[str, str], str], plan: Plan, currency: str | None
+) -> tuple[int, str | None]:
     read = plan.numbers.read
-    text = plan.cell(cells, "amount")
-    debit, credit = plan.cell(cells, "debit"), plan.cell(cells, "credit")
+    text = value("amount", "")
+    debit, credit = value("debit", ""), value("credit", "")
     if text:
         found = read(text, currency)
         minor, named = found.minor, found.currency
@@ -118,7 +122,7 @@ def _amount(cells: list[str], plan: Plan, currency: str | None) -> tuple[int, st
         named = (out.currency if out else None) or (into.currency if into else None)
     else:
         raise ValueError("it has no amount")
-    indicator = plan.cell(cells, "indicator")
+    indicator = value("indicator", "")
     if indicator:
         key = normalise(indicator) or indicator.strip()
         if key in DEBITS or indicator.strip() == "-":
@@ -127,15 +131,14 @@ def _amount(cells: list[str], plan: Plan, currency: str | None) -> tuple[int, st
             minor = abs(minor)
         else:
             raise ValueError(f"{quoted(indicator)} says neither debit nor credit")
-    fee = plan.cell(cells, "fee")
+    fee = value("fee", "")
     if fee:
         minor -= abs(read(fee, named or currency).minor)
     return (-minor if plan.charges_positive else minor), named
 
 
-def _local(cells: list[str], plan: Plan, currency: str | None) -> str:
+def _local(amount: str, code: str, currency: str | None) -> str:
     """`-61000.00 IDR` for a payment abroad; "" when the local currency is the row's."""
-    amount, code = plan.cell(cells, "local_amount"), plan.cell(cells, "local_currency").upper()
     if not amount or not code or code == currency:
         return ""
     return f"{amount[:30]} {code[:3]}"
@@ -143,7 +146,8 @@ def _local(cells: list[str], plan: Plan, currency: str | None) -> str:
 
 def skipped(cells: list[str], plan: Plan) -> bool:
     """A summary line among the rows (a bank's opening or closing balance): not a movement."""
-    if not datelike(plan.cell(cells, "date")):
+    day = plan.cell(cells, "date")
+    if not day[:1].isdigit() and not datelike(day):
         first = next((c for c in cells if c.strip()), "")
         return normalise(first).startswith(SUMMARY)
     if any(plan.cell(cells, role) for role in ("amount", "debit", "credit")):

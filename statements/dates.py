@@ -17,6 +17,8 @@ LANGUAGES = ("en", "de", "fr", "es", "it", "nl", "pt", "pl", "sv", "da", "nb")
 # Longer text is refused unread.
 MAX_DATE_CHARS = 64
 _TOKENS = re.compile(r"\d+|[^\W\d_]+")
+# Three numbers, and nothing after them but a time: 01.10.2026, 2026-10-01T10:00:00.
+_NUMERIC = re.compile(r"\s*(\d{1,4})[./-](\d{1,2})[./-](\d{1,4})(?=$|[\sT])")
 
 
 def _fold(word: str) -> str:
@@ -76,6 +78,10 @@ class DateStyle:
         """The date `text` means (a time after it is ignored); 2-digit years are 1970-2069."""
         if len(text) > MAX_DATE_CHARS:
             raise ValueError(f"{quoted(text)} is not a date")
+        numeric = _NUMERIC.match(text)
+        if numeric is not None:  # the usual case, read without the general path: 01.10.2026
+            first, second, third = numeric.groups()
+            return self._ordered(text, [int(first), int(second), int(third)], -1, [first])
         parts: list[int] = []
         month_at = -1
         for token in _TOKENS.findall(text):

@@ -119,7 +119,8 @@ def _statements(
     for item in _fields(text, offset, line):
         tag = item.tag if item is not None else "-"
         if row is not None and tag not in ("86", "NS"):
-            _describe(row, details)
+            if not whole:  # the first pass counts and dates the rows, nothing more
+                _describe(row, details)
             yield row
             row, details = None, []
         if statement is not None and _starts_another(statement, tag):
@@ -140,12 +141,13 @@ def _statements(
             code = re.search(r"[A-Z]{3}", item.lines[0])
             statement.parsed.currency = code.group() if code else None
         elif tag == "61":
-            row, details = _entry(item, number, statement.parsed.currency or currency), []
+            row, details = _entry(item, number, statement.parsed.currency or currency, whole), []
             number += 1
         elif tag in ("86", "NS") and row is not None:
             details.append("".join(item.lines))
     if row is not None:
-        _describe(row, details)
+        if not whole:
+            _describe(row, details)
         yield row
     if statement is not None and statement.has_content:
         yield End(_finished(statement, currency), statement.resume)
@@ -195,7 +197,7 @@ def _balance(statement: _Statement, item: _Field, not_imported: list[str]) -> No
         parsed.closing_minor, statement.has_closing = signed, True
 
 
-def _entry(item: _Field, number: int, currency: str | None) -> ParsedRow:
+def _entry(item: _Field, number: int, currency: str | None, dated_only: bool) -> ParsedRow:
     """A :61: line (cut in two lines by some banks), and its supplementary details."""
     lines = item.lines
     found = _ENTRY.match(lines[0].strip())
@@ -212,6 +214,8 @@ def _entry(item: _Field, number: int, currency: str | None) -> ParsedRow:
     row.description = " ".join(part.strip() for part in extra)[:255]
     try:
         row.posted_on = _day(found.group("value"), found.group("entry"))
+        if dated_only:
+            return row
         minor = COMMA.read(found.group("amount"), currency).minor
     except ValueError as err:
         row.reason = f"{where}: {err}"
