@@ -28,7 +28,7 @@ from statements.parsed import (
     read_twice,
     unparsable,
 )
-from statements.sgml import END, Lines, ofx_text, tokens
+from statements.sgml import END, START, Lines, Token, ofx_text, tokens
 
 # Aggregates this reader follows; every other element is a leaf or skipped.
 STATEMENTS = {"STMTRS": "bank", "CCSTMTRS": "card", "INVSTMTRS": "investment"}
@@ -48,6 +48,8 @@ AGGREGATES = frozenset(
         "INVOOLIST", "SECLISTMSGSRSV1", "SECLIST", *STATEMENTS, *ACCOUNTS, *TRADES, *POSITIONS,
     )
 )  # fmt: skip
+# The aggregates whose end closes a STMTTRN left open.
+ROW_HOLDERS = frozenset(("BANKTRANLIST", "INVBANKTRAN", *STATEMENTS))
 # OFX nests a dozen deep; deeper is no statement.
 MAX_DEPTH = 32
 KINDS = {
@@ -112,7 +114,7 @@ def _scan(
     row: dict[str, str] | None = None
     row_line = 0
     status: dict[str, str] = {}
-    for kind, name, value, pos in tokens(text, offset, AGGREGATES):
+    for kind, name, value, pos in _rows_closed(tokens(text, offset, AGGREGATES)):
         if kind == END:
             if name not in stack:
                 continue
@@ -167,6 +169,20 @@ def _scan(
     if statement is not None and whole:
         open_at = stack[-1] if stack else "STMTRS"
         raise unparsable(f"the file ends inside {open_at}: it is cut short.", element=open_at)
+
+
+def _rows_closed(stream: Iterator[Token]) -> Iterator[Token]:
+    """The tokens, with the end of a STMTTRN a bank left open before the next one begins."""
+    open_row = False
+    for token in stream:
+        kind, name = token[0], token[1]
+        if name == "STMTTRN":
+            if kind == START and open_row:
+                yield END, name, "", token[3]
+            open_row = kind == START
+        elif kind == END and name in ROW_HOLDERS:
+            open_row = False
+        yield token
 
 
 def _imported(stack: list[str], statement: _Statement) -> bool:
@@ -288,8 +304,8 @@ def _dated(fields: dict[str, str], number: int) -> ParsedRow:
 
 
 def _amount(text: str, currency: str | None) -> int:
-    """OFX writes `-12.34`; some banks write `-12,34`."""
-    style = COMMA if "," in text and "." not in text else POINT
+    """OFX writes `-12.34`; some banks write `-12,34` or `-1.234,56`: the last mark decides."""
+    style = COMMA if text.rfind(",") > text.rfind(".") else POINT
     return style.read(text, currency).minor
 
 

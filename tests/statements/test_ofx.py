@@ -166,3 +166,18 @@ def test_an_amount_in_another_currency_is_converted_at_its_rate_exactly() -> Non
     assert converted(250, "EUR", "EUR", "0.5") == 125  # half to even: 1.25 -> 1.25
     with pytest.raises(ValueError, match="not a rate"):
         converted(100, "USD", "EUR", "1e9")
+
+
+def test_a_transaction_left_open_ends_where_the_next_one_begins() -> None:
+    unclosed = "".join(
+        trn(amount, f"F{n}").replace("</STMTTRN>", "")
+        for n, amount in enumerate(["-1.00", "-2.00", "-3.00"] * 20)
+    )
+    statement = read_ofx(sgml(unclosed)).statements[0]
+    assert statement.span()[2] == 60
+    assert sum(r.amount_minor or 0 for r in statement.each()) == -12000
+
+
+def test_european_amounts_in_ofx_are_read_by_their_last_mark() -> None:
+    found = rows(sgml(trn("-1.234,56") + trn("-12,50", "F2") + trn("-1,234.56", "F3")))
+    assert [amount for _day, amount, _id, _why in found] == [-123456, -1250, -123456]
