@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from fractions import Fraction
 from functools import lru_cache
 
 from babel import Locale, UnknownLocaleError
@@ -102,9 +103,10 @@ class NumberStyle:
         """`text` in minor units of `currency`: `-1.234,56 €`, `(12.00)`, `12.00-`, `5 CR`."""
         return self.read(text, currency).minor
 
-    def read(self, text: str, currency: str | None) -> Amount:
+    def read(self, text: str, currency: str | None, *, rounded: bool = False) -> Amount:
         """`text` read by the grammar; its decimals are those of the currency it names, else
-        of `currency`. ValueError saying why when it is no amount."""
+        of `currency` (more are refused, or with `rounded` rounded half to even: a brokerage's
+        OFX writes 4). ValueError saying why when it is no amount."""
         simple = self._simple.fullmatch(text)
         if simple is not None:
             sign, whole, fraction = simple.groups()
@@ -123,9 +125,13 @@ class NumberStyle:
                 f"{quoted(text)} has more than {MAX_INTEGER_DIGITS} digits before the decimal mark"
             )
         if len(fraction) > units and fraction[units:].strip("0"):
-            raise ValueError(f"{quoted(text)} has more decimals than {named or currency} has")
-        kept = fraction[:units].ljust(units, "0")
-        minor = int(whole or "0") * 10**units + int(kept or "0")
+            if not rounded:
+                raise ValueError(f"{quoted(text)} has more decimals than {named or currency} has")
+            exact = Fraction(int((whole or "0") + fraction), 10 ** (len(fraction) - units))
+            minor = round(exact)
+        else:
+            kept = fraction[:units].ljust(units, "0")
+            minor = int(whole or "0") * 10**units + int(kept or "0")
         return Amount(-minor if negative else minor, named)
 
     def _digits(self, body: str, text: str) -> tuple[str, str]:

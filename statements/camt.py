@@ -185,7 +185,7 @@ def _signed(node: Element, currency: str | None) -> tuple[int, str | None]:
     if amount is None or not text:
         raise ValueError("it has no Amt")
     named = (amount.get("Ccy") or "").upper()[:3] or None
-    minor = POINT.read(text, named or currency).minor
+    minor = POINT.read(text, named or currency, rounded=True).minor
     return (-minor if _text(node, "CdtDbtInd") == "DBIT" else minor), named
 
 

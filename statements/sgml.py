@@ -13,7 +13,7 @@ from statements.parsed import unparsable
 
 # A tag and the text after it, up to the next tag.
 # A tag, the text after it, and (XML) its end tag right after that text: one match per leaf.
-_TAG = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9_.:-]*)[^<>]*>([^<]*)(</\2>)?")
+_TAG = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9_.:-]*)[^<>]*>([^<]*)(?:(</\2>)[^<]*)?")
 _LOWER = re.compile(r"</?[A-Za-z0-9_.:-]*[a-z]")
 _DOCTYPE = re.compile(rb"<!\s*DOCTYPE", re.IGNORECASE)
 _XML_ENCODING = re.compile(rb"""<\?xml[^>]*?encoding\s*=\s*["']([A-Za-z0-9._-]+)["']""")

@@ -67,6 +67,13 @@ def test_the_locale_groups_and_decimals_are_the_files() -> None:
     assert POINT.read("7", "JPY").minor == 7
 
 
+def test_extra_decimals_are_rounded_half_to_even_where_asked() -> None:
+    assert POINT.read("+00000000000115.8331", "USD", rounded=True).minor == 11583
+    assert POINT.read("-197.1063", "USD", rounded=True).minor == -19711
+    assert POINT.read("0.125", "USD", rounded=True).minor == 12
+    assert POINT.read("0.135", "USD", rounded=True).minor == 14
+
+
 @pytest.mark.parametrize(
     "order, text, day",
     [

@@ -84,8 +84,9 @@ def test_xml_ofx_with_cdata_and_comments_reads() -> None:
         '<?xml version="1.0" encoding="UTF-8"?><?OFX OFXHEADER="200" VERSION="220"?>\n'
         "<OFX><!-- a comment --><CREDITCARDMSGSRSV1><CCSTMTTRNRS><CCSTMTRS><CURDEF>EUR</CURDEF>"
         "<CCACCTFROM><ACCTID>4111000011112222</ACCTID></CCACCTFROM><BANKTRANLIST>"
-        "<STMTTRN><DTPOSTED>20261002</DTPOSTED><TRNAMT>-9.99</TRNAMT><FITID>X1</FITID>"
-        "<NAME><![CDATA[Café <Ünïcode>]]></NAME></STMTTRN></BANKTRANLIST>"
+        "<STMTTRN>\r\n  <DTPOSTED>20261002</DTPOSTED>\r\n  <TRNAMT>-9.99</TRNAMT>\r\n"
+        "  <FITID>X1</FITID>\r\n  <NAME><![CDATA[Café <Ünïcode>]]></NAME>\r\n</STMTTRN>"
+        "</BANKTRANLIST>"
         "<LEDGERBAL><BALAMT>-9.99</BALAMT></LEDGERBAL></CCSTMTRS></CCSTMTTRNRS>"
         "</CREDITCARDMSGSRSV1></OFX>"
     ).encode()
