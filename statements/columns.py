@@ -59,7 +59,7 @@ NAMES: dict[str, tuple[str, ...]] = {
         "description", "memo", "details", "verwendungszweck", "purpose", "reference",
         "narrative", "buchungstext", "text", "libelle", "concepto", "transactiondescription",
         "paymentreference", "omschrijving1", "omschrijving", "mededelingen", "communication",
-        "detail",
+        "detail", "desc",
     ),
     "bank_id": (
         "id", "transactionid", "fitid", "referencenumber", "bankreference", "umsatzid",
@@ -116,6 +116,13 @@ def recognise(columns: list[str]) -> dict[str, str]:
             if role in found:
                 continue
             column = _first(columns, keys, names, exact, set(found.values()))
+            if column is not None:
+                found[role] = column
+    for role in ("date", "amount"):  # JournalDate, NetAmount: a name that ends a header
+        if role not in found:
+            taken = set(found.values())
+            ending = [c for c, k in zip(columns, keys, strict=True) if k.endswith(role)]
+            column = next((c for c in ending if c not in taken), None)
             if column is not None:
                 found[role] = column
     if "debit" in found and "credit" not in found and "amount" in found:

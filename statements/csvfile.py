@@ -83,11 +83,17 @@ def read_csv(
         )
     plan = _plan(roles, used, layout, columns, body, currency, locale)
 
+    header = [c.strip() for c in sample[header_at][1]] if header_at >= 0 else None
+
     def records() -> Iterator[Record]:
-        """(line, cells) of every row below the header, read from the text again."""
+        """(line, cells) of every row below the header, read from the text again (the header
+        repeated among them, empty rows and summary lines left out)."""
         for at, (line, cells) in enumerate(_records(text, dialect)):
-            if at > header_at and any(c.strip() for c in cells) and not skipped(cells, plan):
-                yield line, cells
+            if at <= header_at or not any(c.strip() for c in cells) or skipped(cells, plan):
+                continue
+            if header is not None and [c.strip() for c in cells] == header:
+                continue
+            yield line, cells
 
     statement = ParsedStatement(
         currency=_currency(plan, body, currency),
