@@ -13,7 +13,7 @@ from statements.mt940file import read_mt940
 from statements.ofx import read_ofx
 from statements.parsed import ParsedFile
 from statements.qif import read_qif
-from statements.text import decode, looks_binary
+from statements.text import as_utf8, decode, looks_binary
 
 FORMATS = ("ofx", "qif", "camt053", "camt052", "camt054", "mt940", "csv")
 EXTENSIONS = {
@@ -68,6 +68,7 @@ def detect(data: bytes, filename: str) -> str:
 
 def read_statement(data: bytes, filename: str, options: ReadOptions) -> ParsedFile:
     """Parse `data` into statements; 415 for an unknown format, 422 saying where it fails."""
+    data = as_utf8(data)
     if looks_binary(data):
         raise UnsupportedMediaType("The file is binary, not a statement.", code="unknown_format")
     kind = options.format or detect(data, filename)

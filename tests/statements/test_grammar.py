@@ -8,6 +8,7 @@ import pytest
 
 from statements.amounts import COMMA, POINT, NumberStyle
 from statements.dates import DateStyle, guess_order
+from statements.read import ReadOptions, read_statement
 
 
 @pytest.mark.parametrize(
@@ -105,3 +106,11 @@ def test_the_order_is_guessed_from_the_values() -> None:
     assert guess_order(["01/02/2026", "25/02/2026"]) == "dmy"
     assert guess_order(["02/25/2026"]) == "mdy"
     assert guess_order(["01/02/2026"]) is None
+
+
+def test_utf16_without_a_mark_and_nul_padding_are_text() -> None:
+    csv = "Date,Payee,Amount\n2026-10-01,Café,-1.50\n"
+    for data in (csv.encode("utf-16-le"), csv.encode("utf-16-be"), csv.encode() + b"\x00" * 64):
+        parsed = read_statement(data, "x.csv", ReadOptions(currency="EUR"))
+        rows = list(parsed.statements[0].each())
+        assert [(r.merchant, r.amount_minor) for r in rows] == [("Café", -150)]
