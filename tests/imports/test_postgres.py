@@ -10,6 +10,7 @@ import pytest
 from models.migrate import upgrade
 from tests.backends import fresh_postgres
 from tests.imports.conftest import ODD_CSV, Importer
+from tests.imports.test_reconciliation import NEGATIVE
 
 
 @pytest.fixture
@@ -51,3 +52,8 @@ def test_nul_characters_and_huge_amounts_never_reach_the_database(importer: Impo
     assert importer.commit(draft.json["id"]).json["added"] == 12_001
     found = importer.get("/api/transactions?merchant=NulShop").json["transactions"]
     assert [t["amount"] for t in found] == ["-2.00"]
+
+
+def test_sums_of_negative_amounts_in_parts_are_exact_on_postgresql(importer: Importer) -> None:
+    reconciliation = importer.upload("neg.sta", NEGATIVE).json["accounts"][0]["reconciliation"]
+    assert (reconciliation["rows_total"], reconciliation["balanced"]) == ("-1999999999.25", True)

@@ -61,6 +61,18 @@ def test_an_ofx_into_a_new_account_balances_from_its_ledger_balance(importer: Im
     )  # fmt: skip
 
 
+NEGATIVE = (
+    b":20:NEG\n:25:DE02100100100006820101\n:60F:C261001EUR0,00\n"
+    b":61:2610011001D1,50NMSCNONREF\n:86:A\n:61:2610011001D2000000000,75NMSCNONREF\n:86:B\n"
+    b":61:2610011001C3,00NMSCNONREF\n:86:C\n:62F:D261001EUR1999999999,25\n-\n"
+)
+
+
+def test_sums_of_negative_amounts_in_parts_are_exact(importer: Importer) -> None:
+    reconciliation = importer.upload("neg.sta", NEGATIVE).json["accounts"][0]["reconciliation"]
+    assert (reconciliation["rows_total"], reconciliation["balanced"]) == ("-1999999999.25", True)
+
+
 def test_sums_past_64_bits_are_exact(importer: Importer) -> None:
     rows = "".join(
         f":61:2610011001C9999999999999,99NMSCNONREF\n:86:Big {i}\n" for i in range(10_000)
