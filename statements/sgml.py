@@ -14,7 +14,6 @@ from statements.parsed import unparsable
 # A tag and the text after it, up to the next tag.
 # A tag, the text after it, and (XML) its end tag right after that text: one match per leaf.
 _TAG = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9_.:-]*)[^<>]*>([^<]*)(?:(</\2>)[^<]*)?")
-_LOWER = re.compile(r"</?[A-Za-z0-9_.:-]*[a-z]")
 _DOCTYPE = re.compile(rb"<!\s*DOCTYPE", re.IGNORECASE)
 _XML_ENCODING = re.compile(rb"""<\?xml[^>]*?encoding\s*=\s*["']([A-Za-z0-9._-]+)["']""")
 _HEADER_FIELD = re.compile(rb"^\s*([A-Z]+)\s*:\s*([^\r\n]*)", re.MULTILINE)
@@ -67,7 +66,6 @@ def tokens(text: str, start: int, ends: frozenset[str]) -> Iterator[Token]:
         pos = _special(text, pos)
     if pos < 0 or pos >= len(text):
         return
-    lower = _LOWER.search(text, pos) is not None
     if text.find("<!", pos) >= 0 or text.find("<?", pos) >= 0:
         matches: Iterator[re.Match[str]] = _one_by_one(text, pos)
     else:
@@ -75,7 +73,7 @@ def tokens(text: str, start: int, ends: frozenset[str]) -> Iterator[Token]:
     cdata = text.find("<![CDATA[", pos) >= 0
     for found in matches:
         slash, name, after, closed = found.groups()
-        if lower:
+        if not name.isupper():
             name = name.upper()
         if slash:
             if name in ends:
