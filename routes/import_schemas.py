@@ -10,7 +10,7 @@ from marshmallow import Schema, ValidationError, fields, validate
 from models.imports import ROW_STATUSES
 from routes.requests import NO_NUL
 from routes.responses import Open
-from statements.csvfile import ROLES
+from statements.columns import OPTIONS, ROLES
 from statements.read import FORMATS
 
 MAX_PAGE = 100
@@ -18,7 +18,8 @@ ID_CURSOR = r"\A[0-9]{1,10}\Z"
 
 
 class MappingField(fields.Field[dict[str, str]]):
-    """A CSV mapping sent as a JSON object in a form field: role -> column name."""
+    """A CSV mapping sent as a JSON object in a form field: role -> column name, and options
+    (`sign`, `date_order`) -> their value."""
 
     def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> Any:
         try:
@@ -29,9 +30,15 @@ class MappingField(fields.Field[dict[str, str]]):
             isinstance(k, str) and isinstance(v, str) and "\x00" not in v for k, v in parsed.items()
         ):
             raise ValidationError("Must be a JSON object of role to column name.")
-        unknown = sorted(set(parsed) - set(ROLES))
+        unknown = sorted(set(parsed) - set(ROLES) - set(OPTIONS))
         if unknown:
-            raise ValidationError(f"Unknown roles {unknown}: roles are {', '.join(ROLES)}.")
+            raise ValidationError(
+                f"Unknown roles {unknown}: roles are {', '.join(ROLES)}; "
+                f"options are {', '.join(OPTIONS)}."
+            )
+        for option, allowed in OPTIONS.items():
+            if option in parsed and parsed[option] not in allowed:
+                raise ValidationError(f"{option} is one of {', '.join(allowed)}.")
         return parsed
 
 
@@ -63,7 +70,9 @@ class ImportForm(Schema):
         metadata={
             "type": "string",
             "description": "CSV only: a JSON object of role (date, amount or debit and credit, "
-            "payee, description, bank_id, currency) to column name; saved for the account.",
+            "payee, description, and the others of docs/imports.md) to column name, and "
+            "options: sign (as_written or charges_positive), date_order (dmy, mdy or ymd); "
+            "saved for the account.",
         }
     )
 
@@ -107,12 +116,19 @@ class RowChange(Schema):
 class Reconciliation(Open):
     """Opening balance plus rows against the closing balance the file states."""
 
-    basis = fields.String(metadata={"enum": ["file", "account"]})
+    basis = fields.String(metadata={"enum": ["file", "account", "derived"]})
     opening = fields.String()
     rows_total = fields.String()
     closing = fields.String()
     difference = fields.String(metadata={"description": "closing - (opening + rows)."})
     balanced = fields.Boolean()
+    chained = fields.Boolean(
+        allow_none=True,
+        metadata={
+            "description": "Whether the opening balance the file states is the closing balance "
+            "of the same account's statement before it in the file (null: no such statement)."
+        },
+    )
 
 
 class ImportAccount(Open):
@@ -122,6 +138,13 @@ class ImportAccount(Open):
     account_name = fields.String(allow_none=True)
     new_account = fields.Boolean()
     bank_ref = fields.String(allow_none=True)
+    bank_name = fields.String(
+        allow_none=True, metadata={"description": "The bank, as the file names it."}
+    )
+    last_digits = fields.String(
+        allow_none=True, metadata={"description": "The last digits of the account number."}
+    )
+    kind = fields.String(metadata={"enum": ["checking", "savings", "credit_card"]})
     currency = fields.String()
     reconciliation = fields.Nested(Reconciliation, allow_none=True)
 
@@ -137,6 +160,10 @@ class ImportRecord(Open):
     committed_at = fields.String(allow_none=True)
     counts = fields.Dict(keys=fields.String(), values=fields.Integer())
     accounts = fields.List(fields.Nested(ImportAccount))
+    not_imported = fields.List(
+        fields.String(),
+        metadata={"description": "What the file holds that was not imported, e.g. trades."},
+    )
 
 
 class ImportPage(Schema):

@@ -1,81 +1,50 @@
-"""CSV and TSV statements: sniffed dialect, recognised or mapped columns, locale-aware values."""
+"""CSV and TSV statements as banks write them: the header found below any preamble (or none,
+for a known headerless layout), columns recognised by a bank's layout, a saved mapping, their
+names or the caller's mapping; rows read twice from the text (no list of rows is held)."""
 
 from __future__ import annotations
 
 import csv
 import io
 import re
-import unicodedata
 from collections.abc import Callable, Iterator
-from datetime import date
 from itertools import islice
+from typing import Any
 
 import clevercsv
 
 from domain.errors import Unprocessable
-from statements.amounts import DateStyle, NumberStyle
-from statements.parsed import ParsedFile, ParsedRow, ParsedStatement, unparsable
+from statements.amounts import POINT, NumberStyle
+from statements.columns import (
+    HEADERLESS,
+    OPTIONS,
+    ROLES,
+    header_currency,
+    is_header,
+    looks_like_data,
+    recognise,
+    suggest,
+    unique,
+)
+from statements.csvrows import Balances, Plan, read_row, skipped
+from statements.dates import DateStyle, guess_order
+from statements.layouts import Layout, matching, roles_of, shaped
+from statements.parsed import (
+    ParsedFile,
+    ParsedRow,
+    ParsedStatement,
+    Tally,
+    last_digits,
+    unparsable,
+)
 
-ROLES = ("date", "amount", "debit", "credit", "payee", "description", "bank_id", "currency")
-# Header names banks use, normalised (lower case, letters and digits only, umlauts spelt out).
-NAMES: dict[str, tuple[str, ...]] = {
-    "date": (
-        "date", "bookingdate", "transactiondate", "posted", "posteddate", "postingdate",
-        "buchungstag", "buchungsdatum", "datum", "fecha", "data", "dateoperation",
-    ),
-    "amount": ("amount", "betrag", "umsatz", "montant", "importe", "transactionamount"),
-    "debit": (
-        "debit", "debitamount", "withdrawal", "withdrawals", "moneyout", "paidout", "soll",
-        "ausgang", "belastung", "debit",
-    ),
-    "credit": (
-        "credit", "creditamount", "deposit", "deposits", "moneyin", "paidin", "haben",
-        "eingang", "gutschrift",
-    ),
-    "payee": (
-        "payee", "merchant", "name", "counterparty", "beguenstigterzahlungspflichtiger",
-        "zahlungsempfaenger", "empfaenger", "auftraggeber", "partner", "beneficiary",
-        "auftraggeberempfaenger", "nameauftraggeberzahlungsempfaenger",
-    ),
-    "description": (
-        "description", "memo", "details", "verwendungszweck", "purpose", "reference",
-        "narrative", "buchungstext", "text", "libelle", "concepto",
-    ),
-    "bank_id": ("id", "transactionid", "fitid", "referencenumber", "bankreference", "umsatzid"),
-    "currency": ("currency", "waehrung", "devise", "ccy"),
-}  # fmt: skip
-SPELT = str.maketrans({"ä": "ae", "ö": "oe", "ü": "ue", "ß": "ss"})
-# Rows read to find the header and sniff the dialect.
-SAMPLE_ROWS = 30
-SAMPLE_CHARS = 16 * 1024
-
+# Records read to find the header, sniff the dialect and guess the styles.
+SAMPLE_ROWS = 40
+SAMPLE_CHARS = 32 * 1024
 SavedMapping = Callable[[list[str]], dict[str, str] | None]
-
-
-def normalise(name: str) -> str:
-    """A header name as NAMES spells it: `Betrag (EUR)` is `betrageur`."""
-    folded = unicodedata.normalize("NFC", name).casefold().translate(SPELT)
-    return re.sub(r"[^a-z0-9]", "", folded)
-
-
-def recognise(columns: list[str]) -> dict[str, str]:
-    """The roles whose header this file's columns name, exactly or as a prefix."""
-    found: dict[str, str] = {}
-    keys = [normalise(c) for c in columns]
-    for exact in (True, False):
-        for role, names in NAMES.items():
-            if role in found:
-                continue
-            for column, key in zip(columns, keys, strict=True):
-                if column in found.values():
-                    continue
-                hit = (
-                    key in names if exact else any(key.startswith(n) for n in names if len(n) >= 4)
-                )
-                if hit:
-                    found[role] = column
-                    break
-    return found
+Record = tuple[int, list[str]]
+_IBAN = re.compile(r"\b([A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30})\b")
+_MASKED = re.compile(r"[*xX]{2,}\s*(\d{3,})")
 
 
 def complete(mapping: dict[str, str]) -> bool:
@@ -93,63 +62,208 @@ def read_csv(
     mapping: dict[str, str] | None = None,
     saved: SavedMapping | None = None,
 ) -> ParsedFile:
-    """Read a CSV/TSV statement; 422 `mapping_required` when its columns are not recognised."""
+    """Read a CSV/TSV statement; 422 `mapping_required` (with the file's real column names)
+    when its columns are not recognised."""
     dialect = _sniff(text)
-    rows = _rows(text, dialect)
-    sample = list(islice(rows, SAMPLE_ROWS))
-    header_at, columns = _header(sample)
-    body = sample[header_at + 1 :]
-    if mapping is not None:
-        _check_mapping(mapping, columns)
-        used = mapping
-    else:
-        used = (saved(columns) if saved else None) or recognise(columns)
-    if not complete(used):
+    sample = list(islice(_records(text, dialect), SAMPLE_ROWS))
+    header_at, columns, layout = _header(sample, str(dialect.delimiter))
+    body = [cells for _line, cells in sample[header_at + 1 :]]
+    used = _mapping(mapping, saved, layout, columns)
+    roles = {k: v for k, v in used.items() if k in ROLES}
+    if not complete(roles):
+        line = sample[header_at][0] if header_at >= 0 else None
         raise Unprocessable(
             "The file's columns are not recognised: say which column holds what.",
             code="mapping_required",
-            details={"columns": columns, "suggested_mapping": _suggest(columns, body, used)},
+            details={
+                "columns": columns,
+                "suggested_mapping": suggest(columns, body, roles),
+                **({"header_line": line} if line else {}),
+            },
         )
-    index = {role: columns.index(column) for role, column in used.items() if role in ROLES}
-    numbers = _number_style(locale, body, index)
-    dates = DateStyle.of(locale) if locale else _date_style(body, index["date"])
+    plan = _plan(roles, used, layout, columns, body, currency, locale)
 
-    def body_rows() -> Iterator[tuple[int, list[str]]]:
-        """(line, cells) of every non-empty row after the header, read from the text again."""
-        for line, cells in enumerate(_rows(text, dialect), start=1):
-            if line > header_at + 1 and any(c.strip() for c in cells):
-                yield line, cells
+    header = [c.strip() for c in sample[header_at][1]] if header_at >= 0 else None
+
+    def records() -> Iterator[Record]:
+        """(line, cells) of every row below the header, read from the text again (the header
+        repeated among them, empty rows and summary lines left out)."""
+        for at, (line, cells) in enumerate(_records(text, dialect)):
+            if at <= header_at or not any(c.strip() for c in cells) or skipped(cells, plan):
+                continue
+            if header is not None and [c.strip() for c in cells] == header:
+                continue
+            yield line, cells
+
+    statement = ParsedStatement(
+        currency=_currency(plan, body, currency),
+        kind=layout.kind if layout else "checking",
+        bank_name=layout.bank if layout else None,
+    )
+    _preamble(statement, [cells for _line, cells in sample[: max(header_at, 0)]])
+    _first_pass(statement, records(), plan)
+    if statement.streamed_span is None or statement.streamed_span[2] == 0:
+        line = sample[header_at][0] + 1 if header_at >= 0 else 1
+        raise unparsable("it holds no rows below its header.", line=line)
+    repeated = plan.repeated
 
     def stream() -> Iterator[ParsedRow]:
-        for line, cells in body_rows():
-            yield _row(line, cells, index, columns, numbers, dates, currency)
+        for line, cells in records():
+            row = read_row(line, cells, plan)
+            if row.bank_id is not None and row.bank_id in repeated:
+                row.bank_id = None
+            yield row
 
-    statement = ParsedStatement(currency=currency, stream=stream)
-    statement.streamed_span = _span(body_rows(), index["date"], dates)
-    if statement.streamed_span[2] == 0:
-        raise unparsable("it holds no rows below its header.", line=header_at + 2)
-    return ParsedFile("csv", [statement], columns=columns, mapping=used)
-
-
-def _span(
-    rows: Iterator[tuple[int, list[str]]], at: int, dates: DateStyle
-) -> tuple[date | None, date | None, int]:
-    """First pass: the earliest and latest readable date, and the number of rows."""
-    first = last = None
-    count = 0
-    for _line, cells in rows:
-        count += 1
-        try:
-            day = dates.parse(cells[at]) if at < len(cells) else None
-        except ValueError:
-            continue
-        if day is not None:
-            first = day if first is None or day < first else first
-            last = day if last is None or day > last else last
-    return first, last, count
+    statement.stream = stream
+    saved_mapping = {**roles, **{k: v for k, v in used.items() if k in OPTIONS}}
+    return ParsedFile("csv", [statement], columns=columns, mapping=saved_mapping)
 
 
-def _sniff(text: str) -> csv.Dialect | clevercsv.dialect.SimpleDialect:
+def _header(sample: list[Record], delimiter: str) -> tuple[int, list[str], Layout | None]:
+    """Where the header is (-1 for none), the column names and the bank's layout."""
+    for at, (_line, cells) in enumerate(sample):
+        columns = unique(cells)
+        layout = matching(columns)
+        if layout is not None or is_header(cells):
+            return at, columns, layout
+    rows = [cells for _line, cells in sample]
+    layout = shaped(rows, delimiter)
+    first = next((cells for cells in rows if any(c.strip() for c in cells)), None)
+    if layout is not None or (first is not None and looks_like_data(first)):
+        width = max(len(cells) for cells in rows)
+        return -1, [HEADERLESS.format(i) for i in range(1, width + 1)], layout
+    widths = [len(unique(cells)) for cells in rows if any(c.strip() for c in cells)]
+    if not widths or max(widths) < 2:
+        raise unparsable("it has no columns.", line=1)
+    common = max(set(widths), key=widths.count)
+    at = next(i for i, cells in enumerate(rows) if len(unique(cells)) == common)
+    return at, unique(rows[at]), None
+
+
+def _mapping(
+    given: dict[str, str] | None,
+    saved: SavedMapping | None,
+    layout: Layout | None,
+    columns: list[str],
+) -> dict[str, str]:
+    """The mapping the rows are read with: the caller's, else the account's saved one for these
+    columns, else the bank's layout, else the columns' names."""
+    if given is not None:
+        _check_mapping(given, columns)
+        return dict(given)
+    remembered = saved(columns) if saved else None
+    if remembered:
+        return dict(remembered)
+    if layout is not None:
+        options = {"sign": layout.sign}
+        if layout.date_order:
+            options["date_order"] = layout.date_order
+        return {**roles_of(layout, columns), **options}
+    return recognise(columns)
+
+
+def _check_mapping(mapping: dict[str, str], columns: list[str]) -> None:
+    problems: dict[str, list[str]] = {}
+    for role, column in mapping.items():
+        if role in OPTIONS:
+            if column not in OPTIONS[role]:
+                problems[role] = [f"Not an option: one of {', '.join(OPTIONS[role])}."]
+        elif role not in ROLES:
+            problems[role] = [f"Not a role: one of {', '.join(ROLES)}."]
+        elif column not in columns:
+            problems[role] = [f'The file has no column "{column}".']
+    if problems:
+        raise Unprocessable("The mapping does not fit the file.", details={"mapping": problems})
+    if not complete(mapping):
+        raise Unprocessable(
+            "The mapping needs date, amount (or debit and credit) and payee or description.",
+            field="mapping",
+        )
+
+
+def _plan(
+    roles: dict[str, str],
+    used: dict[str, str],
+    layout: Layout | None,
+    columns: list[str],
+    body: list[list[str]],
+    currency: str | None,
+    locale: str | None,
+) -> Plan:
+    index = {role: columns.index(column) for role, column in roles.items()}
+    amounts = [index[r] for r in ("amount", "debit", "credit", "balance") if r in index]
+    samples = [row[at] for row in body for at in amounts if at < len(row)]
+    if locale:
+        numbers = NumberStyle.of(locale)
+    elif layout is not None and layout.decimal:
+        numbers = NumberStyle(layout.decimal, "." if layout.decimal == "," else ",")
+    else:
+        numbers = NumberStyle.guess(samples) or POINT
+    order = used.get("date_order")
+    dates = DateStyle.of(locale) if locale else None
+    if not order and dates is None:
+        dated = [row[index["date"]] for row in body if index["date"] < len(row)]
+        us = layout is not None and layout.country.startswith("US")
+        order = guess_order(dated) or ("mdy" if us else "dmy")
+    if dates is None or order:
+        dates = DateStyle(order or "dmy", dates.language if dates else None)
+    money = roles.get("amount") or roles.get("debit") or roles.get("credit") or ""
+    return Plan(
+        index=index,
+        columns=columns,
+        numbers=numbers,
+        dates=dates,
+        currency=header_currency(money) or currency,
+        charges_positive=used.get("sign") == "charges_positive",
+    )
+
+
+def _currency(plan: Plan, body: list[list[str]], given: str | None) -> str | None:
+    """The statement's currency: its amount header's, else its rows' (a column or the cells'
+    symbols), else the caller's."""
+    if plan.currency and plan.currency != given:
+        return plan.currency
+    for cells in body:
+        row = read_row(0, cells, plan)
+        if row.currency and row.reason is None:
+            return row.currency
+    return plan.currency
+
+
+def _preamble(statement: ParsedStatement, rows: list[list[str]]) -> None:
+    """The account number the lines above the header give (an IBAN, or `****1234`)."""
+    for cells in rows:
+        for cell in cells:
+            iban = _IBAN.search(cell.upper())
+            if iban is not None and statement.bank_ref is None:
+                statement.bank_ref = iban.group(1).replace(" ", "")
+                statement.last_digits = last_digits(statement.bank_ref)
+            masked = _MASKED.search(cell)
+            if masked is not None and statement.last_digits is None:
+                statement.last_digits = masked.group(1)[-4:]
+
+
+def _first_pass(statement: ParsedStatement, records: Iterator[Record], plan: Plan) -> None:
+    """Count the rows and find their span, the bank ids used twice, the account number the
+    rows give, and the balances a running-balance column states (when it agrees with itself)."""
+    tally = Tally()
+    balances = Balances()
+    for line, cells in records:
+        row = read_row(line, cells, plan)
+        tally.add(row)
+        if row.reason is None and row.amount_minor is not None:
+            balances.add(row.amount_minor, plan.balance_of(cells))
+        if statement.bank_ref is None and "account" in plan.index:
+            number = plan.cell(cells, "account").lstrip("'").strip()
+            if number:
+                statement.bank_ref = number[:64]
+                statement.last_digits = last_digits(number)
+    plan.repeated = tally.repeated
+    statement.streamed_span = tally.span()
+    statement.opening_minor, statement.closing_minor = balances.stated()
+
+
+def _sniff(text: str) -> Any:
     head = text[:SAMPLE_CHARS]
     cut = head.rfind("\n")
     head = head[: cut + 1] if cut > 0 else head
@@ -162,7 +276,8 @@ def _sniff(text: str) -> csv.Dialect | clevercsv.dialect.SimpleDialect:
     return dialect
 
 
-def _rows(text: str, dialect: csv.Dialect | clevercsv.dialect.SimpleDialect) -> Iterator[list[str]]:
+def _records(text: str, dialect: Any) -> Iterator[Record]:
+    """(line the record starts on, its cells) for every record of the text."""
     reader = csv.reader(
         io.StringIO(text, newline=""),
         delimiter=str(dialect.delimiter),
@@ -170,129 +285,10 @@ def _rows(text: str, dialect: csv.Dialect | clevercsv.dialect.SimpleDialect) -> 
         escapechar=dialect.escapechar or None,
         strict=False,
     )
+    line = 1
     try:
-        yield from reader
+        for cells in reader:
+            yield line, cells
+            line = reader.line_num + 1
     except csv.Error as err:
-        raise unparsable(str(err), line=reader.line_num) from err
-
-
-def _header(sample: list[list[str]]) -> tuple[int, list[str]]:
-    """The header is the first row as wide as most rows (preambles above it are skipped)."""
-    widths = [len(r) for r in sample if any(c.strip() for c in r)]
-    if not widths or max(widths) < 2:
-        raise unparsable("it has no columns.", line=1)
-    common = max(set(widths), key=widths.count)
-    for at, row in enumerate(sample):
-        if len(row) == common:
-            return at, [c.strip() for c in row]
-    raise unparsable("it has no header row.", line=1)  # pragma: no cover - common is a width
-
-
-def _check_mapping(mapping: dict[str, str], columns: list[str]) -> None:
-    problems: dict[str, list[str]] = {}
-    for role, column in mapping.items():
-        if role not in ROLES:
-            problems[role] = [f"Not a role: one of {', '.join(ROLES)}."]
-        elif column not in columns:
-            problems[role] = [f"The file has no column {column!r}."]
-    if problems:
-        raise Unprocessable("The mapping does not fit the file.", details={"mapping": problems})
-    if not complete(mapping):
-        raise Unprocessable(
-            "The mapping needs date, amount (or debit and credit) and payee or description.",
-            field="mapping",
-        )
-
-
-def _suggest(columns: list[str], body: list[list[str]], known: dict[str, str]) -> dict[str, str]:
-    """The recognised roles plus a guess by content for date, amount and payee."""
-    suggestion = dict(known)
-    taken = set(known.values())
-    for role, test in (("date", _datelike), ("amount", _numberlike), ("payee", _textlike)):
-        if role in suggestion or (role == "amount" and "debit" in suggestion):
-            continue
-        for at, column in enumerate(columns):
-            values = [r[at] for r in body if at < len(r) and r[at].strip()]
-            if column not in taken and values and all(test(v) for v in values):
-                suggestion[role] = column
-                taken.add(column)
-                break
-    return suggestion
-
-
-def _datelike(value: str) -> bool:
-    return bool(re.fullmatch(r"\s*\d{1,4}[./-]\d{1,2}[./-]\d{1,4}\s*", value))
-
-
-def _numberlike(value: str) -> bool:
-    return bool(re.fullmatch(r"\s*[-+(]?[\d.,' ]*\d[)-]?\s*[A-Z€$£]*\s*", value))
-
-
-def _textlike(value: str) -> bool:
-    return not _datelike(value) and not _numberlike(value)
-
-
-def _number_style(locale: str | None, body: list[list[str]], index: dict[str, int]) -> NumberStyle:
-    if locale:
-        return NumberStyle.of(locale)
-    cells = [index[r] for r in ("amount", "debit", "credit") if r in index]
-    samples = [row[at] for row in body for at in cells if at < len(row)]
-    return NumberStyle.guess(samples) or NumberStyle(".", ",")
-
-
-def _date_style(body: list[list[str]], at: int) -> DateStyle:
-    """Day first unless a value says month first (a second number over 12)."""
-    for row in body:
-        parts = re.findall(r"\d+", row[at]) if at < len(row) else []
-        if len(parts) == 3 and len(parts[0]) <= 2:
-            if int(parts[1]) > 12:
-                return DateStyle("mdy")
-            if int(parts[0]) > 12:
-                return DateStyle("dmy")
-    return DateStyle("dmy")
-
-
-def _row(
-    line: int,
-    cells: list[str],
-    index: dict[str, int],
-    columns: list[str],
-    numbers: NumberStyle,
-    dates: DateStyle,
-    currency: str | None,
-) -> ParsedRow:
-    def cell(role: str) -> str:
-        at = index.get(role)
-        return cells[at].strip() if at is not None and at < len(cells) else ""
-
-    payee, description = cell("payee"), cell("description")
-    row = ParsedRow(
-        line,
-        None,
-        None,
-        merchant=(payee or description)[:120],
-        description=description[:255],
-        bank_id=cell("bank_id")[:255] or None,
-        currency=(cell("currency").upper() or currency),
-    )
-    if len(cells) != len(columns):
-        row.reason = f"line {line}: {len(cells)} fields where the header has {len(columns)}"
-        return row
-    try:
-        row.posted_on = dates.parse(cell("date"))
-    except ValueError as err:
-        row.reason = f"line {line}, column {columns[index['date']]!r}: {err}"
-        return row
-    try:
-        row.amount_minor = _amount(cell, numbers, row.currency or "EUR")
-    except ValueError as err:
-        row.reason = f"line {line}: {err}"
-    return row
-
-
-def _amount(cell: Callable[[str], str], numbers: NumberStyle, currency: str) -> int:
-    if cell("amount") or not (cell("debit") or cell("credit")):
-        return numbers.parse(cell("amount"), currency)
-    debit = abs(numbers.parse(cell("debit"), currency)) if cell("debit") else 0
-    credit = abs(numbers.parse(cell("credit"), currency)) if cell("credit") else 0
-    return credit - debit
+        raise unparsable(f"line {reader.line_num}: {err}", line=reader.line_num) from err

@@ -1,83 +1,320 @@
-"""OFX and QFX statements, 1.x (SGML) and 2.x (XML), any number of accounts (ofxtools)."""
+"""OFX and QFX statements, 1.x (SGML) and 2.x (XML): every bank and card statement of a file,
+read from one flat stream of tags (statements/sgml.py), twice (no tree, no list of rows).
+
+Lenient where banks are: unknown elements are skipped, a transaction without FITID is
+imported, a bank id of any length is taken. An investment statement's cash movements
+(INVBANKTRAN) are imported; its trades and positions are named as not imported.
+"""
 
 from __future__ import annotations
 
-import io
 import re
-from decimal import Decimal
-from typing import Any
-
-from ofxtools.Parser import OFXTree
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import date
+from fractions import Fraction
 
 from domain.money import minor_units
-from statements.parsed import ParsedFile, ParsedRow, ParsedStatement, unparsable
+from statements.amounts import COMMA, POINT, quoted
+from statements.parsed import (
+    End,
+    ParsedFile,
+    ParsedRow,
+    ParsedStatement,
+    checked,
+    counted,
+    last_digits,
+    nothing_to_import,
+    read_twice,
+    unparsable,
+)
+from statements.sgml import END, START, Lines, Token, ofx_text, tokens
 
+# Aggregates this reader follows; every other element is a leaf or skipped.
+STATEMENTS = {"STMTRS": "bank", "CCSTMTRS": "card", "INVSTMTRS": "investment"}
+ACCOUNTS = ("BANKACCTFROM", "CCACCTFROM", "INVACCTFROM")
+TRADES = (
+    "BUYDEBT", "BUYMF", "BUYOPT", "BUYOTHER", "BUYSTOCK", "CLOSUREOPT", "INCOME", "INVEXPENSE",
+    "JRNLFUND", "JRNLSEC", "MARGININTEREST", "REINVEST", "RETOFCAP", "SELLDEBT", "SELLMF",
+    "SELLOPT", "SELLOTHER", "SELLSTOCK", "SPLIT", "TRANSFER",
+)  # fmt: skip
+POSITIONS = ("POSDEBT", "POSMF", "POSOPT", "POSOTHER", "POSSTOCK")
+AGGREGATES = frozenset(
+    (
+        "OFX", "SIGNONMSGSRSV1", "SONRS", "STATUS", "FI", "BANKMSGSRSV1", "STMTTRNRS",
+        "CREDITCARDMSGSRSV1", "CCSTMTTRNRS", "INVSTMTMSGSRSV1", "INVSTMTTRNRS", "BANKTRANLIST",
+        "STMTTRN", "PAYEE", "BANKACCTTO", "CCACCTTO", "CURRENCY", "ORIGCURRENCY", "LEDGERBAL",
+        "AVAILBAL", "BALLIST", "BAL", "INVTRANLIST", "INVBANKTRAN", "INVPOSLIST", "INVBAL",
+        "INVOOLIST", "SECLISTMSGSRSV1", "SECLIST", *STATEMENTS, *ACCOUNTS, *TRADES, *POSITIONS,
+    )
+)  # fmt: skip
+# The aggregates whose end closes a STMTTRN left open.
+ROW_HOLDERS = frozenset(("BANKTRANLIST", "INVBANKTRAN", *STATEMENTS))
+# OFX nests a dozen deep; deeper is no statement.
+MAX_DEPTH = 32
 KINDS = {
-    "CHECKING": "checking",
-    "SAVINGS": "savings",
-    "MONEYMRKT": "savings",
+    "CHECKING": "checking", "SAVINGS": "savings", "MONEYMRKT": "savings", "CD": "savings",
     "CREDITLINE": "credit_card",
-}
+}  # fmt: skip
+_RATE = re.compile(r"(\d{1,12})(?:[.,](\d{1,12}))?")
+# Resume point of a statement's second scan: (offset, number of its first STMTTRN).
+Resume = tuple[int, int]
 
 
-def read_ofx(data: bytes) -> ParsedFile:
-    """Read every bank and card statement of an OFX/QFX file; 422 naming what does not parse."""
-    tree = OFXTree()
+@dataclass
+class _File:
+    """What the first pass learns about the file beyond its statements."""
+
+    bank_name: str | None = None
+    refusals: list[str] = field(default_factory=list)
+    not_imported: list[str] = field(default_factory=list)
+
+
+def read_ofx(data: bytes, currency: str | None = None) -> ParsedFile:
+    """Read every bank and card statement of an OFX/QFX file; 422 saying where it fails, or
+    `no_transactions` for a file that holds none (a sign-on alone, an error response)."""
+    text = ofx_text(data)
+    if "<" not in text or "OFX" not in text.upper():
+        raise unparsable("it holds no OFX element.", element="OFX")
+    found = _File()
+
+    def scan(resume: Resume) -> Iterator[ParsedRow | End]:
+        return _scan(text, resume, found, currency)
+
+    statements = read_twice(scan, (0, 1))
+    if not statements and found.refusals:
+        raise nothing_to_import("; ".join(found.refusals), found.not_imported)
+    for statement in statements:
+        statement.bank_name = statement.bank_name or found.bank_name
+    checked(statements, "bank or card statement", found.not_imported)
+    return ParsedFile("ofx", statements, not_imported=found.not_imported)
+
+
+@dataclass
+class _Statement:
+    """A statement being read."""
+
+    kind: str
+    resume: Resume
+    parsed: ParsedStatement = field(default_factory=ParsedStatement)
+    trades: int = 0
+    positions: int = 0
+    balance_error: str | None = None
+
+
+def _scan(
+    text: str, resume: Resume, found: _File, currency: str | None
+) -> Iterator[ParsedRow | End]:
+    """Rows and statement ends from `resume` on; from the start it also fills `found`."""
+    offset, number = resume
+    whole = offset == 0
+    lines = Lines(text)
+    stack: list[str] = []
+    statement: _Statement | None = None
+    row: dict[str, str] | None = None
+    row_line = 0
+    status: dict[str, str] = {}
+    for kind, name, value, pos in _rows_closed(tokens(text, offset, AGGREGATES)):
+        if kind == END:
+            if name not in stack:
+                continue
+            while stack:
+                closed = stack.pop()
+                if closed == "STMTTRN" and row is not None and statement is not None:
+                    # The first pass needs only each row's date and bank id.
+                    yield (
+                        _dated(row, number)
+                        if whole
+                        else _row(row, number, row_line, statement, currency)
+                    )
+                    number, row = number + 1, None
+                elif closed in STATEMENTS and statement is not None:
+                    yield End(_finished(statement, found if whole else _File()), statement.resume)
+                    statement = None
+                    if not whole:
+                        return
+                elif closed == "STATUS" and whole:
+                    _status(status, stack, found)
+                    status = {}
+                if closed == name:
+                    break
+            continue
+        if name in AGGREGATES:
+            if len(stack) >= MAX_DEPTH:
+                at = lines.at(pos)
+                raise unparsable(
+                    f"line {at}: elements are nested more than {MAX_DEPTH} deep.", line=at
+                )
+            parent = stack[-1] if stack else ""
+            stack.append(name)
+            if name in STATEMENTS:
+                statement = _Statement(STATEMENTS[name], (pos, number))
+            elif name == "STMTTRN" and statement is not None and _imported(stack, statement):
+                row, row_line = {}, lines.at(pos)
+            elif statement is not None and parent == "INVTRANLIST" and name in TRADES:
+                statement.trades += 1
+            elif statement is not None and name in POSITIONS:
+                statement.positions += 1
+            continue
+        parent = stack[-1] if stack else ""
+        if row is not None:
+            key = name if parent == "STMTTRN" else f"{parent}.{name}"
+            row.setdefault(key, value)
+        elif statement is not None:
+            _statement_leaf(statement, parent, name, value)
+        elif parent == "STATUS":
+            status.setdefault(name, value)
+        elif parent == "FI" and name == "ORG" and value and whole:
+            found.bank_name = found.bank_name or value[:80]
+    if statement is not None and whole:
+        open_at = stack[-1] if stack else "STMTRS"
+        raise unparsable(f"the file ends inside {open_at}: it is cut short.", element=open_at)
+
+
+def _rows_closed(stream: Iterator[Token]) -> Iterator[Token]:
+    """The tokens, with the end of a STMTTRN a bank left open before the next one begins."""
+    open_row = False
+    for token in stream:
+        kind, name = token[0], token[1]
+        if name == "STMTTRN":
+            if kind == START and open_row:
+                yield END, name, "", token[3]
+            open_row = kind == START
+        elif kind == END and name in ROW_HOLDERS:
+            open_row = False
+        yield token
+
+
+def _imported(stack: list[str], statement: _Statement) -> bool:
+    """A STMTTRN of a bank or card statement, or a cash movement of an investment one."""
+    parent = stack[-2] if len(stack) > 1 else ""
+    return parent == "INVBANKTRAN" if statement.kind == "investment" else True
+
+
+def _statement_leaf(statement: _Statement, parent: str, name: str, value: str) -> None:
+    parsed = statement.parsed
+    if parent in ACCOUNTS:
+        if name == "ACCTID" and value:
+            parsed.bank_ref = value[:64]
+            parsed.last_digits = last_digits(value)
+        elif name == "ACCTTYPE":
+            parsed.kind = KINDS.get(value.upper(), "checking")
+    elif name == "CURDEF" and value:
+        parsed.currency = value.upper()[:3]
+    elif parent == "LEDGERBAL" and name == "BALAMT" and value:
+        try:
+            parsed.closing_minor = _amount(value, parsed.currency)
+        except ValueError as err:  # left unread, and named as not imported
+            statement.balance_error = str(err)
+
+
+def _finished(statement: _Statement, found: _File) -> ParsedStatement:
+    parsed = statement.parsed
+    account = parsed.bank_ref or "an account"
+    if statement.kind == "card":
+        parsed.kind = "credit_card"
+    elif statement.kind == "investment":
+        parsed.kind = "savings"
+        skipped = []
+        if statement.trades:
+            skipped.append(counted(statement.trades, "investment transaction"))
+        if statement.positions:
+            skipped.append(counted(statement.positions, "position"))
+        if skipped:
+            what = " and ".join(skipped)
+            found.not_imported.append(f"investment statement of {account}: {what}")
+    if statement.balance_error is not None:
+        why = statement.balance_error
+        found.not_imported.append(f"the closing balance (LEDGERBAL) of {account}: {why}")
+    return parsed
+
+
+def _status(status: dict[str, str], stack: list[str], found: _File) -> None:
+    """A sign-on or statement response that failed: the bank's message, for the 422."""
+    code = status.get("CODE", "0").strip()
+    if code in ("0", ""):
+        return
+    where = "sign-on" if stack and stack[-1] == "SONRS" else "statement request"
+    message = status.get("MESSAGE") or status.get("SEVERITY") or "no message"
+    found.refusals.append(f"the bank answered the {where} with error {code} ({message[:120]})")
+
+
+def _row(
+    fields: dict[str, str], number: int, line: int, statement: _Statement, currency: str | None
+) -> ParsedRow:
+    parsed = statement.parsed
+    named = fields.get("CURRENCY.CURSYM", "").upper()[:3]
+    # Amounts in another currency than CURDEF, with the rate to it: converted to CURDEF.
+    foreign = named if parsed.currency and named and named != parsed.currency else ""
+    row_currency = (parsed.currency if foreign else named) or parsed.currency or currency or ""
+    name = fields.get("NAME") or fields.get("PAYEE.NAME") or fields.get("EXTDNAME") or ""
+    memo = fields.get("MEMO") or ""
+    fitid = fields.get("FITID", "").strip()
+    row = ParsedRow(
+        number,
+        None,
+        None,
+        merchant=(name or memo)[:120],
+        description=memo[:255],
+        bank_id=fitid[:255] or None,
+        currency=row_currency[:3] or None,
+    )
+    where = f"STMTTRN {number} (line {line})"
+    posted = fields.get("DTPOSTED") or fields.get("DTUSER") or ""
+    if not posted:
+        row.reason = f"{where}: it has no DTPOSTED"
+        return row
     try:
-        tree.parse(io.BytesIO(data))
-        ofx = tree.convert()
-    except Exception as err:  # ofxtools raises many kinds (ParseError, ValueError, KeyError...)
-        raise unparsable(_why(err), element=_element(err)) from err
-    statements = [_statement(s) for s in getattr(ofx, "statements", [])]
-    if not statements:
-        raise unparsable("it holds no bank or card statement.", element="STMTRS")
-    return ParsedFile("ofx", statements)
+        row.posted_on = _date(posted)
+    except ValueError as err:
+        row.reason = f"{where}: DTPOSTED {err}"
+        return row
+    amount = fields.get("TRNAMT", "")
+    try:
+        if foreign:
+            rate = fields.get("CURRENCY.CURRATE", "")
+            row.amount_minor = converted(_amount(amount, foreign), foreign, row.currency, rate)
+            row.description = f"{memo} ({foreign} {amount} at {rate})".strip()[:255]
+        else:
+            row.amount_minor = _amount(amount, row.currency)
+    except ValueError as err:
+        row.reason = f"{where}: TRNAMT {err}" if amount else f"{where}: it has no TRNAMT"
+    return row
 
 
-def _statement(stmt: Any) -> ParsedStatement:
-    currency = str(stmt.curdef).upper()
-    account = stmt.account
-    kind = (
-        "credit_card"
-        if type(stmt).__name__ == "CCSTMTRS"
-        else KINDS.get(str(getattr(account, "accttype", "") or ""), "checking")
-    )
-    ledger = stmt.ledgerbal
-    statement = ParsedStatement(
-        bank_ref=str(account.acctid),
-        currency=currency,
-        kind=kind,
-        closing_minor=_minor(ledger.balamt, currency) if ledger is not None else None,
-    )
-    for position, txn in enumerate(stmt.banktranlist or [], start=1):
-        row_currency = currency
-        if getattr(txn, "currency", None) is not None and txn.currency.cursym:
-            row_currency = str(txn.currency.cursym).upper()
-        name = str(txn.name or (txn.payee.name if txn.payee is not None else "") or "")
-        memo = str(txn.memo or "")
-        statement.rows.append(
-            ParsedRow(
-                position,
-                txn.dtposted.date(),
-                _minor(txn.trnamt, row_currency),
-                merchant=(name or memo)[:120],
-                description=memo[:255],
-                bank_id=str(txn.fitid)[:255] if txn.fitid else None,
-                currency=row_currency,
-            )
-        )
-    return statement
+def converted(minor: int, source: str, target: str | None, rate: str) -> int:
+    """`minor` units of `source` in units of `target` at `rate` (target per source), rounded
+    half to even; the rate is read as digits, never as a float or an exponent."""
+    found = _RATE.fullmatch(rate.strip())
+    if found is None:
+        raise ValueError(f"has a CURRATE {quoted(rate)} that is not a rate")
+    whole, fraction = found.group(1), found.group(2) or ""
+    exact = Fraction(int(whole + fraction), 10 ** len(fraction)) * minor
+    shift = minor_units(target or source) - minor_units(source)
+    return round(exact * Fraction(10) ** shift)
 
 
-def _minor(amount: Decimal, currency: str) -> int:
-    return int(Decimal(amount).scaleb(minor_units(currency)).to_integral_value())
+def _dated(fields: dict[str, str], number: int) -> ParsedRow:
+    """A row as the first pass counts it: its date and bank id, nothing read further."""
+    try:
+        posted = _date(fields.get("DTPOSTED") or fields.get("DTUSER") or "")
+    except ValueError:
+        posted = None
+    return ParsedRow(number, posted, None, bank_id=fields.get("FITID", "").strip()[:255] or None)
 
 
-def _why(err: Exception) -> str:
-    text = str(err).strip() or type(err).__name__
-    return text if len(text) < 300 else text[:300] + "..."
+def _amount(text: str, currency: str | None) -> int:
+    """OFX writes `-12.34`; some banks write `-12,34` or `-1.234,56`: the last mark decides."""
+    style = COMMA if text.rfind(",") > text.rfind(".") else POINT
+    return style.read(text, currency, rounded=True).minor
 
 
-def _element(err: Exception) -> str | None:
-    found = re.search(r"\b([A-Z][A-Z0-9]{2,})\b", str(err))
-    return found.group(1) if found else None
+def _date(text: str) -> date:
+    """YYYYMMDD, then optionally a time and a time zone, which are not needed."""
+    digits = text[:8]
+    if len(digits) < 8 or not digits.isdigit():
+        raise ValueError(f"{quoted(text)} is not a date")
+    try:
+        return date(int(digits[:4]), int(digits[4:6]), int(digits[6:8]))
+    except ValueError as err:
+        raise ValueError(f"{quoted(text)} is not a date ({err})") from err

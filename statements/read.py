@@ -6,20 +6,24 @@ import re
 from dataclasses import dataclass
 
 from domain.errors import UnsupportedMediaType
-from statements.amounts import DateStyle
 from statements.camt import read_camt
 from statements.csvfile import SavedMapping, read_csv
+from statements.dates import DateStyle
 from statements.mt940file import read_mt940
 from statements.ofx import read_ofx
 from statements.parsed import ParsedFile
 from statements.qif import read_qif
-from statements.text import decode, looks_binary
+from statements.text import as_utf8, decode, looks_binary
 
-FORMATS = ("ofx", "qif", "camt053", "mt940", "csv")
+FORMATS = ("ofx", "qif", "camt053", "camt052", "camt054", "mt940", "csv")
 EXTENSIONS = {
-    "ofx": "ofx", "qfx": "ofx", "qif": "qif", "xml": "camt053", "camt": "camt053",
-    "sta": "mt940", "mt940": "mt940", "940": "mt940", "csv": "csv", "tsv": "csv", "txt": None,
+    "ofx": "ofx", "qfx": "ofx", "qbo": "ofx", "qif": "qif", "xml": "camt053", "camt": "camt053",
+    "sta": "mt940", "mt940": "mt940", "940": "mt940", "mt942": "mt940", "942": "mt940",
+    "csv": "csv", "tsv": "csv", "txt": None,
 }  # fmt: skip
+_QIF = re.compile(rb"(?:^|\n)\s*!(?:type|account|option|clear)\b", re.IGNORECASE)
+_MT940 = re.compile(rb"(?:^|[\r\n])[\x01\s]*(?::(?:20|25|28C?|60[FM]|61|62[FM]|86):|\{1:F01)")
+_CAMT = re.compile(rb"camt\.05[234]|<(?:\w+:)?BkToCstmr(?:Stmt|AcctRpt|DbtCdtNtfctn)")
 
 
 @dataclass(frozen=True)
@@ -39,15 +43,15 @@ def detect(data: bytes, filename: str) -> str:
     upper = head.upper()
     if upper.startswith(b"OFXHEADER") or b"<OFX>" in upper or b"<?OFX" in upper:
         return "ofx"
-    if b"camt.053" in head or b"<BkToCstmrStmt" in head:
+    if _CAMT.search(head):
         return "camt053"
-    if head.startswith(b"!") and re.match(rb"!(Type|Account|Option)", head, re.IGNORECASE):
+    if _QIF.search(head):
         return "qif"
-    if re.search(rb"(^|\n):20:", head) and b":25:" in head and b":61:" in head:
+    if _MT940.search(head):
         return "mt940"
     if head.startswith(b"<"):
         raise UnsupportedMediaType(
-            "The file is XML, but neither OFX 2 nor CAMT.053.", code="unknown_format"
+            "The file is XML, but neither OFX 2 nor CAMT.052, .053 or .054.", code="unknown_format"
         )
     extension = filename.rsplit(".", 1)[-1].lower() if "." in filename else ""
     named = EXTENSIONS.get(extension)
@@ -56,29 +60,32 @@ def detect(data: bytes, filename: str) -> str:
     if not looks_binary(data) and (b"," in head or b";" in head or b"\t" in head):
         return "csv"
     raise UnsupportedMediaType(
-        "The file is in no statement format we read: OFX/QFX, QIF, CAMT.053, MT940, CSV/TSV.",
+        "The file is in no statement format we read: OFX/QFX, QIF, CAMT.052/.053/.054, "
+        "MT940/MT942, CSV/TSV.",
         code="unknown_format",
     )
 
 
 def read_statement(data: bytes, filename: str, options: ReadOptions) -> ParsedFile:
     """Parse `data` into statements; 415 for an unknown format, 422 saying where it fails."""
+    data = as_utf8(data)
     if looks_binary(data):
         raise UnsupportedMediaType("The file is binary, not a statement.", code="unknown_format")
     kind = options.format or detect(data, filename)
+    currency = options.currency
     if kind == "ofx":
-        return read_ofx(data)
-    if kind == "camt053":
-        return read_camt(data)
+        return read_ofx(data, currency)
+    if kind.startswith("camt"):
+        return read_camt(data, currency)
     text = decode(data)
     if kind == "mt940":
-        return read_mt940(text)
+        return read_mt940(text, currency)
     if kind == "qif":
-        day_first = DateStyle.of(options.locale).order.startswith("d") if options.locale else False
-        return read_qif(text, currency=options.currency, day_first=day_first)
+        day_first = DateStyle.of(options.locale).order.startswith("d") if options.locale else None
+        return read_qif(text, currency=currency, day_first=day_first)
     return read_csv(
         text,
-        currency=options.currency,
+        currency=currency,
         locale=options.locale,
         mapping=options.mapping,
         saved=options.saved,

@@ -16,6 +16,23 @@ def looks_binary(data: bytes) -> bool:
     return b"\x00" in data[:SAMPLE] and not data.startswith((b"\xff\xfe", b"\xfe\xff"))
 
 
+def as_utf8(data: bytes) -> bytes:
+    """UTF-16 text (with its mark, or without one: every other byte of its first part NUL) as
+    UTF-8, so every reader sees one encoding of it; NUL bytes that pad a file's end dropped;
+    other bytes as they are."""
+    data = data.rstrip(b"\x00") if data.endswith(b"\x00\x00") else data
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return _decode(data, "utf-16").encode("utf-8")
+    head = data[:1024]
+    if len(head) >= 8:
+        odd, even = head[1::2].count(0), head[0::2].count(0)
+        if odd > 0.4 * len(head) / 2 and even == 0:
+            return _decode(data, "utf-16-le").encode("utf-8")
+        if even > 0.4 * len(head) / 2 and odd == 0:
+            return _decode(data, "utf-16-be").encode("utf-8")
+    return data
+
+
 def decode(data: bytes) -> str:
     """`data` as text: UTF-8 (with or without a mark), UTF-16 by its mark, else the guessed
     encoding of its first part; 422 when it is no text at all."""

@@ -58,8 +58,13 @@ def commit(db: Database, user_id: int, import_id: int) -> int:
             count, total = _add_rows(s, user_id, draft.id, index, account)
             added += count
             before = account.balance_minor
-            closing = info.get("closing_minor")
-            account.balance_minor = closing if closing is not None else before + total
+            closing, opening = info.get("closing_minor"), info.get("opening_minor")
+            if closing is not None:
+                account.balance_minor = closing
+            elif opening is not None and info.get("balance_before_minor") is None:
+                account.balance_minor = opening + total  # a new account opens at the file's
+            else:
+                account.balance_minor = before + total
             info["balance_change_minor"] = account.balance_minor - before
             if info.get("mapping"):
                 save_mapping(s, user_id, account.id, info["columns"], info["mapping"])

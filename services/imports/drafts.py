@@ -160,11 +160,18 @@ def _statement_info(
         "new_account_name": None if account else name,
         "opening_minor": statement.opening_minor,
         "closing_minor": statement.closing_minor,
-        # Reconciled against the account's balance when the file states no opening balance.
-        "balance_before_minor": account.balance_minor if account else 0,
+        # Reconciled against the account's balance when the file states no opening balance;
+        # None for a new account, which opens at the statement's own opening balance.
+        "balance_before_minor": account.balance_minor if account else None,
+        # What names the account: the bank, the last digits of its number, its name in the file.
+        "bank_name": statement.bank_name,
+        "last_digits": statement.last_digits,
+        "file_account_name": statement.name,
     }
     if parsed.mapping is not None:
         info["columns"], info["mapping"] = parsed.columns, parsed.mapping
+    if parsed.not_imported and statement is parsed.statements[0]:
+        info["not_imported"] = parsed.not_imported
     return info
 
 

@@ -16,6 +16,9 @@ from models.db import Database
 from models.imports import ROW_STATUSES
 from services.imports.commits import owned
 
+# Sums are taken in parts of this size (see summary).
+SPLIT = 1_000_000_000
+
 
 def show(db: Database, user_id: int, import_id: int) -> dict[str, Any]:
     """The user's import: format, accounts with their reconciliation, counts per status."""
@@ -39,23 +42,38 @@ def listing(db: Database, user_id: int, limit: int, cursor: int | None) -> dict[
 
 def summary(s: Session, item: StatementImport) -> dict[str, Any]:
     """An import as the API shows it."""
-    totals = s.execute(
-        select(
-            ImportRow.statement,
-            ImportRow.status,
-            ImportRow.include,
-            func.count(),
-            func.coalesce(func.sum(ImportRow.amount_minor), 0),
+    # Each sum is taken in two parts (billions and the rest) and added here, exactly: no sum
+    # of a file's amounts can pass the database's 64 bits.
+    high = ImportRow.amount_minor // SPLIT
+    totals = [
+        (statement, status, include, count, int(billions or 0) * SPLIT + int(rest or 0))
+        for statement, status, include, count, billions, rest in s.execute(
+            select(
+                ImportRow.statement,
+                ImportRow.status,
+                ImportRow.include,
+                func.count(),
+                func.sum(high),
+                func.sum(ImportRow.amount_minor - high * SPLIT),
+            )
+            .where(ImportRow.import_id == item.id)
+            .group_by(ImportRow.statement, ImportRow.status, ImportRow.include)
         )
-        .where(ImportRow.import_id == item.id)
-        .group_by(ImportRow.statement, ImportRow.status, ImportRow.include)
-    ).all()
+    ]
     counts = dict.fromkeys(ROW_STATUSES, 0)
     included = 0
     for _index, status, include, count, _total in totals:
         counts[status] += count
         included += count if include and status != "invalid" else 0
     names = _account_names(s, item)
+    accounts = []
+    closings: dict[Any, int | None] = {}  # the last closing balance of each account so far
+    for index, info in enumerate(item.statements):
+        key = info.get("account_id") or info.get("bank_ref")
+        accounts.append(_statement(index, info, names, totals, closings.get(key) if key else None))
+        if key:
+            closings[key] = info.get("closing_minor")
+    not_imported = [note for info in item.statements for note in info.get("not_imported", ())]
     return {
         "id": item.id,
         "status": item.status,
@@ -64,9 +82,8 @@ def summary(s: Session, item: StatementImport) -> dict[str, Any]:
         "created_at": iso(item.created_at),
         "committed_at": iso(item.committed_at),
         "counts": {**counts, "included": included, "total": sum(counts.values())},
-        "accounts": [
-            _statement(index, info, names, totals) for index, info in enumerate(item.statements)
-        ],
+        "accounts": accounts,
+        "not_imported": not_imported,
     }
 
 
@@ -79,7 +96,11 @@ def _account_names(s: Session, item: StatementImport) -> dict[int, str]:
 
 
 def _statement(
-    index: int, info: dict[str, Any], names: dict[int, str], totals: Sequence[Any]
+    index: int,
+    info: dict[str, Any],
+    names: dict[int, str],
+    totals: Sequence[Any],
+    previous: int | None,
 ) -> dict[str, Any]:
     currency = info["currency"]
     valid = included = 0
@@ -92,27 +113,41 @@ def _statement(
         "account_name": names.get(info.get("account_id") or 0),
         "new_account": info.get("account_id") is None,
         "bank_ref": info.get("bank_ref"),
+        "bank_name": info.get("bank_name"),
+        "last_digits": info.get("last_digits"),
+        "kind": info.get("kind"),
         "currency": currency,
-        "reconciliation": _reconciliation(info, valid, included),
+        "reconciliation": _reconciliation(info, valid, included, previous),
     }
 
 
-def _reconciliation(info: dict[str, Any], valid: int, included: int) -> dict[str, Any] | None:
-    """Opening balance plus rows against the closing balance the file states.
+def _reconciliation(
+    info: dict[str, Any], valid: int, included: int, previous: int | None
+) -> dict[str, Any] | None:
+    """Opening balance plus rows against the closing balance the file states, per statement.
 
-    With an opening balance in the file (CAMT, MT940) every readable row counts: the file
-    agrees with itself. Without one (OFX states only LEDGERBAL) the opening is the account's
-    balance before the import and the rows are those included: the account will agree with
-    the statement once committed.
+    The opening is the one the file states (CAMT, MT940, a CSV's running balance), else the
+    closing balance of the account's statement before it in the same file, and every readable
+    row counts: the file agrees with itself (`basis: file`). Without either, an account that
+    exists opens at its balance before the import and the rows are those included: the account
+    will agree with the statement once committed (`basis: account`); a new account opens at
+    the statement's own opening, its closing balance less its rows (`basis: derived`, OFX).
+    `chained` says whether the opening the file states is the previous statement's closing.
     """
     closing = info.get("closing_minor")
     if closing is None:
         return None
     currency = info["currency"]
-    if info.get("opening_minor") is not None:
-        opening, rows, basis = info["opening_minor"], valid, "file"
+    stated = info.get("opening_minor")
+    before = info.get("balance_before_minor")
+    if stated is not None:
+        opening, rows, basis = stated, valid, "file"
+    elif previous is not None:
+        opening, rows, basis = previous, valid, "file"
+    elif before is not None:
+        opening, rows, basis = before, included, "account"
     else:
-        opening, rows, basis = info.get("balance_before_minor") or 0, included, "account"
+        opening, rows, basis = closing - valid, valid, "derived"
     difference = closing - (opening + rows)
     return {
         "basis": basis,
@@ -121,6 +156,7 @@ def _reconciliation(info: dict[str, Any], valid: int, included: int) -> dict[str
         "closing": format_minor(closing, currency),
         "difference": format_minor(difference, currency),
         "balanced": difference == 0,
+        "chained": None if previous is None or stated is None else stated == previous,
     }
 
 

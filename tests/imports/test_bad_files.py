@@ -105,8 +105,15 @@ def test_a_file_without_one_is_422_naming_it(importer: Importer) -> None:
 
 @pytest.mark.usefixtures("nothing_stored")
 def test_a_csv_without_a_currency_or_account_says_so(importer: Importer) -> None:
-    details = refused(importer.upload("german.csv"), 422, "validation_error")
+    data = b"Date,Payee,Amount\n2026-03-01,Kiosk,-1.00\n"
+    details = refused(importer.upload("plain.csv", data), 422, "validation_error")
     assert "currency" in details
+
+
+def test_a_csv_whose_currency_column_says_it_needs_no_currency_field(importer: Importer) -> None:
+    draft = importer.upload("german.csv", account_name="Giro")
+    assert draft.status_code == 201, draft.json
+    assert draft.json["accounts"][0]["currency"] == "EUR"
 
 
 @pytest.mark.usefixtures("nothing_stored")
@@ -193,6 +200,9 @@ def test_a_statement_for_an_account_given_by_id_lets_its_next_file_find_it(
     )
     draft = importer.upload("one.qfx", single.encode(), account_id=made["id"]).json
     assert draft["accounts"][0]["account_id"] == made["id"]
+    # Checked against the account's balance (0.00): its rows come to 85.00, LEDGERBAL says 80.00.
+    reconciliation = draft["accounts"][0]["reconciliation"]
+    assert (reconciliation["basis"], reconciliation["difference"]) == ("account", "-5.00")
     importer.commit(draft["id"])
     again = importer.upload("one.qfx", single.encode()).json
     assert again["accounts"][0]["account_id"] == made["id"]

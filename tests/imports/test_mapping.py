@@ -42,7 +42,7 @@ def test_a_mapping_naming_a_missing_column_is_422(importer: Importer) -> None:
     bad = {**MAPPING, "payee": "Who"}
     reply = importer.upload("unknown_columns.tsv", currency="EUR", mapping=json.dumps(bad))
     assert reply.status_code == 422
-    assert reply.json["error"]["details"]["mapping"] == {"payee": ["The file has no column 'Who'."]}
+    assert reply.json["error"]["details"]["mapping"] == {"payee": ['The file has no column "Who".']}
 
 
 def test_a_mapping_that_is_not_json_is_422(importer: Importer) -> None:

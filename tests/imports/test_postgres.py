@@ -10,6 +10,7 @@ import pytest
 from models.migrate import upgrade
 from tests.backends import fresh_postgres
 from tests.imports.conftest import ODD_CSV, Importer
+from tests.imports.test_reconciliation import NEGATIVE
 
 
 @pytest.fixture
@@ -46,8 +47,13 @@ def test_nul_characters_and_huge_amounts_never_reach_the_database(importer: Impo
     draft = importer.upload("odd.csv", ODD_CSV, currency="EUR", account_name="Giro")
     assert draft.status_code == 201, draft.json
     odd = importer.rows(draft.json["id"], "&status=invalid")
-    assert [r["merchant"] for r in odd] == ["Huge"] and "too large" in odd[0]["reason"]
+    assert [r["merchant"] for r in odd] == ["Huge"] and "15 digits" in odd[0]["reason"]
     assert draft.json["counts"]["new"] == 12_001
     assert importer.commit(draft.json["id"]).json["added"] == 12_001
     found = importer.get("/api/transactions?merchant=NulShop").json["transactions"]
     assert [t["amount"] for t in found] == ["-2.00"]
+
+
+def test_sums_of_negative_amounts_in_parts_are_exact_on_postgresql(importer: Importer) -> None:
+    reconciliation = importer.upload("neg.sta", NEGATIVE).json["accounts"][0]["reconciliation"]
+    assert (reconciliation["rows_total"], reconciliation["balanced"]) == ("-1999999999.25", True)

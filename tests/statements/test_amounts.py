@@ -7,7 +7,8 @@ from datetime import date
 import pytest
 
 from domain.errors import Unprocessable
-from statements.amounts import DateStyle, NumberStyle
+from statements.amounts import NumberStyle
+from statements.dates import DateStyle
 
 
 @pytest.mark.parametrize(
@@ -63,4 +64,4 @@ def test_impossible_dates_are_refused() -> None:
 def test_an_unknown_locale_is_422_naming_it() -> None:
     with pytest.raises(Unprocessable) as caught:
         NumberStyle.of("xx_YY")
-    assert caught.value.details == {"locale": ["Unknown locale 'xx_YY'."]}
+    assert caught.value.details == {"locale": ['Unknown locale "xx_YY".']}
