@@ -60,23 +60,12 @@ lock: | $(BIN)/python
 	{ printf '%b\n' '$(RUNTIME_HEADER)'; $$uv $(EXPORT); } > requirements.txt && \
 	{ printf '%b\n' '$(DEV_HEADER)'; $$uv $(EXPORT) --extra dev; } > requirements-dev.txt
 
-# A restart never changes data: the port is checked before anything else (a second `make run`
-# stops there), and the demo user is seeded only while they have no finance data.
+# One process (start.py): the port is checked before anything else (a second `make run` stops
+# there), the database migrated, the demo user seeded only while they have no finance data,
+# their token printed; then gunicorn serves the app that process built, and the last line
+# printed, once it serves, is the link that opens the chat page signed in.
 run: $(VENV)/.installed
-	@$(BIN)/flask --app app check-port $(PORT)
-	$(BIN)/flask --app app db-upgrade
-	$(BIN)/flask --app app seed-demo --if-empty $(DEMO_USER)
-	@TOKEN=$$($(BIN)/flask --app app demo-token $(DEMO_USER)) && \
-	echo "API token for user '$(DEMO_USER)' (send as 'Authorization: Bearer <token>'):" && \
-	echo "$$TOKEN" && echo && \
-	echo "Chat page, signed in as '$(DEMO_USER)' (open this link):" && \
-	echo "  http://127.0.0.1:$(PORT)/#token=$$TOKEN" && echo && echo "Or try the API:" && \
-	echo "  curl -N -H 'Authorization: Bearer $$TOKEN' -H 'Content-Type: application/json' \\" && \
-	echo "       -d '{\"message\": \"What did I spend on groceries last month?\"}' \\" && \
-	echo "       http://127.0.0.1:$(PORT)/api/chat/stream" && echo
-	@echo "Serving on http://127.0.0.1:$(PORT)"
-	$(BIN)/gunicorn -c gunicorn.conf.py --bind 127.0.0.1:$(PORT) --workers $(WORKERS) \
-		'app:hosted()'
+	@$(BIN)/python -m start --port $(PORT) --workers $(WORKERS) --user $(DEMO_USER)
 
 # The AI SDK tests drive the server with the real `ai` package pinned in tests/aisdk (ai 7)
 # and in tests/aisdk/v6 (the previous major).
