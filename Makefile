@@ -31,9 +31,13 @@ RUNTIME_HEADER := \# GENERATED from uv.lock by `make lock` (uv export): do not e
 DEV_HEADER := \# GENERATED from uv.lock by `make lock` (uv export): do not edit by hand. pip installs\n\# it (the runtime and the dev extra) for `make test` and `make lint` when uv is not to be had.\n$(HOW_TO_LOCK)
 # What a developer runs before each commit: everything but the slow, cluster, browser and
 # Node tests, on TEST_WORKERS pytest-xdist workers (the tests mostly wait on timers and
-# sockets: 2 workers take 3 minutes on 2 cores where one takes 5 and a half).
+# sockets: 2 workers on 2 cores take about half the time of one).
 FAST := not slow and not cluster and not browser and not node
 TEST_WORKERS ?= 2
+# `make test` runs the fast tests on the workers first, then the browser, Node and slow tests
+# (on the workers too), then the cluster tests one at a time: each runs gunicorn clusters that
+# must not starve each other. Every phase runs; any failure fails `make test`.
+HEAVY := not ($(FAST)) and not cluster
 PORT ?= 5000
 WORKERS ?= 1
 DEMO_USER ?= demo
@@ -90,7 +94,12 @@ browser:
 
 test: $(VENV)/.installed-dev $(AISDK)/node_modules/.package-lock.json \
 		$(AISDK)/v6/node_modules/.package-lock.json browser
-	$(BIN)/python -m pytest -q
+	@failed=0; \
+	for kinds in "$(FAST)" "$(HEAVY)"; do \
+	  $(BIN)/python -m pytest -q -n $(TEST_WORKERS) -m "$$kinds" || failed=1; \
+	done; \
+	$(BIN)/python -m pytest -q -p no:xdist -m cluster || failed=1; \
+	exit $$failed
 
 test-fast: $(VENV)/.installed-dev
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) -m "$(FAST)"

@@ -182,6 +182,12 @@ def shared_app(
     shared.close()
 
 
+@pytest.fixture
+def client(app: Any) -> Any:
+    """Flask's test client."""
+    return app.test_client()
+
+
 def make_user(db: Database, name: str) -> tuple[int, str]:
     """Create a user with a token; return (user_id, token)."""
     from models import ApiToken, User

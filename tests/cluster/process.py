@@ -69,7 +69,12 @@ class Cluster:
         ]  # fmt: skip
         out = open(self.log, "ab") if self.log else subprocess.DEVNULL  # noqa: SIM115
         self.proc = subprocess.Popen(cmd, cwd=ROOT, env=self.env, stdout=out, stderr=out)
-        wait_until(self._ready, timeout, "the cluster did not start", every=0.1)
+        try:
+            wait_until(self._ready, timeout, "the cluster did not start", every=0.1)
+        except BaseException:
+            # The fixture that started it never reaches its teardown: stop it here.
+            self.kill_all()
+            raise
 
     def _ready(self) -> bool:
         """Every worker is up and /healthz answers; raises if gunicorn exited."""
