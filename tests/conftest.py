@@ -135,8 +135,8 @@ class SharedApp:
 
     Each test starts on a database as a fresh one is: every table is emptied after a test
     (but the row of the running engine's worker). An app a test left unfit to share (a turn
-    still running, or its engine stopped, as a live server stops it) is closed, and the next
-    test gets a new one.
+    still running, its engine stopped, as a live server stops it, or its settings replaced)
+    is closed, and the next test gets a new one.
     """
 
     def __init__(self, template: Path, folder: Path) -> None:
@@ -145,19 +145,22 @@ class SharedApp:
         self.path, self.url = path, f"sqlite:///{path}"
         self.config = app_settings(self.url, folder)
         self._app: Any = None
+        self._settings: Any = None
 
     def app(self) -> Any:
         if self._app is None:
             from app import create_app
 
             self._app = create_app(self.config)
+            self._settings = self._app.config["SETTINGS"]
         return self._app
 
     def reset(self) -> None:
         """Empty the database; drop an app that cannot serve the next test as a new one."""
         if self._app is not None:
             engine = self._app.extensions["engine"]
-            if engine.stopped or engine.service.turns:
+            changed = self._app.config["SETTINGS"] is not self._settings
+            if changed or engine.stopped or engine.service.turns:
                 self.close()
         keep = {"workers"} if self._app is not None else set()
         with sqlite3.connect(self.path, timeout=30) as conn:

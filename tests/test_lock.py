@@ -62,6 +62,7 @@ def test_the_makefile_installs_the_pinned_uv() -> None:
     assert f"=={version}" == pinned
 
 
+@pytest.mark.slow  # builds the package: 10-55 s
 def test_the_built_package_serves_the_app_without_the_checkout(tmp_path: Path) -> None:
     """`pip install .` gives what the app needs: modules, migrations and the page's files."""
     source = tmp_path / "source"
