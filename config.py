@@ -113,6 +113,17 @@ class Timings:
     search_retry_after: float = 1.0
     # The signed token of an `events_url` (a browser's EventSource) works this long.
     events_token_max_age: float = 3600.0
+    # The connector's OAuth: an authorization code, an access token and a refresh token live
+    # this long; a client ID metadata document is fetched within `cimd_fetch` and kept at
+    # most `cimd_cache`; an app has `mcp_request_state` to answer an approval it was asked; a
+    # registered client that no user connected within `oauth_unused_client` is forgotten.
+    oauth_code: float = 300.0
+    oauth_access: float = 3600.0
+    oauth_refresh: float = 604_800.0
+    cimd_fetch: float = 5.0
+    cimd_cache: float = 3600.0
+    mcp_request_state: float = 600.0
+    oauth_unused_client: float = 86400.0
 
     def scaled(self, factor: float) -> Timings:
         """Return every constant multiplied by `factor`."""
@@ -139,6 +150,8 @@ TIMING_ENV = {
     "body_timeout": "BODY_TIMEOUT",
     "search_budget": "SEARCH_BUDGET_SECONDS",
     "events_token_max_age": "EVENTS_TOKEN_MAX_AGE",
+    "oauth_access": "OAUTH_ACCESS_TOKEN_SECONDS",
+    "oauth_refresh": "OAUTH_REFRESH_TOKEN_SECONDS",
 }
 
 # Variables Settings does not parse, and who reads them.
@@ -326,9 +339,28 @@ class Settings:
     )
     mcp_server_writes: bool = _setting(
         "MCP_SERVER_WRITES",
+        True,
+        _switch,
+        "`POST /mcp` also lists the write tools; each call waits for the user's approval",
+    )
+    public_url: str = _setting(
+        "PUBLIC_URL",
+        "",
+        _text,
+        "the https origin apps reach this server at: the OAuth issuer and `/mcp`'s resource",
+        shown="unset: each request's own origin",
+    )
+    oauth_dynamic_registration: bool = _setting(
+        "OAUTH_DYNAMIC_REGISTRATION",
+        True,
+        _switch,
+        "apps may register at `/oauth/register` (RFC 7591) besides metadata documents",
+    )
+    cimd_allow_loopback: bool = _setting(
+        "CIMD_ALLOW_LOOPBACK",
         False,
         _switch,
-        "`POST /mcp` also lists the write tools; a call is only previewed, never run",
+        "client metadata documents may be fetched from loopback addresses (tests only)",
     )
     tool_search_threshold: int = _setting(
         "TOOL_SEARCH_THRESHOLD",

@@ -4,6 +4,8 @@
      +-- APIError                      500 internal_error: rendered for a client
      |    +-- BadRequest               400 bad_request
      |    +-- Unauthorized             401 unauthorized
+     |    |    +-- BearerChallenge     401 with WWW-Authenticate (/mcp)
+     |    +-- InsufficientScope        403 insufficient_scope, WWW-Authenticate
      |    +-- NotFound                 404 not_found ("No such <kind>.")
      |    +-- Conflict                 409 (the raise site names the conflict)
      |    |    +-- TurnConflict        409 turn_in_progress
@@ -94,6 +96,41 @@ class Unauthorized(APIError):
 
     status = 401
     code = "unauthorized"
+
+
+class BearerChallenge(Unauthorized):
+    """401 at a protected resource (`/mcp`), with the `WWW-Authenticate: Bearer` challenge
+    that names its metadata (RFC 6750, RFC 9728), so an app can find where to sign in."""
+
+    def __init__(self, message: str, *, challenge: str) -> None:
+        super().__init__(message)
+        self.challenge = challenge
+
+    @classmethod
+    def of(cls, refused: Unauthorized, challenge: str) -> BearerChallenge:
+        """A token refused for its own reason (its code), with the challenge."""
+        made = cls(refused.message, challenge=challenge)
+        made.code = refused.code
+        return made
+
+    def headers(self, timings: object) -> dict[str, str]:
+        """Retry-After if any, and the challenge."""
+        return {**super().headers(timings), "WWW-Authenticate": self.challenge}
+
+
+class InsufficientScope(APIError):
+    """403: the token is valid but lacks a scope the call needs; the challenge names it."""
+
+    status = 403
+    code = "insufficient_scope"
+
+    def __init__(self, message: str, *, challenge: str) -> None:
+        super().__init__(message)
+        self.challenge = challenge
+
+    def headers(self, timings: object) -> dict[str, str]:
+        """Retry-After if any, and the challenge."""
+        return {**super().headers(timings), "WWW-Authenticate": self.challenge}
 
 
 class NotFound(APIError):

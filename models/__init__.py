@@ -2,6 +2,13 @@
 
 from models.base import Base, new_id, utcnow
 from models.chat import ChatSession, Message, ToolRun, Turn, TurnEvents, Worker
+from models.connector import (
+    ConnectorAction,
+    OAuthClient,
+    OAuthCode,
+    OAuthConnection,
+    OAuthToken,
+)
 from models.finance import Account, Budget, Category, Transaction
 from models.imports import CategoryRule, ImportMapping, ImportRow, StatementImport
 from models.tool_sources import McpCredential, ToolGrant
@@ -16,10 +23,15 @@ __all__ = [
     "Category",
     "CategoryRule",
     "ChatSession",
+    "ConnectorAction",
     "ImportMapping",
     "ImportRow",
     "McpCredential",
     "Message",
+    "OAuthClient",
+    "OAuthCode",
+    "OAuthConnection",
+    "OAuthToken",
     "StatementImport",
     "ToolGrant",
     "ToolRun",

@@ -10,11 +10,13 @@ def register_blueprints(app: Flask) -> None:
     from routes import (
         api_tokens,
         chat_stream,
+        connected_apps,
         health,
         imports,
         ledger,
         mcp_server,
         metrics,
+        oauth,
         records,
         sessions,
         tool_sources,
@@ -29,6 +31,7 @@ def register_blueprints(app: Flask) -> None:
     api.register_blueprint(web.bp)
     api.register_blueprint(metrics.bp)
     api.register_blueprint(mcp_server.bp)
+    oauth.init_connector(app)
     under_api = (
         sessions.bp,
         turns.bp,
@@ -39,6 +42,7 @@ def register_blueprints(app: Flask) -> None:
         imports.bp,
         ledger.bp,
         tool_sources.bp,
+        connected_apps.bp,
     )
     for bp in under_api:
         api.register_blueprint(bp, url_prefix="/api")

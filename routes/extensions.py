@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from flask import current_app
+from flask import current_app, request
 
 if TYPE_CHECKING:
     from config import Settings
@@ -12,6 +12,9 @@ if TYPE_CHECKING:
     from engine.session_limits import SessionLimits
     from engine.turns.service import TurnService
     from models.db import Database
+    from services.connector_actions import ActionStore
+    from services.mcp_tools import McpTools
+    from services.oauth.server import Server
     from services.pricing import Prices
     from services.search import SearchGate
     from services.token_watch import TokenGuard
@@ -64,4 +67,27 @@ def get_session_limits() -> SessionLimits | None:
 def get_search_gate() -> SearchGate:
     """Return what bounds the searches running at once, per user and in this process."""
     found: SearchGate = current_app.extensions["search_gate"]
+    return found
+
+
+def public_base() -> str:
+    """The origin apps reach this server at: PUBLIC_URL, or this request's own."""
+    return get_settings().public_url.rstrip("/") or request.host_url.rstrip("/")
+
+
+def get_oauth() -> Server:
+    """Return the connector's authorization server."""
+    found: Server = current_app.extensions["oauth"]
+    return found
+
+
+def get_mcp_tools() -> McpTools:
+    """Return our tools as /mcp serves them."""
+    found: McpTools = current_app.extensions["mcp_tools"]
+    return found
+
+
+def get_actions() -> ActionStore:
+    """Return the write actions apps asked for over /mcp."""
+    found: ActionStore = current_app.extensions["connector_actions"]
     return found

@@ -1,124 +1,174 @@
-"""Our read tools as an MCP server: JSON-RPC answers for a stateless streamable HTTP endpoint."""
+"""Our tools as an MCP server on one stateless streamable HTTP endpoint, both revisions.
+
+A request whose `_meta` (or `MCP-Protocol-Version` header) names a modern revision
+(2026-07-28) is served as that revision says: its envelope and headers checked by the SDK's
+own ladder (`classify_inbound_request`), `server/discover`, results with `resultType` and
+cache hints, writes approved through MRTR elicitation. Any other request is a legacy one
+(`initialize` negotiates 2025-11-25 or older). Wire shapes, codes and versions come from
+mcp_types; the tools have one code path (services/mcp_tools.py).
+"""
 
 from __future__ import annotations
 
-import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
-from models.db import Database
-from tools.registry import ToolContext, ToolOutcome, ToolRegistry
+import mcp_types as mt
+from mcp.shared.inbound import (
+    ERROR_CODE_HTTP_STATUS,
+    MCP_PROTOCOL_VERSION_HEADER,
+    InboundLadderRejection,
+    classify_inbound_request,
+    find_duplicated_routing_header,
+)
+from mcp_types.version import (
+    HANDSHAKE_PROTOCOL_VERSIONS,
+    LATEST_HANDSHAKE_VERSION,
+    MODERN_PROTOCOL_VERSIONS,
+)
+from pydantic import BaseModel, ValidationError
 
-# The protocol versions this server speaks (the initialize handshake), newest first.
-PROTOCOLS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
-SERVER_INFO = {"name": "finance-chat", "version": "1"}
+from services.mcp_tools import Call, McpError, McpTools
+from services.oauth.tokens import Bearer
+
+SERVER_INFO = mt.Implementation(name="finance-chat", version="2")
+# Every revision this server speaks, newest first (the UnsupportedProtocolVersion list).
+SUPPORTED = (*reversed(MODERN_PROTOCOL_VERSIONS), *reversed(HANDSHAKE_PROTOCOL_VERSIONS))
 INSTRUCTIONS = (
-    "Read-only tools over the user's own bank transactions, budgets and accounts. Results are "
-    "the user's data; each carries the rows its figures rest on."
+    "Tools over the user's own bank transactions, budgets and accounts. Results are the "
+    "user's data; each carries the rows its figures rest on. A change (a budget, a category) "
+    "is made only once the user approves it."
 )
-METHOD_NOT_FOUND, INVALID_PARAMS, INVALID_REQUEST = -32601, -32602, -32600
-# A write tool over /mcp (MCP_SERVER_WRITES): the user approves each change in the chat, which
-# an MCP client cannot do, so a call says what it would change and changes nothing.
-NEEDS_APPROVAL = (
-    "Not done: this change needs the user's approval, which only the chat page gives. Nothing "
-    "was changed. What it would change is below; ask the user to make it in the chat."
-)
-WRITE_NOTE = " Over MCP this only previews the change: the user approves changes in the chat."
+CAPABILITIES = mt.ServerCapabilities(tools=mt.ToolsCapability(list_changed=False))
+# How long a client may keep tools/list and server/discover (they change with a deploy).
+CACHE_MS = 60_000
+# The 2026-07-28 fields a legacy client is not sent.
+MODERN_ONLY = {"result_type", "ttl_ms", "cache_scope"}
 
 
-def read_tools(registry: ToolRegistry, writes: bool = False) -> list[dict[str, Any]]:
-    """The tools/list entries: every tool without side effects (with `writes`, every tool)."""
-    out = []
-    for definition in registry.definitions():
-        tool = registry.get(definition["name"])
-        if tool is None or (tool.side_effects and not writes):
-            continue
-        hints = {"readOnlyHint": not tool.side_effects, "openWorldHint": False}
-        note = WRITE_NOTE if tool.side_effects else ""
-        out.append(
-            {
-                "name": definition["name"],
-                "description": definition["description"] + note,
-                "inputSchema": definition["input_schema"],
-                "annotations": hints,
-            }
-        )
-    return out
+@dataclass(frozen=True)
+class Reply:
+    """The HTTP status and JSON-RPC body to send (None: a notification, 202)."""
+
+    status: int
+    body: dict[str, Any] | None
 
 
 def answer(
-    message: Any, user_id: int, db: Database, registry: ToolRegistry, writes: bool = False
-) -> dict[str, Any] | None:
-    """The JSON-RPC response to `message` (None for a notification: nothing to answer).
-
-    `writes` (MCP_SERVER_WRITES) lists the write tools too; calling one only previews it.
-    """
-    if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
-        return _error(None, INVALID_REQUEST, "Send one JSON-RPC 2.0 message.")
-    ident, method = message.get("id"), message.get("method")
+    message: dict[str, Any],
+    headers: Mapping[str, str],
+    lines: Iterable[tuple[str, str]],
+    bearer: Bearer,
+    tools: McpTools,
+) -> Reply:
+    """Answer one JSON-RPC message; `headers` keyed by lower-case name, `lines` as sent."""
+    ident, method = message.get("id"), message["method"]
+    params: dict[str, Any] = message.get("params") or {}
+    duplicated = find_duplicated_routing_header(lines)
+    if duplicated is not None:
+        return _error(ident, mt.HEADER_MISMATCH, f"The {duplicated} header is sent twice.")
     if ident is None:
-        return None  # a notification (notifications/initialized, cancelled...)
-    given = message.get("params")
-    params: dict[str, Any] = given if isinstance(given, dict) else {}
+        return Reply(202, None)  # a notification: accepted, nothing to say
+    meta = params.get("_meta")
+    version = headers.get(MCP_PROTOCOL_VERSION_HEADER)
+    modern = (isinstance(meta, dict) and mt.PROTOCOL_VERSION_META_KEY in meta) or (
+        version in MODERN_PROTOCOL_VERSIONS
+    )
+    try:
+        if modern and method != "initialize":
+            return _modern(message, headers, bearer, tools)
+        if version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS:
+            return _unsupported(ident, version)
+        return _legacy(ident, method, params, bearer, tools)
+    except McpError as err:
+        # A legacy client reads JSON-RPC errors in a 200; a modern one by the status too.
+        return _error(ident, err.code, err.message, err.data, None if modern else 200)
+
+
+def _modern(
+    message: dict[str, Any], headers: Mapping[str, str], bearer: Bearer, tools: McpTools
+) -> Reply:
+    ident, method = message["id"], message["method"]
+    route = classify_inbound_request(message, headers=dict(headers))
+    if isinstance(route, InboundLadderRejection):
+        if route.code == mt.UNSUPPORTED_PROTOCOL_VERSION:
+            return _unsupported(ident, str(route.data.get("requested")))
+        return _error(ident, route.code, route.message, route.data)
+    info = {mt.SERVER_INFO_META_KEY: SERVER_INFO.model_dump(mode="json", exclude_none=True)}
+    result: BaseModel
+    if method == "server/discover":
+        result = mt.DiscoverResult(
+            supported_versions=list(SUPPORTED),
+            capabilities=CAPABILITIES,
+            instructions=INSTRUCTIONS,
+            ttl_ms=CACHE_MS,
+            cache_scope="private",
+        )
+    elif method == "tools/list":
+        result = mt.ListToolsResult(
+            tools=tools.listed(bearer.scopes), ttl_ms=CACHE_MS, cache_scope="private"
+        )
+    elif method == "tools/call":
+        call = Call(bearer, modern=True, elicitation=_elicits(route.client_capabilities))
+        result = tools.call(call, message.get("params") or {})
+    else:
+        return _error(ident, mt.METHOD_NOT_FOUND, f"Method not found: {method}")
+    body = result.model_dump(mode="json", by_alias=True, exclude_none=True)
+    body["_meta"] = {**body.get("_meta", {}), **info}
+    return Reply(200, {"jsonrpc": "2.0", "id": ident, "result": body})
+
+
+def _legacy(
+    ident: Any, method: str, params: dict[str, Any], bearer: Bearer, tools: McpTools
+) -> Reply:
+    result: BaseModel
     if method == "initialize":
         asked = params.get("protocolVersion")
-        version = asked if asked in PROTOCOLS else PROTOCOLS[0]
-        return _result(
-            ident,
-            {
-                "protocolVersion": version,
-                "capabilities": {"tools": {"listChanged": False}},
-                "serverInfo": SERVER_INFO,
-                "instructions": INSTRUCTIONS,
-            },
+        version = asked if asked in HANDSHAKE_PROTOCOL_VERSIONS else LATEST_HANDSHAKE_VERSION
+        result = mt.InitializeResult(
+            protocol_version=version,
+            capabilities=CAPABILITIES,
+            server_info=SERVER_INFO,
+            instructions=INSTRUCTIONS,
         )
-    if method == "ping":
-        return _result(ident, {})
-    if method == "tools/list":
-        return _result(ident, {"tools": read_tools(registry, writes)})
-    if method == "tools/call":
-        return _call(ident, params, user_id, db, registry, writes)
-    return _error(ident, METHOD_NOT_FOUND, f"Method not found: {method}")
+    elif method == "ping":
+        result = mt.EmptyResult()
+    elif method == "tools/list":
+        result = mt.ListToolsResult(tools=tools.listed(bearer.scopes))
+    elif method == "tools/call":
+        result = tools.call(Call(bearer, modern=False, elicitation=False), params)
+    else:
+        return _error(ident, mt.METHOD_NOT_FOUND, f"Method not found: {method}", status=200)
+    body = result.model_dump(mode="json", by_alias=True, exclude_none=True, exclude=MODERN_ONLY)
+    return Reply(200, {"jsonrpc": "2.0", "id": ident, "result": body})
 
 
-def _call(
-    ident: Any,
-    params: dict[str, Any],
-    user_id: int,
-    db: Database,
-    registry: ToolRegistry,
-    writes: bool,
-) -> dict[str, Any]:
-    name, arguments = params.get("name"), params.get("arguments") or {}
-    tool = registry.get(name) if isinstance(name, str) else None
-    if tool is None or (tool.side_effects and not writes):
-        return _error(ident, INVALID_PARAMS, f"Unknown tool: {name}")
-    ctx = ToolContext(user_id, db)
-    if tool.side_effects:
-        return _result(ident, _previewed(registry.preview(tool.name, arguments, ctx)))
-    outcome = registry.execute(tool.name, arguments, ctx)
-    content = [{"type": "text", "text": outcome.content}]
-    result: dict[str, Any] = {"content": content, "isError": outcome.is_error}
-    if outcome.sources:
-        # The rows the figures rest on, as the chat's citations use them.
-        result["structuredContent"] = {"sources": list(outcome.sources)}
-    return _result(ident, result)
+def _elicits(capabilities: Any) -> bool:
+    """True when the client declared form elicitation (`elicitation: {}` means form)."""
+    try:
+        caps = mt.ClientCapabilities.model_validate(capabilities or {})
+    except ValidationError:
+        return False
+    found = caps.elicitation
+    return found is not None and (found.form is not None or found.url is None)
 
 
-def _previewed(preview: ToolOutcome | dict[str, Any]) -> dict[str, Any]:
-    """A write call's result: what it would change, marked an error since nothing was done."""
-    if isinstance(preview, ToolOutcome):  # bad input: worded as the chat words it
-        return {"content": [{"type": "text", "text": preview.content}], "isError": True}
-    text = f"{NEEDS_APPROVAL}\n{json.dumps(preview, default=str)}"
-    return {
-        "content": [{"type": "text", "text": text}],
-        "structuredContent": {"status": "needs_approval", "preview": preview},
-        "isError": True,
-    }
+def _unsupported(ident: Any, requested: str) -> Reply:
+    data = mt.UnsupportedProtocolVersionErrorData(supported=list(SUPPORTED), requested=requested)
+    return _error(
+        ident,
+        mt.UNSUPPORTED_PROTOCOL_VERSION,
+        "Unsupported protocol version",
+        data.model_dump(mode="json"),
+    )
 
 
-def _result(ident: Any, result: dict[str, Any]) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": ident, "result": result}
-
-
-def _error(ident: Any, code: int, message: str) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": ident, "error": {"code": code, "message": message}}
+def _error(
+    ident: Any, code: int, message: str, data: Any = None, status: int | None = None
+) -> Reply:
+    error: dict[str, Any] = {"code": code, "message": message}
+    if data is not None:
+        error["data"] = data
+    http = status if status is not None else ERROR_CODE_HTTP_STATUS.get(code, 200)
+    return Reply(http, {"jsonrpc": "2.0", "id": ident, "error": error})

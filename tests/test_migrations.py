@@ -27,8 +27,21 @@ DURABLE_TABLES = {"workers"}
 UI_TABLES = {"ui_chats"}
 IMPORT_TABLES = {"imports", "import_rows", "import_mappings", "category_rules"}
 TOOL_SOURCE_TABLES = {"tool_grants", "mcp_credentials"}
+CONNECTOR_TABLES = {
+    "oauth_clients",
+    "oauth_connections",
+    "oauth_codes",
+    "oauth_tokens",
+    "connector_actions",
+}
 ALL_TABLES = (
-    CHAT_TABLES | FINANCE_TABLES | DURABLE_TABLES | UI_TABLES | IMPORT_TABLES | TOOL_SOURCE_TABLES
+    CHAT_TABLES
+    | FINANCE_TABLES
+    | DURABLE_TABLES
+    | UI_TABLES
+    | IMPORT_TABLES
+    | TOOL_SOURCE_TABLES
+    | CONNECTOR_TABLES
 )
 HEAD = "0017"
 

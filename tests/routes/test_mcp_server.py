@@ -36,7 +36,8 @@ def test_a_client_with_a_users_token_lists_read_tools_and_reads_that_users_data(
     bob = make_user(db, "bob")
     names, mine = asyncio.run(balances(f"{live.url}/mcp", user[1]))
     assert "get_account_balances" in names and "get_transactions" in names
-    assert "set_budget" not in names and "categorize_transaction" not in names
+    # The write tools are listed: a call waits for the user's approval (test_connector_mcp.py).
+    assert "set_budget" in names and "categorize_transaction" in names
     accounts = json.loads(mine.content[0].text)["accounts"]
     assert accounts and not mine.is_error
     # The rows the figures rest on, as the chat's citations carry them.
@@ -54,18 +55,6 @@ def test_a_request_without_a_valid_token_is_401(live: LiveServer) -> None:
         assert reply.json()["error"]["code"] in ("unauthorized", "invalid_token")
 
 
-def test_a_write_tool_cannot_be_called(live: LiveServer, user: tuple[int, str]) -> None:
-    body = {
-        "jsonrpc": "2.0",
-        "id": 7,
-        "method": "tools/call",
-        "params": {"name": "set_budget", "arguments": {}},
-    }
-    auth = {"Authorization": f"Bearer {user[1]}"}
-    reply = httpx2.post(f"{live.url}/mcp", json=body, headers=auth, timeout=10).json()
-    assert reply["error"]["code"] == -32602 and reply["id"] == 7
-
-
 def _rpc(client: Any, token: str, method: str, **params: Any) -> dict[str, Any]:
     body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
     reply: dict[str, Any] = client.post(
@@ -74,39 +63,19 @@ def _rpc(client: Any, token: str, method: str, **params: Any) -> dict[str, Any]:
     return reply
 
 
-def test_with_server_writes_a_write_call_is_previewed_and_changes_nothing(
+def test_without_server_writes_the_write_tools_are_neither_listed_nor_callable(
     app_config: dict[str, Any], user: tuple[int, str]
 ) -> None:
     from app import create_app
 
-    app = create_app({**app_config, "MCP_SERVER_WRITES": True})
+    app = create_app({**app_config, "MCP_SERVER_WRITES": False})
     try:
-        db = app.extensions["db"]
-        seed_finance(db, user[0], months=2, seed=5)
         client = app.test_client()
         tools = {t["name"]: t for t in _rpc(client, user[1], "tools/list")["result"]["tools"]}
-        assert tools["set_budget"]["annotations"]["readOnlyHint"] is False
-        assert "only previews" in tools["set_budget"]["description"]
+        assert "set_budget" not in tools and "get_transactions" in tools
         assert tools["get_transactions"]["annotations"]["readOnlyHint"] is True
-        before = client.get("/api/budgets", headers={"Authorization": f"Bearer {user[1]}"}).json
-        args = {"category": "groceries", "amount": "123.45"}
-        result = _rpc(client, user[1], "tools/call", name="set_budget", arguments=args)["result"]
-        assert result["isError"] is True
-        assert result["structuredContent"]["status"] == "needs_approval"
-        preview = result["structuredContent"]["preview"]
-        assert [c["after"] for c in preview["changes"]] == ["123.45 USD"]
-        assert result["content"][0]["text"].startswith("Not done: this change needs")
-        after = client.get("/api/budgets", headers={"Authorization": f"Bearer {user[1]}"}).json
-        assert after == before  # nothing changed
-        bad = _rpc(client, user[1], "tools/call", name="set_budget", arguments={"amount": "x"})
-        assert bad["result"]["isError"] is True and "structuredContent" not in bad["result"]
+        called = _rpc(client, user[1], "tools/call", name="set_budget", arguments={})
+        assert called["error"]["code"] == -32602 and called["id"] == 1
     finally:
         app.extensions["engine"].close()
         app.extensions["db"].dispose()
-
-
-def test_without_server_writes_the_write_tools_are_not_listed(
-    client: Any, user: tuple[int, str]
-) -> None:
-    names = [t["name"] for t in _rpc(client, user[1], "tools/list")["result"]["tools"]]
-    assert "set_budget" not in names and "get_transactions" in names

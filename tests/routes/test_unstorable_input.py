@@ -35,6 +35,8 @@ SAMPLE_IDS = {
     "import_id": "1",
     "row_id": "1",
     "rule_id": "1",
+    "app_id": "1",
+    "action_id": "act_0",
 }
 
 

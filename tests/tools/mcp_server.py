@@ -8,6 +8,7 @@ COUNT_FILE when it starts, so a call cut short by a kill is counted too.
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import sys
 from pathlib import Path
@@ -15,6 +16,9 @@ from pathlib import Path
 from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import ToolAnnotations
 
+# Plain log lines on stderr: the SDK would otherwise render each failing call's traceback with
+# rich, which takes seconds on a loaded machine, past the tests' scaled call timeout.
+logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
 app = MCPServer("counting")
 
 

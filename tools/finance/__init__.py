@@ -102,9 +102,10 @@ FINANCE_TOOLS: list[Tool] = [
     Tool(
         name="chart",
         description=(
-            "Bar chart of the user's records, computed from their transactions (one Vega-Lite "
-            "spec per currency; the page draws it). Use for chart, plot, graph, trend, 'over "
-            "time' and comparisons over several periods; do not restate the bars as numbers."
+            "Chart of the user's records (bars, a donut, stacked bars or a line), computed from "
+            "their transactions (one Vega-Lite spec per currency; the page draws it). Use for "
+            "chart, plot, graph, trend, share, 'over time' and comparisons over several periods; "
+            "do not restate the figures as numbers."
         ),
         schema=schemas.ChartInput,
         handler=chart,

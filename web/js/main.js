@@ -13,6 +13,7 @@ import { SourcesPanel } from './sources.js';
 import { initTheme } from './theme.js';
 import { setupImports } from './imports.js';
 import { ToolsPanel } from './tools-panel.js';
+import { ConnectedAppsPanel } from './connected-apps.js';
 import { EXAMPLES, errorText } from './words.js';
 
 const $ = (id) => document.getElementById(id);
@@ -42,6 +43,7 @@ const ui = {
 };
 
 let sessions = [];
+let apps = null;
 let searches = 0;
 
 const list = new SessionList($('sessions'), {
@@ -177,6 +179,7 @@ async function start() {
     notify(err);
     return;
   }
+  apps?.count(); // changes apps asked for show on the Connected apps button
   const named = chatInAddress();
   const saved = Conversation.saved();
   if (named) list.onOpen(named);
@@ -313,6 +316,7 @@ function bind() {
     }
   });
   new ToolsPanel($('tools-open'));
+  apps = new ConnectedAppsPanel($('apps-open'));
   new SourcesPanel(ui.turns); // before onEscape: with the panel open, Esc closes it
   document.addEventListener('keydown', onEscape);
   ui.tokenForm.addEventListener('submit', (event) => {

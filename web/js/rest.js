@@ -129,6 +129,11 @@ export const api = {
   switchBranch: (sessionId, messageId) =>
     request('PUT', `/api/sessions/${path(sessionId)}/active_leaf?events=true`, { message_id: messageId }),
   tools: () => request('GET', '/api/tools'),
+  /** Apps connected over OAuth (/mcp), and the changes they asked for (connected-apps.js). */
+  connectedApps: () => request('GET', '/api/connected-apps'),
+  revokeApp: (id) => request('DELETE', `/api/connected-apps/${path(id)}`),
+  connectorActions: () => request('GET', '/api/connector-actions'),
+  decideAction: (id, body) => request('POST', `/api/connector-actions/${path(id)}`, body),
   getTurn: (id) => request('GET', `/api/turns/${path(id)}`),
   cancelTurn: (id) => request('POST', `/api/turns/${path(id)}/cancel`),
   /** The actions a turn asked to be approved, decided or not. */
