@@ -35,8 +35,9 @@ DEV_HEADER := \# GENERATED from uv.lock by `make lock` (uv export): do not edit 
 FAST := not slow and not cluster and not browser and not node
 TEST_WORKERS ?= 2
 # `make test` runs the fast tests on the workers first, then the browser, Node and slow tests
-# (on the workers too), then the cluster tests one at a time: each runs gunicorn clusters that
-# must not starve each other. Every phase runs; any failure fails `make test`.
+# (on the workers too, a module to a worker: a long conversation is set up once per module),
+# then the cluster tests one at a time: each runs gunicorn clusters that must not starve each
+# other. Every phase runs; any failure fails `make test`.
 HEAVY := not ($(FAST)) and not cluster
 PORT ?= 5000
 WORKERS ?= 1
@@ -95,9 +96,8 @@ browser:
 test: $(VENV)/.installed-dev $(AISDK)/node_modules/.package-lock.json \
 		$(AISDK)/v6/node_modules/.package-lock.json browser
 	@failed=0; \
-	for kinds in "$(FAST)" "$(HEAVY)"; do \
-	  $(BIN)/python -m pytest -q -n $(TEST_WORKERS) -m "$$kinds" || failed=1; \
-	done; \
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) -m "$(FAST)" || failed=1; \
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadscope -m "$(HEAVY)" || failed=1; \
 	$(BIN)/python -m pytest -q -p no:xdist -m cluster || failed=1; \
 	exit $$failed
 
