@@ -2,58 +2,75 @@
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
-# uv installs the pinned requirements in seconds: the one on PATH, else one pip puts into the
-# venv first (about 2 s); if uv fails, pip alone, resolving nothing (every dependency is
-# pinned). Bytecode is compiled at install: each command of `make run` imports the app and
-# may not write bytecode itself (PYTHONDONTWRITEBYTECODE).
-UV_VERSION := 0.13.9
-define install
-	@uv=$$(command -v uv || { $(BIN)/python -m pip install --quiet --disable-pip-version-check \
-	    uv==$(UV_VERSION) >/dev/null 2>&1 && echo $(BIN)/uv; }); \
-	if [ -n "$$uv" ] && $$uv pip install --quiet --compile-bytecode --python $(BIN)/python \
-	    -r $(1); then :; \
-	else $(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps -r $(1); fi
+# Dependencies come from uv.lock (`make lock` writes it from pyproject.toml, and exports
+# requirements.txt and requirements-dev.txt from it). uv installs them in seconds: the one on
+# PATH if it is the pinned version (pyproject.toml, [tool.uv] required-version), else one pip
+# puts into the venv first (about 2 s). Without uv, pip installs the exported requirements,
+# resolving nothing (every package is pinned there). Bytecode is compiled at install: `make
+# run` may not write bytecode itself (PYTHONDONTWRITEBYTECODE).
+UV_VERSION := $(shell sed -n 's/^required-version = "==\(.*\)"$$/\1/p' pyproject.toml)
+define find_uv
+uv=$$(command -v uv); \
+if [ -z "$$uv" ] || [ "$$($$uv --version 2>/dev/null | cut -d' ' -f2)" != "$(UV_VERSION)" ]; then \
+  uv=$(BIN)/uv; \
+  [ "$$($$uv --version 2>/dev/null | cut -d' ' -f2)" = "$(UV_VERSION)" ] || \
+    $(BIN)/python -m pip install --quiet --disable-pip-version-check uv==$(UV_VERSION) \
+      >/dev/null 2>&1 || uv=; \
+fi
 endef
+# $(1): what `uv sync` adds (an extra); $(2): pip's fallback requirements file.
+define install
+	@$(find_uv); \
+	if [ -n "$$uv" ] && UV_PROJECT_ENVIRONMENT=$(VENV) $$uv sync --quiet --frozen --inexact \
+	    --compile-bytecode --python $(BIN)/python $(1); then :; \
+	else $(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps -r $(2); fi
+endef
+EXPORT := export --frozen --no-hashes --no-emit-project --no-header --quiet
+HOW_TO_LOCK := \# To add or change a dependency: pin it in pyproject.toml with a comment why, then run\n\# `make lock`. tests/test_lock.py fails when this file and uv.lock disagree.
+RUNTIME_HEADER := \# GENERATED from uv.lock by `make lock` (uv export): do not edit by hand. pip installs\n\# it for `make run` when uv is not to be had; uv installs uv.lock itself.\n$(HOW_TO_LOCK)
+DEV_HEADER := \# GENERATED from uv.lock by `make lock` (uv export): do not edit by hand. pip installs\n\# it (the runtime and the dev extra) for `make test` and `make lint` when uv is not to be had.\n$(HOW_TO_LOCK)
 # What a developer runs before each commit: everything but the slow, cluster, browser and
 # Node tests, on TEST_WORKERS pytest-xdist workers (the tests mostly wait on timers and
-# sockets: 2 workers take 3 minutes on 2 cores where one takes 5 and a half).
+# sockets: 2 workers on 2 cores take about half the time of one).
 FAST := not slow and not cluster and not browser and not node
 TEST_WORKERS ?= 2
+# `make test` runs the fast tests on the workers first, then the browser, Node and slow tests
+# (on the workers too, a module to a worker: a long conversation is set up once per module),
+# then the cluster tests one at a time: each runs gunicorn clusters that must not starve each
+# other. Every phase runs; any failure fails `make test`.
+HEAVY := not ($(FAST)) and not cluster
 PORT ?= 5000
 WORKERS ?= 1
 DEMO_USER ?= demo
 
-.PHONY: run test test-fast lint bench soak clean browser
+.PHONY: run test test-fast lint lock bench soak clean browser
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
-# `make run` needs requirements.txt only; tests and linters add requirements-dev.txt.
-$(VENV)/.installed: requirements.txt | $(BIN)/python
-	$(call install,requirements.txt)
+# `make run` needs the runtime dependencies only; tests and linters add the dev extra.
+$(VENV)/.installed: uv.lock | $(BIN)/python
+	$(call install,,requirements.txt)
 	touch $@
 
-$(VENV)/.installed-dev: requirements-dev.txt $(VENV)/.installed
-	$(call install,requirements-dev.txt)
+$(VENV)/.installed-dev: uv.lock $(VENV)/.installed
+	$(call install,--extra dev,requirements-dev.txt)
 	touch $@
 
-# A restart never changes data: the port is checked before anything else (a second `make run`
-# stops there), and the demo user is seeded only while they have no finance data.
+# After a change to the dependencies in pyproject.toml: lock them (keeping every other pin)
+# and export the requirements files from the lock.
+lock: | $(BIN)/python
+	@$(find_uv); [ -n "$$uv" ] || { echo "make lock needs uv $(UV_VERSION)"; exit 1; }; \
+	$$uv lock --quiet && \
+	{ printf '%b\n' '$(RUNTIME_HEADER)'; $$uv $(EXPORT); } > requirements.txt && \
+	{ printf '%b\n' '$(DEV_HEADER)'; $$uv $(EXPORT) --extra dev; } > requirements-dev.txt
+
+# One process (start.py): the port is checked before anything else (a second `make run` stops
+# there), the database migrated, the demo user seeded only while they have no finance data,
+# their token printed; then gunicorn serves the app that process built, and the last line
+# printed, once it serves, is the link that opens the chat page signed in.
 run: $(VENV)/.installed
-	@$(BIN)/flask --app app check-port $(PORT)
-	$(BIN)/flask --app app db-upgrade
-	$(BIN)/flask --app app seed-demo --if-empty $(DEMO_USER)
-	@TOKEN=$$($(BIN)/flask --app app demo-token $(DEMO_USER)) && \
-	echo "API token for user '$(DEMO_USER)' (send as 'Authorization: Bearer <token>'):" && \
-	echo "$$TOKEN" && echo && \
-	echo "Chat page, signed in as '$(DEMO_USER)' (open this link):" && \
-	echo "  http://127.0.0.1:$(PORT)/#token=$$TOKEN" && echo && echo "Or try the API:" && \
-	echo "  curl -N -H 'Authorization: Bearer $$TOKEN' -H 'Content-Type: application/json' \\" && \
-	echo "       -d '{\"message\": \"What did I spend on groceries last month?\"}' \\" && \
-	echo "       http://127.0.0.1:$(PORT)/api/chat/stream" && echo
-	@echo "Serving on http://127.0.0.1:$(PORT)"
-	$(BIN)/gunicorn -c gunicorn.conf.py --bind 127.0.0.1:$(PORT) --workers $(WORKERS) \
-		'app:hosted()'
+	@$(BIN)/python -m start --port $(PORT) --workers $(WORKERS) --user $(DEMO_USER)
 
 # The AI SDK tests drive the server with the real `ai` package pinned in tests/aisdk (ai 7)
 # and in tests/aisdk/v6 (the previous major).
@@ -78,7 +95,11 @@ browser:
 
 test: $(VENV)/.installed-dev $(AISDK)/node_modules/.package-lock.json \
 		$(AISDK)/v6/node_modules/.package-lock.json browser
-	$(BIN)/python -m pytest -q
+	@failed=0; \
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) -m "$(FAST)" || failed=1; \
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadscope -m "$(HEAVY)" || failed=1; \
+	$(BIN)/python -m pytest -q -p no:xdist -m cluster || failed=1; \
+	exit $$failed
 
 test-fast: $(VENV)/.installed-dev
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) -m "$(FAST)"

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import errno
 import json
 import os
-import socket
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -16,8 +14,10 @@ from sqlalchemy import select
 from demo_data.commands import seed_demo
 from models import ApiToken, User
 from models.base import utcnow
+from models.db import Database
 from models.migrate import upgrade
 from routes.extensions import get_settings
+from server.ports import port_in_use
 from services.imports.command import import_statement
 from telemetry import audit
 
@@ -69,8 +69,13 @@ def demo_token(name: str) -> None:
     Only hashes are stored, so the clear token is kept in `instance/demo_token.<NAME>`
     (mode 0600, never committed); a missing, revoked or expired one is replaced.
     """
-    db = current_app.extensions["db"]
-    path = Path(current_app.instance_path, f"demo_token.{name}")
+    click.echo(kept_demo_token(current_app.extensions["db"], current_app.instance_path, name))
+
+
+def kept_demo_token(db: Database, instance_path: str, name: str) -> str:
+    """User NAME's demo token (creating the user): the one kept in the instance folder while
+    it works, else a new one, kept there."""
+    path = Path(instance_path, f"demo_token.{name}")
     kept = path.read_text().strip() if path.exists() else ""
     with db.transaction() as s:
         user = s.scalar(select(User).where(User.name == name))
@@ -80,8 +85,7 @@ def demo_token(name: str) -> None:
         elif kept:
             row = s.scalar(select(ApiToken).where(ApiToken.token_hash == ApiToken.hash(kept)))
             if row is not None and row.user_id == user.id and row.usable(utcnow()):
-                click.echo(kept)
-                return
+                return kept
         row, token = ApiToken.issue(user, "make run")
         s.add(row)
         s.flush()
@@ -90,7 +94,7 @@ def demo_token(name: str) -> None:
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as out:
         out.write(token + "\n")
-    click.echo(token)
+    return token
 
 
 @click.command("check-port")
@@ -107,22 +111,6 @@ def check_port(port: int, host: str) -> None:
             f"port {port} is in use: is `make run` already running? "
             f"Stop it, or set PORT=... to serve on another port."
         )
-
-
-def port_in_use(host: str, port: int) -> bool:
-    """Return whether something listens on (host, port)."""
-    # Bound as gunicorn binds, with SO_REUSEADDR: a port a stopped server left in TIME_WAIT
-    # is free.
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    with socket.socket(family, socket.SOCK_STREAM) as probe:
-        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            probe.bind((host, port))
-        except OSError as err:
-            if err.errno == errno.EADDRINUSE:
-                return True
-            raise
-    return False
 
 
 @click.command("audit")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 from flask import current_app
 from flask.cli import with_appcontext
@@ -9,6 +11,7 @@ from sqlalchemy import select
 
 from demo_data.generator import seed_finance
 from models import User
+from models.db import Database
 
 
 @click.command("seed-demo")
@@ -23,7 +26,15 @@ from models import User
 @with_appcontext
 def seed_demo(user: str, months: int, seed: int, if_empty: bool) -> None:
     """Replace USER's finance data with generated demo data (creates USER if missing)."""
-    db = current_app.extensions["db"]
+    user_id, summary = seed_user(current_app.extensions["db"], user, months, seed, if_empty)
+    click.echo(seeded_words(user, user_id, summary))
+
+
+def seed_user(
+    db: Database, user: str, months: int = 12, seed: int = 42, if_empty: bool = False
+) -> tuple[int, dict[str, Any] | None]:
+    """Seed USER (created if missing) as `seed-demo` does; return their id and the summary
+    (None: they had finance data and `if_empty` kept it)."""
     with db.transaction() as s:
         row = s.scalar(select(User).where(User.name == user))
         if row is None:
@@ -31,11 +42,14 @@ def seed_demo(user: str, months: int, seed: int, if_empty: bool) -> None:
             s.add(row)
             s.flush()
         user_id = row.id
-    summary = seed_finance(db, user_id, months=months, seed=seed, if_empty=if_empty)
+    return user_id, seed_finance(db, user_id, months=months, seed=seed, if_empty=if_empty)
+
+
+def seeded_words(user: str, user_id: int, summary: dict[str, Any] | None) -> str:
+    """What `seed-demo` says it did."""
     if summary is None:
-        click.echo(f"{user} (id {user_id}) already has finance data: left as it is")
-        return
-    click.echo(
+        return f"{user} (id {user_id}) already has finance data: left as it is"
+    return (
         f"seeded {user} (id {user_id}): {summary['transactions']} transactions "
         f"({summary['pending']} pending, {summary['refunds']} refunds) from "
         f"{summary['start_date']} to {summary['end_date']} in {', '.join(summary['currencies'])}; "

@@ -58,6 +58,11 @@ class Engine:
             self._tasks += hub.start()
             await hub.ready()
 
+    @property
+    def stopped(self) -> bool:
+        """Whether `stop` ran: a stopped engine does not start again."""
+        return self._stopped
+
     def ensure_started(self) -> None:
         """Without a host: start in the engine's own loop, once (every request calls this)."""
         if not self._started:

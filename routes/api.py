@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 from collections.abc import Mapping
 from typing import Any
 
 import flask_smorest
+from apispec import APISpec
 from flask import Flask, Request, request
 from marshmallow import Schema
 from webargs.flaskparser import FlaskParser
-from werkzeug.datastructures import Headers
+from werkzeug.datastructures import CombinedMultiDict, Headers
 
 from domain.errors import BadRequest, NotFound, Unprocessable, UnsupportedMediaType
 from routes.requests import unstorable_fields
@@ -36,6 +38,10 @@ null.
 MAX_PATH_ID = 128
 # What no id has: control characters (C0, DEL, C1) and lone surrogates.
 NOT_IN_IDS = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+# The location of a multipart/form-data body read whole (fields and files): OpenAPI 3 has
+# one request body, where flask-smorest's "form" and "files" would document two (the second
+# as Swagger 2 `formData` parameters, which OpenAPI 3 does not have).
+MULTIPART = "multipart"
 
 OPENAPI_CONFIG: dict[str, Any] = {
     "API_TITLE": "Chat backend",
@@ -49,7 +55,10 @@ OPENAPI_CONFIG: dict[str, Any] = {
 
 
 class JSONParser(FlaskParser):
-    """webargs' parser, reading bodies as RFC 8259 JSON: UTF-8, an object, clear errors."""
+    """webargs' parser, reading bodies as RFC 8259 JSON: UTF-8, an object, clear errors; and
+    a multipart body's fields and files as one location, so the document has one body."""
+
+    __location_map__ = {**FlaskParser.__location_map__, MULTIPART: "load_multipart"}
 
     def load_json(self, req: Request, schema: Schema) -> Any:
         """Return the body as a dict; an empty body is {} when no field is required."""
@@ -77,6 +86,10 @@ class JSONParser(FlaskParser):
         refuse_unstorable(body, schema)
         return body
 
+    def load_multipart(self, req: Request, schema: Schema) -> Any:
+        """A multipart/form-data body: its fields and its files together."""
+        return self._makeproxy(CombinedMultiDict([req.form, req.files]), schema)
+
     def load_querystring(self, req: Request, schema: Schema) -> Any:
         """The query string, once no parameter holds text no database can store."""
         refuse_unstorable({name: req.args.getlist(name) for name in req.args}, schema)
@@ -101,12 +114,58 @@ class Blueprint(flask_smorest.Blueprint):
     """A blueprint whose arguments are parsed by JSONParser."""
 
     ARGUMENTS_PARSER = JSONParser()
+    DEFAULT_LOCATION_CONTENT_TYPE_MAPPING = {
+        **flask_smorest.Blueprint.DEFAULT_LOCATION_CONTENT_TYPE_MAPPING,
+        MULTIPART: "multipart/form-data",
+    }
 
 
 class Api(flask_smorest.Api):
-    """flask-smorest's Api documenting our error shape and leaving errors to routes/errors."""
+    """flask-smorest's Api documenting our error shape and leaving errors to routes/errors.
+
+    The document is written when it is first read (/openapi.json), not as each blueprint is
+    registered: writing it was two thirds of building the app, paid by every worker and
+    every test app that never serves it.
+    """
 
     ERROR_SCHEMA = ErrorResponse
+
+    def __init__(self, app: Flask) -> None:
+        self._undocumented: list[tuple[Blueprint, str, list[dict[str, Any]] | None]] = []
+        self._documenting = threading.Lock()
+        self._flask = app
+        super().__init__(app)
+
+    @property
+    def spec(self) -> APISpec:
+        """The document, with every blueprint registered so far in it."""
+        if self._undocumented:
+            with self._documenting:
+                while self._undocumented:
+                    blp, name, parameters = self._undocumented.pop(0)
+                    blp.register_views_in_doc(
+                        self, self._flask, self._spec, name=name, parameters=parameters
+                    )
+                    self._spec.tag({"name": name, "description": blp.description})
+        return self._spec
+
+    @spec.setter
+    def spec(self, value: APISpec) -> None:
+        self._spec = value
+
+    def register_blueprint(
+        self,
+        blp: flask_smorest.Blueprint,
+        *,
+        parameters: list[dict[str, Any]] | None = None,
+        **options: Any,
+    ) -> None:
+        """Register `blp` in the app now; document it when the document is read."""
+        assert isinstance(blp, Blueprint), "routes use routes.api.Blueprint"
+        name = options.get("name", blp.name)
+        self._flask.extensions["flask-smorest"]["blp_name_to_api"][name] = self
+        self._flask.register_blueprint(blp, **options)
+        self._undocumented.append((blp, name, parameters))
 
     def _register_error_handlers(self) -> None:
         """routes/error_handler.py renders every error, webargs' 422 included."""

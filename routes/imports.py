@@ -7,13 +7,11 @@ from typing import Any
 from flask import g, request
 
 from domain.errors import ContentTooLarge
-from routes.api import BEARER, Blueprint
+from routes.api import BEARER, MULTIPART, Blueprint
 from routes.auth import login_required
 from routes.extensions import get_db, get_settings
 from routes.import_schemas import (
     CommitResult,
-    ImportFile,
-    ImportForm,
     ImportPage,
     ImportRecord,
     ImportRowRecord,
@@ -47,19 +45,15 @@ def _upload_limit() -> None:
 
 @bp.post("/imports")
 @login_required
-@bp.arguments(ImportForm, location="form")
-@bp.arguments(ImportFile, location="files")
+@bp.arguments(ImportUpload, location=MULTIPART)
 @bp.response(201, ImportRecord, description="The draft: accounts, reconciliation, counts.")
 @bp.alt_response(413, schema=ErrorResponse, description="Over IMPORT_MAX_BYTES.")
 @bp.alt_response(415, schema=ErrorResponse, description="Not a statement format we read.")
 @bp.alt_response(422, schema=ErrorResponse, description="Does not parse, or mapping_required.")
-@bp.doc(
-    security=BEARER,
-    requestBody={"required": True, "content": {"multipart/form-data": {"schema": ImportUpload}}},
-)
-def upload(form: dict[str, Any], files: dict[str, Any]) -> dict[str, Any]:
+@bp.doc(security=BEARER)
+def upload(form: dict[str, Any]) -> dict[str, Any]:
     """Parse a statement into a draft; nothing is stored from a file that fails."""
-    sent = files["file"]
+    sent = form.pop("file")
     upload = Upload(data=sent.read(), filename=sent.filename or "", **form)
     db = get_db()
     return review.show(db, g.user_id, create_draft(db, g.user_id, upload))

@@ -94,6 +94,10 @@ class Worker(BaseWorker):  # type: ignore[misc]
             self.log.exception("the worker failed to start")
             sys.exit(Arbiter.WORKER_BOOT_ERROR)
         self.server = server
+        # The application that runs gunicorn may want to know (`make run` prints its link).
+        serving = getattr(self.app, "serving", None)
+        if serving is not None:
+            serving(self)
         # What is loaded by now (modules, the app, its engine) lives as long as the worker:
         # the collector's full passes need not scan it again and again.
         gc.freeze()

@@ -99,6 +99,17 @@ def test_each_chat_has_an_address_and_back_returns_to_the_previous_chat(
         what="the linked chat",
     )
     assert page.js("return document.getElementById('chat-title').textContent") != "New chat"
+    # A link to no chat of the user's says so, and opens a new chat in its place.
+    page.driver.get(f"{server.url}/c/no-such-chat")
+    notice = page.wait(
+        lambda: page.js(
+            "const n = document.getElementById('notice'); return !n.hidden && n.textContent"
+        ),
+        what="the notice",
+    )
+    assert notice.startswith("Chat not found")
+    assert page.js("return document.getElementById('chat-title').textContent") == "New chat"
+    assert page.js("return location.pathname") == "/"
 
 
 def test_the_composer_shows_the_room_left_and_a_message_too_long_leaves_no_empty_chat(

@@ -86,6 +86,15 @@ def check_fits(page: ChatPage) -> None:
     assert fits == {"open": True, "overflowX": 0, "inside": True}
 
 
+def test_the_import_opened_signed_out_asks_to_sign_in(serve: Any, page: ChatPage) -> None:
+    server = serve()
+    page.open(server.url)  # no token
+    open_imports(page, "laptop")
+    error = page.wait(lambda: page.js(ERROR), what="the import's error")
+    assert error.startswith("Sign in first")
+    assert server.get("/api/imports").json()["imports"] == []
+
+
 @pytest.mark.parametrize(("size", "scheme"), [("laptop", "light"), ("phone", "dark")])
 def test_a_statement_is_reviewed_committed_and_undone_on_the_page(
     serve: Any, page: ChatPage, size: str, scheme: str

@@ -60,8 +60,9 @@ class Cluster:
         self.log = log
         self.proc: subprocess.Popen[bytes] | None = None
 
-    def start(self, timeout: float = 30.0) -> None:
-        """Start gunicorn and wait until every worker is up and /healthz answers."""
+    def start(self, timeout: float = 60.0) -> None:
+        """Start gunicorn and wait until every worker is up and /healthz answers (each worker
+        imports and builds the app: on a loaded 2-core machine three took over 30 s)."""
         cmd = [
             sys.executable, "-m", "gunicorn", "-c", str(ROOT / "gunicorn.conf.py"),
             "--bind", f"127.0.0.1:{self.port}", "--workers", str(self.workers),
@@ -69,7 +70,12 @@ class Cluster:
         ]  # fmt: skip
         out = open(self.log, "ab") if self.log else subprocess.DEVNULL  # noqa: SIM115
         self.proc = subprocess.Popen(cmd, cwd=ROOT, env=self.env, stdout=out, stderr=out)
-        wait_until(self._ready, timeout, "the cluster did not start", every=0.1)
+        try:
+            wait_until(self._ready, timeout, "the cluster did not start", every=0.1)
+        except BaseException:
+            # The fixture that started it never reaches its teardown: stop it here.
+            self.kill_all()
+            raise
 
     def _ready(self) -> bool:
         """Every worker is up and /healthz answers; raises if gunicorn exited."""

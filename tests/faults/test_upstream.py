@@ -110,6 +110,7 @@ def test_expected_reply_is_deterministic_per_body() -> None:
     assert first != event_data(other[0])["message"]["id"]
 
 
+@pytest.mark.slow  # 7 s with 2 workers on a quiet machine, over 10 s alone
 def test_trickle_delivers_events_as_they_are_sent(up: FaultyUpstream) -> None:
     up.script(Normal(delay=0.05))
     arrivals: list[float] = []

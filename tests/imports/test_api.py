@@ -5,10 +5,15 @@ from __future__ import annotations
 from datetime import date
 from typing import Any
 
+import pytest
+
 from models import Transaction
 from models.db import Database
 from tests.conftest import make_user
 from tests.imports.conftest import ODD_CSV, Importer
+
+# One app for the module's tests, its database emptied after each (tests/conftest.py).
+pytestmark = pytest.mark.shared_app
 
 
 def test_a_multi_account_ofx_becomes_a_draft_then_two_accounts_of_transactions(

@@ -10,6 +10,9 @@ from sqlalchemy import func, select
 
 from models import ChatSession, Message, Turn
 
+# One app for the module's tests, its database emptied after each (tests/conftest.py).
+pytestmark = pytest.mark.shared_app
+
 
 def counts(app: Any) -> tuple[int, int, int]:
     """Rows in sessions, turns and messages."""

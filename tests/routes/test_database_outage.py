@@ -11,6 +11,7 @@ import threading
 import time
 from typing import Any
 
+import pytest
 from sqlalchemy import select
 
 from models import Message, Turn
@@ -27,6 +28,7 @@ SCALE = 0.1
 QUESTIONS = ["Am I over budget anywhere?", "What did I spend on groceries last month?"]
 
 
+@pytest.mark.slow  # a real outage of 20 s scaled: 5-7 s, more on a loaded machine
 def test_a_20_second_database_outage_loses_nothing(app_config: dict[str, Any]) -> None:
     from app import create_app
     from demo_data.generator import seed_finance

@@ -8,6 +8,9 @@ from typing import Any
 
 import pytest
 
+# One app for the module's tests, its database emptied after each (tests/conftest.py).
+pytestmark = pytest.mark.shared_app
+
 PAGES = ["/", "/docs"]
 FILES = [
     "/web/js/main.js",

@@ -6,6 +6,9 @@ from typing import Any
 
 import pytest
 
+# One app for the module's tests, its database emptied after each (tests/conftest.py).
+pytestmark = pytest.mark.shared_app
+
 # C0 and C1 controls, DEL, line and paragraph separators, bidi embeddings, overrides, isolates.
 REFUSED = [
     "\x01",

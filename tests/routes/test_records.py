@@ -32,6 +32,9 @@ from tests.tools.conftest import (
 )
 from tools.finance.clock import pinned_today
 
+# One app for the module's tests, its database emptied after each (tests/conftest.py).
+pytestmark = pytest.mark.shared_app
+
 TODAY = date(2025, 3, 15)
 
 

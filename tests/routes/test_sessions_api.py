@@ -15,6 +15,9 @@ from models.searchable import search_text
 from tests.backends import fresh_postgres
 from tests.conftest import make_user
 
+# One app for the module's tests, its database emptied after each (tests/conftest.py).
+pytestmark = pytest.mark.shared_app
+
 
 def bearer(token: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"}

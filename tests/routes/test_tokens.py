@@ -12,6 +12,9 @@ from models import ApiToken
 from services import api_tokens
 from tests.conftest import make_user
 
+# One app for the module's tests, its database emptied after each (tests/conftest.py).
+pytestmark = pytest.mark.shared_app
+
 
 def bearer(token: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"}

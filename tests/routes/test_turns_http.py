@@ -84,6 +84,7 @@ def test_a_reconnect_after_turn_end_gets_204_so_eventsource_stops(live: LiveServ
     assert response.status_code == 200 and decode(response.content)[0][1] == "turn_end"
 
 
+@pytest.mark.slow  # 7.7 s with 2 workers on a quiet machine, over 10 s alone
 def test_dropping_the_connection_after_every_event_of_a_live_turn_loses_nothing(
     live: LiveServer,
 ) -> None:

@@ -205,6 +205,7 @@ running.close(graceful=False)
 """
 
 
+@pytest.mark.slow  # 6-31 s: thousands of connections
 def test_near_the_descriptor_limit_newcomers_get_503_at_once() -> None:
     # The soft limit (64) is raised to the hard one (100); less the reserve, 4 connections fit.
     env = {**os.environ, "PYTHONPATH": str(ROOT)}

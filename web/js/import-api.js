@@ -5,6 +5,8 @@ import { ApiError, getToken } from './rest.js';
 const path = (id) => encodeURIComponent(id);
 
 async function call(method, url, body) {
+  // Signed out, every call would be refused as an invalid token: ask to sign in instead.
+  if (!getToken()) throw new ApiError(401, 'signed_out', 'Sign in first.');
   const headers = { Authorization: `Bearer ${getToken()}` };
   // A FormData body sets its own multipart Content-Type with the boundary.
   if (body !== undefined && !(body instanceof FormData)) headers['Content-Type'] = 'application/json';
@@ -59,11 +61,13 @@ export const importApi = {
   categories: async () => (await call('GET', '/api/categories')).categories,
 };
 
+const SIGN_IN = 'Sign in first: open the signed-in link that “make run” printed, or paste its API token.';
 const WHERE = ['line', 'column', 'element', 'field', 'byte'];
 
 /** An import error in words: the server's message, then where in the file, if it says. */
 export function importErrorText(err) {
   if (err.code === 'network_error') return 'The server cannot be reached. Try again.';
+  if (err.code === 'signed_out') return SIGN_IN;
   if (err.code === 'unauthorized') return 'The API token is not valid. Sign in again.';
   const details = err.details || {};
   const where = WHERE.filter((key) => details[key] != null).map((key) => `${key} ${details[key]}`);

@@ -108,6 +108,7 @@ class ImportDialog {
   /** Open on the upload form and the history. */
   async open() {
     this.say('');
+    this.showError('');
     this.showHome();
     if (!this.dialog.open) this.dialog.showModal();
     this.fileInput.focus();

@@ -77,6 +77,7 @@ const chat = new Conversation(ui, {
   onMissing(id) {
     sessions = sessions.filter((s) => s.id !== id);
     newChat();
+    notify({ code: 'chat_not_found' });
   },
   onError: notify,
   onCopy: copyFrom,

@@ -46,6 +46,7 @@ const ERRORS = {
   token_expired: 'The link to this answer expired; reconnecting.',
   network_error: 'The server cannot be reached.',
   not_found: 'That chat no longer exists.',
+  chat_not_found: 'Chat not found: none of your chats has that address. It may have been deleted.',
   already_decided: 'That action was already decided, in another tab perhaps.',
 };
 
