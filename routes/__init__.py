@@ -17,6 +17,7 @@ def register_blueprints(app: Flask) -> None:
         mcp_server,
         metrics,
         oauth,
+        oauth_doc,
         records,
         sessions,
         tool_sources,
@@ -32,6 +33,7 @@ def register_blueprints(app: Flask) -> None:
     api.register_blueprint(metrics.bp)
     api.register_blueprint(mcp_server.bp)
     oauth.init_connector(app)
+    api.document_plain(oauth_doc.TAG, oauth_doc.DESCRIPTION, oauth_doc.PATHS)
     under_api = (
         sessions.bp,
         turns.bp,

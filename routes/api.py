@@ -132,6 +132,8 @@ class Api(flask_smorest.Api):
 
     def __init__(self, app: Flask) -> None:
         self._undocumented: list[tuple[Blueprint, str, list[dict[str, Any]] | None]] = []
+        # Paths of plain Flask views, written as given: (tag, its description, path items).
+        self._plain: list[tuple[str, str, dict[str, dict[str, Any]]]] = []
         self._documenting = threading.Lock()
         self._flask = app
         super().__init__(app)
@@ -139,7 +141,7 @@ class Api(flask_smorest.Api):
     @property
     def spec(self) -> APISpec:
         """The document, with every blueprint registered so far in it."""
-        if self._undocumented:
+        if self._undocumented or self._plain:
             with self._documenting:
                 while self._undocumented:
                     blp, name, parameters = self._undocumented.pop(0)
@@ -147,6 +149,13 @@ class Api(flask_smorest.Api):
                         self, self._flask, self._spec, name=name, parameters=parameters
                     )
                     self._spec.tag({"name": name, "description": blp.description})
+                rules = {rule.rule: rule for rule in self._flask.url_map.iter_rules()}
+                while self._plain:
+                    tag, description, paths = self._plain.pop(0)
+                    self._spec.tag({"name": tag, "description": description})
+                    for path, operations in paths.items():
+                        tagged = {m: {"tags": [tag], **op} for m, op in operations.items()}
+                        self._spec.path(rule=rules[path], operations=tagged)
         return self._spec
 
     @spec.setter
@@ -166,6 +175,11 @@ class Api(flask_smorest.Api):
         self._flask.extensions["flask-smorest"]["blp_name_to_api"][name] = self
         self._flask.register_blueprint(blp, **options)
         self._undocumented.append((blp, name, parameters))
+
+    def document_plain(self, tag: str, description: str, paths: dict[str, dict[str, Any]]) -> None:
+        """Document plain Flask views (they answer in a protocol's own shapes, not the API's)
+        by their OpenAPI path items, written when the document is read."""
+        self._plain.append((tag, description, paths))
 
     def _register_error_handlers(self) -> None:
         """routes/error_handler.py renders every error, webargs' 422 included."""

@@ -2,7 +2,8 @@
 and of the authorization server, the consent page, token, registration and revocation.
 
 They answer in OAuth's own shapes (RFC 6749 and RFC 7591 errors, form posts, redirects, a
-page), not the API's, so they are a plain blueprint, outside /openapi.json.
+page), not the API's, so they are a plain blueprint, documented in /openapi.json by their
+path items (routes/oauth_doc.py).
 """
 
 from __future__ import annotations
