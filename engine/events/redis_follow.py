@@ -16,6 +16,7 @@ import redis.asyncio as aioredis
 from redis.typing import KeyT, StreamIdT, StreamRangeResponse, XReadResponse
 
 from config import Timings
+from domain.backoff import Backoff
 from engine.events.log import Chunk, starts_epoch
 
 FIELD, END = b"f", b"end"
@@ -105,7 +106,8 @@ class RedisFollower:
 
     async def _follow(self) -> None:
         t = self.timings
-        block, delay = max(1, round(t.log_block * 1000)), t.log_backoff_base
+        block = max(1, round(t.log_block * 1000))
+        backoff = Backoff(t.log_backoff_base, t.log_backoff_cap)
         while self._waiting:
             # Each key from the lowest position a reader waits at.
             streams: dict[KeyT, StreamIdT] = {
@@ -115,10 +117,9 @@ class RedisFollower:
                 reply = await self._redis.xread(streams, count=10_000, block=block)
             except Exception as err:
                 log.warning("following Redis streams failed (%s); retrying", err)
-                await asyncio.sleep(delay)
-                delay = min(t.log_backoff_cap, delay * 2)
+                await asyncio.sleep(backoff.next())
                 continue
-            delay = t.log_backoff_base
+            backoff.reset()
             for key, entries in _by_stream(reply):
                 self._hand_over(key, entries)
             if reply:

@@ -28,6 +28,7 @@ import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
 from config import Timings
+from domain.backoff import Backoff
 from domain.errors import LeaseLost
 from engine.events.acked import AckedFrames, HeldFrames
 from engine.events.log import Chunk, Confirm, origin, split_frames
@@ -244,7 +245,7 @@ class RedisEventLog:
 
     async def _write_loop(self) -> None:
         t = self.timings
-        delay = t.log_backoff_base
+        backoff = Backoff(t.log_backoff_base, t.log_backoff_cap, self._rng)
         while True:
             await self._wake.wait()
             self._wake.clear()
@@ -257,12 +258,12 @@ class RedisEventLog:
                     if not self._failing:
                         log.warning("Redis is unreachable (%s); events stay queued", err)
                     self._failing = True
-                    await asyncio.sleep(delay * self._rng.uniform(0.5, 1.0))
-                    delay = min(t.log_backoff_cap, delay * 2)
+                    await asyncio.sleep(backoff.next())
                 else:
                     if self._failing:
                         log.warning("Redis is back; queued events written")
-                    self._failing, delay = False, t.log_backoff_base
+                    self._failing = False
+                    backoff.reset()
 
     async def _flush(self) -> None:
         batch, self._pending = self._pending, []

@@ -21,6 +21,7 @@ from functools import partial
 from typing import Any, TypeVar
 
 from config import Timings
+from domain.backoff import Backoff
 from domain.errors import OutageOutlasted
 from models.db import is_outage
 
@@ -60,7 +61,7 @@ class Store:
         self, patience: float | None, fn: Callable[..., T], *args: Any, **kwargs: Any
     ) -> T:
         t = self.timings
-        delay, started = t.store_backoff_base, 0.0
+        backoff, started = Backoff(t.store_backoff_base, t.store_backoff_cap, self._rng), 0.0
         while True:
             try:
                 return await self.call(fn, *args, **kwargs)
@@ -74,8 +75,7 @@ class Store:
                 left = float("inf") if patience is None else started + patience - now
                 if left <= 0:
                     raise OutageOutlasted() from err
-                await asyncio.sleep(min(left, delay * self._rng.uniform(0.5, 1.0)))
-                delay = min(t.store_backoff_cap, delay * 2)
+                await asyncio.sleep(min(left, backoff.next()))
 
     def reachable_for(self) -> float:
         """Seconds since a statement last failed for an outage (or since this worker began)."""

@@ -23,6 +23,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from config import Timings
+from domain.backoff import Backoff
 from engine.runtime import this_task
 from engine.store.durable import Store
 from engine.store.fence import Lease
@@ -266,7 +267,8 @@ class ToolRunner:
     async def _run(self, lease: Lease, call: ToolCall, ctx: ToolContext) -> ToolOutcome:
         """Run one tool in the pool within TOOL_TIMEOUT, waiting out database outages."""
         t, loop = self.timings, asyncio.get_running_loop()
-        started, delay = time.monotonic(), t.store_backoff_base
+        started = time.monotonic()
+        backoff = Backoff(t.store_backoff_base, t.store_backoff_cap, self._rng)
         while True:
             # In the span's context, so the tool's statements are traced inside it.
             execute = partial(copy_context().run, self.registry.execute, call.name, call.input, ctx)
@@ -286,8 +288,7 @@ class ToolRunner:
             except Exception as err:
                 if not is_outage(err) or time.monotonic() - started >= t.store_outage:
                     return ToolOutcome(UNREACHABLE.format(name=call.name), True)
-            await asyncio.sleep(delay * self._rng.uniform(0.5, 1.0))
-            delay = min(t.store_backoff_cap, delay * 2)
+            await asyncio.sleep(backoff.next())
             # The try the outage cut short may have committed: then it is not made again.
             done = await self._applied(lease, call, ctx)
             if done is not None:

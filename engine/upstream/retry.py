@@ -13,6 +13,7 @@ import anthropic
 import httpx2
 
 from config import Timings
+from domain.backoff import backoff_delay
 from domain.errors import UpstreamInterrupted
 
 # What a broken connection looks like (aiohttp's errors are mostly mapped to httpx2's by the
@@ -85,7 +86,7 @@ class RetryPolicy:
         """Seconds to wait before retry number `attempt` (0-based)."""
         if retry_after is not None:
             return max(0.0, retry_after)
-        return min(self.cap, self.base * 2.0**attempt) * rng.uniform(0.5, 1.0)
+        return backoff_delay(self.base, self.cap, attempt, rng)
 
     def allows(self, attempt: int, waited: float, wait: float) -> bool:
         """True if retry number `attempt` may happen after waiting `wait` more seconds.

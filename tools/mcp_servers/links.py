@@ -25,6 +25,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.client.subscriptions import ListenNotSupportedError
 
 from config import Timings
+from domain.backoff import Backoff
 from tools.mcp_servers.config import McpServerConfig
 from tools.registry import ToolOutcome, outcome_of
 from tools.search import searchable
@@ -118,14 +119,14 @@ class ServerLink:
     async def run(self) -> None:
         """Connect, list, then watch the server (ping, list changes) until it fails; again."""
         t = self.timings
-        delay = t.mcp_backoff_base
+        backoff = Backoff(t.mcp_backoff_base, t.mcp_backoff_cap, self._rng)
         while True:
             try:
                 async with self._connect() as client:
                     await self._list(client)
                     self._client, self.state = client, "up"
                     self.connects += 1
-                    delay = t.mcp_backoff_base
+                    backoff.reset()
                     await self._watch(client)
             except asyncio.CancelledError:
                 raise
@@ -134,8 +135,7 @@ class ServerLink:
             finally:
                 self._client = None
             self.state = "down"
-            await asyncio.sleep(delay * self._rng.uniform(0.5, 1.0))
-            delay = min(t.mcp_backoff_cap, delay * 2)
+            await asyncio.sleep(backoff.next())
 
     def _connect(self) -> Client:
         c, t = self.config, self.timings

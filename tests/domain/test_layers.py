@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 # Every top-level package or module of the project: an import of one of these is "ours".
 OURS = {
     path.stem if path.suffix == ".py" else path.name
