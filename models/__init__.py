@@ -2,7 +2,7 @@
 
 from models.base import Base, new_id, utcnow
 from models.chat import ChatSession, Message, ToolRun, Turn, TurnEvents, Worker
-from models.finance import Account, Budget, Category, Transaction
+from models.finance import Account, Budget, Category, RecurringChoice, Transaction
 from models.imports import CategoryRule, ImportMapping, ImportRow, StatementImport
 from models.tool_sources import McpCredential, ToolGrant
 from models.ui_chat import UIChat
@@ -20,6 +20,7 @@ __all__ = [
     "ImportRow",
     "McpCredential",
     "Message",
+    "RecurringChoice",
     "StatementImport",
     "ToolGrant",
     "ToolRun",

@@ -27,8 +27,15 @@ DURABLE_TABLES = {"workers"}
 UI_TABLES = {"ui_chats"}
 IMPORT_TABLES = {"imports", "import_rows", "import_mappings", "category_rules"}
 TOOL_SOURCE_TABLES = {"tool_grants", "mcp_credentials"}
+MONEY_RULE_TABLES = {"recurring_choices"}
 ALL_TABLES = (
-    CHAT_TABLES | FINANCE_TABLES | DURABLE_TABLES | UI_TABLES | IMPORT_TABLES | TOOL_SOURCE_TABLES
+    CHAT_TABLES
+    | FINANCE_TABLES
+    | DURABLE_TABLES
+    | UI_TABLES
+    | IMPORT_TABLES
+    | TOOL_SOURCE_TABLES
+    | MONEY_RULE_TABLES
 )
 HEAD = "0017"
 

@@ -124,7 +124,9 @@ def test_subscriptions_are_found_by_the_recurring_tool(db: Database) -> None:
     assert all(by_merchant[m]["active"] for m in SUBSCRIPTIONS)
     assert by_merchant["Parkview Apartments"]["typical_amount"] == "1850.00"
     assert not {g[0] for g in GROCERS} & set(by_merchant)
-    assert "Acme Corp Payroll" not in by_merchant  # income is not a payment
+    # Income is a series too, money in: not a payment.
+    assert by_merchant["Acme Corp Payroll"]["direction"] == "in"
+    assert all(by_merchant[m]["direction"] == "out" for m in SUBSCRIPTIONS)
 
 
 def test_pending_are_few_and_recent(db: Database) -> None:

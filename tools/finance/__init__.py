@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from tools.finance import inputs as schemas
+from tools.finance.cash_flow import get_cash_flow
 from tools.finance.categorize import categorize_transactions, preview_categorize_transactions
 from tools.finance.chart import chart
+from tools.finance.forecast import forecast_balance, get_upcoming_bills
 from tools.finance.recurring import find_recurring_payments
 from tools.finance.status import get_account_balances, get_budget_status
 from tools.finance.summary import compare_spending, get_spending_summary
@@ -22,8 +24,13 @@ AMOUNTS = (
     "currencies are never converted or mixed."
 )
 SPEND = (
-    "Spend = money out minus refunds in expense categories, plus uncategorized money out; "
-    "income and transfers between the user's accounts are excluded; pending transactions count."
+    "Spending follows the one money rule: money out that is not a transfer between the user's "
+    "own accounts, less its refunds (money back at the same merchant, or in an expense "
+    "category); income and transfers are excluded; pending transactions count."
+)
+PERIOD = (
+    "The result states its period (period: from, to, label); without dates it covers all of "
+    "the user's history, never just this month."
 )
 WRITE = (
     "This CHANGES the user's data: it runs only after the user approves the change in the "
@@ -35,12 +42,13 @@ FINANCE_TOOLS: list[Tool] = [
         name="get_transactions",
         description=(
             "List the user's bank and card transactions, newest first by default. Filter by "
-            "date range, category, merchant text, account, direction, amount range, pending and "
-            "imported (rows a statement import added). "
-            "Amounts are signed: negative = money out, positive = money in (refunds, salary). "
+            "date range, category, merchant text, account, direction, flow (spending, refund, "
+            "income, transfer, net_spending), amount range, pending, imported (rows a "
+            "statement import added) and ids. Amounts are signed: negative = money out, "
+            "positive = money in; each row's flow says what it is by the money rule. "
             "min_amount/max_amount compare the ABSOLUTE amount. Returns one page of rows plus "
             "count and totals per currency over ALL matching rows; when has_more is true, call "
-            f"again with the same filters and cursor=next_cursor. {AMOUNTS}"
+            f"again with the same filters and cursor=next_cursor. {PERIOD} {AMOUNTS}"
         ),
         schema=schemas.TransactionsInput,
         handler=get_transactions,
@@ -49,18 +57,34 @@ FINANCE_TOOLS: list[Tool] = [
         name="get_spending_summary",
         description=(
             "Total spending over a period grouped by category, merchant, month or week, with "
-            "count and share of the total per group, per currency. Use it for 'how much did I "
-            f"spend on X' and 'where does my money go'. Spend is reported positive. {SPEND} "
-            f"{AMOUNTS}"
+            "count and share of the total per group, per currency, and each currency's "
+            "spending before refunds, refunds and spending after refunds (total_spent). Use it "
+            "for 'how much did I spend on X', 'where does my money go', top merchants (group "
+            f"by merchant: each currency has its own leaders). Spend is reported positive. "
+            f"{SPEND} {PERIOD} {AMOUNTS}"
         ),
         schema=schemas.SpendingSummaryInput,
         handler=get_spending_summary,
     ),
     Tool(
+        name="get_cash_flow",
+        description=(
+            "Money in vs money out over a period, per currency: income (every inflow that is "
+            "not a refund or a transfer, categorized or not, by category), spending before "
+            "refunds, refunds, spending after refunds, net (income - spending) and the savings "
+            "rate; transfers between the user's own accounts are shown apart and counted in "
+            "neither. Use it for income, 'money in vs out', savings rate, 'did I save'; "
+            f"group_by month for each month's figures. {PERIOD} {AMOUNTS}"
+        ),
+        schema=schemas.CashFlowInput,
+        handler=get_cash_flow,
+    ),
+    Tool(
         name="get_account_balances",
         description=(
             "All of the user's accounts (checking, savings, credit_card) with their current "
-            f"posted balance, and totals per currency. {AMOUNTS}"
+            "posted balance, signed (negative = overdrawn or owed), and totals per currency. "
+            f"For a future balance use forecast_balance. {AMOUNTS}"
         ),
         schema=schemas.AccountBalancesInput,
         handler=get_account_balances,
@@ -71,7 +95,8 @@ FINANCE_TOOLS: list[Tool] = [
             "Budget status for one month: per budgeted category the limit, spent, remaining, "
             "percent_used and status (under, at or over), plus days elapsed in the month. A "
             "budget set for that specific month replaces the recurring monthly one. Only spend "
-            f"in the budget's currency counts against it. {SPEND} {AMOUNTS}"
+            f"in the budget's currency counts against it. Without month: the current month. "
+            f"{SPEND} {AMOUNTS}"
         ),
         schema=schemas.BudgetStatusInput,
         handler=get_budget_status,
@@ -90,21 +115,52 @@ FINANCE_TOOLS: list[Tool] = [
     Tool(
         name="find_recurring_payments",
         description=(
-            "Detect recurring charges (subscriptions, rent, bills) in recent history: same "
-            "merchant, similar amount, regular weekly/biweekly/monthly/quarterly/yearly cadence, "
-            "at least min_occurrences charges. Gives typical amount (a positive charge), cadence, "
-            "last and next expected date, whether it still looks active, its monthly cost and the "
-            f"estimated monthly total of active ones. {AMOUNTS}"
+            "Recurring series in the user's history, money out (subscriptions, rent, bills) and "
+            "in (salary): same merchant (spellings normalised), a weekly, biweekly, monthly, "
+            "quarterly or yearly cadence, a steady amount (price changes listed, e.g. '15.49 -> "
+            "17.99 USD since March 2025') or a moderately varying bill. Each series: series_id, "
+            "name, direction, cadence, typical, last and next expected amount, next expected "
+            "date, active, monthly cost, price_changes, status (detected, confirmed or "
+            "dismissed by the user) and the ids of its rows (cited). Use it for subscriptions "
+            "(filter category), 'what went up in price', 'when is my next rent / payday'. "
+            f"Totals: estimated monthly cost of active payments out, and of income. {AMOUNTS}"
         ),
         schema=schemas.RecurringInput,
         handler=find_recurring_payments,
     ),
     Tool(
+        name="forecast_balance",
+        description=(
+            "What the user's balance will be on a future date, per account and per currency: "
+            "today's posted balance + pending rows + each expected occurrence of the account's "
+            "active recurring series (salary in, bills out, transfers between accounts) up to "
+            "the date; optionally less what monthly budgets still allow. Names every series "
+            "used, with dates and amounts, each citing its rows. Use it for 'what will my "
+            f"balance be on <date>', 'will I have enough by the end of the month'. {AMOUNTS}"
+        ),
+        schema=schemas.ForecastInput,
+        handler=forecast_balance,
+    ),
+    Tool(
+        name="get_upcoming_bills",
+        description=(
+            "The recurring payments expected in the next days (default 30), oldest first: date, "
+            "name, amount, account, cadence, whether its price changed, and totals per "
+            "currency; optionally expected income too. From the user's active recurring series "
+            f"(transfers between their own accounts are not bills). {AMOUNTS}"
+        ),
+        schema=schemas.UpcomingBillsInput,
+        handler=get_upcoming_bills,
+    ),
+    Tool(
         name="chart",
         description=(
-            "Bar chart of the user's records, computed from their transactions (one Vega-Lite "
-            "spec per currency; the page draws it). Use for chart, plot, graph, trend, 'over "
-            "time' and comparisons over several periods; do not restate the bars as numbers."
+            "Chart of the user's records, computed from their transactions (Vega-Lite specs, "
+            "one per currency; the page draws them): spending by month or category, income vs "
+            "spending, a budget's progress, an account's balance, or a balance forecast (actual "
+            "and projected line). Use for chart, plot, graph, trend, 'over time' and "
+            "comparisons over several periods; do not restate the figures as numbers. "
+            f"{PERIOD}"
         ),
         schema=schemas.ChartInput,
         handler=chart,

@@ -13,6 +13,7 @@ from datetime import date
 from typing import Any
 from urllib.parse import urlencode
 
+from tools.finance.flows import NET_SPENDING
 from tools.finance.queries import UNCATEGORIZED
 
 # get_transactions' filters, in the order a txns: query lists them.
@@ -23,10 +24,12 @@ FILTERS = (
     "merchant",
     "account",
     "direction",
+    "flow",
     "min_amount",
     "max_amount",
     "pending",
     "imported",
+    "ids",
 )
 
 
@@ -62,15 +65,14 @@ def txns_source(filters: dict[str, Any]) -> str:
     return "txns:" + urlencode(pairs)
 
 
-def spend_source(category: str, start: date | str, end: date | str) -> str:
-    """Return the source of a category's spending in a period, as the spending tools count it.
+def spend_source(category: str | None, start: date | str, end: date | str) -> str:
+    """Return the source of spending in a period (of one category, or all), as tools count it.
 
-    Spending is a category's money out minus its refunds; without a category, money out only.
+    Spending is net spending by the one money rule: money out that is spending, less the
+    refunds of it (tools/finance/flows.py); their rows sum to the figure exactly.
     """
     where: dict[str, Any] = {"start_date": start, "end_date": end, "category": category}
-    if category.lower() == UNCATEGORIZED.lower():
-        where["direction"] = "out"
-    return txns_source(where)
+    return txns_source({**where, "flow": NET_SPENDING})
 
 
 def filters_title(filters: dict[str, Any]) -> str:
@@ -100,13 +102,14 @@ def txns_result(filters: dict[str, Any], totals: list[dict[str, Any]]) -> dict[s
 
 
 def spend_result(
-    category: str, start: date | str, end: date | str, spent: list[tuple[str, str, int]]
+    category: str | None, start: date | str, end: date | str, spent: list[tuple[str, str, int]]
 ) -> dict[str, Any]:
-    """Return the search_result block of a category's spending: (currency, spent, count) each."""
+    """Return the search_result block of spending (of a category, or all): (currency, spent,
+    count) each."""
     parts = [f"{amount} {cur} across {_count(count)}" for cur, amount, count in spent]
-    where = "money out" if category.lower() == UNCATEGORIZED.lower() else "spent"
-    text = f"{category} {where}: {'; '.join(parts)}."
-    title = f"{category} · {_text(start)} to {_text(end)}"
+    what = category or "All spending"
+    text = f"{what} spent, net of refunds: {'; '.join(parts)}."
+    title = f"{what} · {_text(start)} to {_text(end)}"
     return search_result(spend_source(category, start, end), title, text)
 
 

@@ -1,0 +1,153 @@
+"""balance_forecast chart: a balance as it was (actual) and as it is expected to be (projected).
+
+The actual line is today's posted balance less the posted rows after each point; the projected
+line starts from today's balance and adds the pending rows and each expected occurrence of the
+active recurring series (tools/finance/forecast.py), up to end_date. One chart for an account,
+or one per currency for all the user's accounts in it; each point cites what it rests on.
+"""
+
+from __future__ import annotations
+
+from datetime import date, timedelta
+from typing import Any
+
+from sqlalchemy import select
+
+from domain.money import format_minor, to_decimal
+from models.finance import Transaction
+from tools.finance.cites import account_source, txns_source
+from tools.finance.clock import add_months, days_in_month, today
+from tools.finance.forecast import MAX_DAYS_AHEAD, Projection, project
+from tools.finance.periods import stated
+from tools.finance.recurring import series_source
+from tools.registry import Sourced, ToolContext, ToolInputError
+
+VEGA_LITE = "https://vega.github.io/schema/vega-lite/v5.json"
+ACTUAL, PROJECTED = "Actual", "Projected"
+MAX_POINTS = 400
+
+
+def balance_forecast(ctx: ToolContext, data: dict[str, Any]) -> Sourced:
+    """Return the actual and projected balance line of an account, or of each currency."""
+    now = today()
+    end = data.get("end_date") or now + timedelta(days=90)
+    start = data.get("start_date") or add_months(now, -3)
+    if end <= now or (end - now).days > MAX_DAYS_AHEAD:
+        raise ToolInputError(
+            "end_date", f"balance_forecast projects from tomorrow up to {MAX_DAYS_AHEAD} days "
+            f"ahead: pass an end_date after today ({now.isoformat()})."
+        )  # fmt: skip
+    if start >= now:
+        raise ToolInputError("start_date", "start_date is where the actual line starts: pass a "
+                             f"day before today ({now.isoformat()}), or omit it.")  # fmt: skip
+    with ctx.db.read() as s:
+        projections = project(s, ctx.user_id, end, data.get("account"))
+        ids = [p.account.id for p in projections]
+        moved = s.execute(
+            select(Transaction.account_id, Transaction.posted_on, Transaction.amount_minor).where(
+                Transaction.user_id == ctx.user_id,
+                Transaction.account_id.in_(ids),
+                Transaction.pending.is_(False),
+                Transaction.posted_on > start,
+            )
+        ).all()
+    rows = [(a, d, int(m)) for a, d, m in moved]
+    if data.get("account"):
+        groups = [projections]
+    else:
+        currencies = sorted({p.account.currency for p in projections})
+        groups = [[p for p in projections if p.account.currency == c] for c in currencies]
+    charts = [_spec(group, rows, start, now, end) for group in groups if group]
+    used = {o.found.series.id: o.found.name for p in projections for o in p.occurrences}
+    out: dict[str, Any] = {
+        "kind": "balance_forecast",
+        "period": stated(start, end, f"{start.isoformat()} to {end.isoformat()}, projected "
+                         f"after {now.isoformat()}"),  # fmt: skip
+        "start_date": start.isoformat(),
+        "end_date": end.isoformat(),
+        "account": projections[0].account.name if data.get("account") and projections else None,
+        "charts": charts,
+        "series_used": [{"series_id": k, "name": v} for k, v in sorted(used.items())],
+        "note": "Actual: the posted balance at each month's end and today. Projected: today's "
+        "balance plus pending rows and the expected occurrences of the active recurring series, "
+        "at their latest amounts. Amounts are signed; currencies are never added together.",
+    }
+    if not charts:
+        out["note"] = "The user has no accounts: there is no balance to chart."
+    return Sourced(out, [])
+
+
+def _spec(
+    group: list[Projection], rows: list[tuple[int, date, int]], start: date, now: date, end: date
+) -> dict[str, Any]:
+    cur = group[0].account.currency
+    ids = {p.account.id for p in group}
+    mine = [(d, m) for a, d, m in rows if a in ids]
+    balance = sum(p.account.balance_minor for p in group)
+    accounts = [account_source(p.account.id) for p in group]
+    values = []
+    for day in _actual_days(start, now):
+        later = sum(m for d, m in mine if d > day)
+        sources = list(accounts)
+        if later or day < now:
+            sources += [
+                txns_source({"start_date": day + timedelta(days=1), "end_date": now,
+                             "account": p.account.name, "pending": False})
+                for p in group
+            ]  # fmt: skip
+        values.append(_point(ACTUAL, day, balance - later, cur, sources))
+    moves: list[tuple[date, int, str]] = []
+    for p in group:
+        moves += [(max(d, now + timedelta(days=1)), a, f"txn:{i}") for i, d, a in p.pending]
+        moves += [(o.day, o.amount, series_source(o.found)) for o in p.occurrences]
+    moves.sort(key=lambda m: (m[0], m[2]))
+    running, cited = balance, list(accounts)
+    values.append(_point(PROJECTED, now, running, cur, list(cited)))
+    days = sorted({d for d, _, _ in moves if now < d <= end} | {end})
+    for day in days[:MAX_POINTS]:
+        for when, amount, source in moves:
+            if when == day:
+                running += amount
+                if source not in cited:
+                    cited.append(source)
+        values.append(_point(PROJECTED, day, running, cur, list(cited)))
+    names = group[0].account.name if len(group) == 1 else f"All {cur} accounts"
+    title = f"{names} balance: actual to {now.isoformat()}, projected to {end.isoformat()} ({cur})"
+    return {
+        "$schema": VEGA_LITE,
+        "title": title,
+        "description": f"{title}: line chart, the projection dashed",
+        "currency": cur,
+        "data": {"values": values},
+        "mark": {"type": "line", "point": True},
+        "encoding": {
+            "x": {"field": "x", "type": "ordinal", "title": "Date", "sort": None},
+            "y": {"field": "y", "type": "quantitative", "title": f"Balance ({cur})"},
+            "color": {"field": "series", "type": "nominal", "title": None},
+            "strokeDash": {"field": "series", "type": "nominal", "title": None},
+        },
+        "totals": {ACTUAL: format_minor(balance, cur), PROJECTED: format_minor(running, cur)},
+    }
+
+
+def _actual_days(start: date, now: date) -> list[date]:
+    """The actual line's days: the start, each month's end after it, and today."""
+    days, month = [start], start.replace(day=1)
+    while True:
+        last = month.replace(day=days_in_month(month.year, month.month))
+        if last >= now:
+            break
+        if last > start:
+            days.append(last)
+        month = add_months(month, 1)
+    return [*days, now]
+
+
+def _point(series: str, day: date, minor: int, cur: str, sources: list[str]) -> dict[str, Any]:
+    return {
+        "x": day.isoformat(),
+        "series": series,
+        "y": float(to_decimal(minor, cur)),
+        "amount": format_minor(minor, cur),
+        "sources": sources,
+    }
