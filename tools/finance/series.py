@@ -46,6 +46,13 @@ CADENCES = (
 )
 # A bill whose amount varies (electricity) is a series if it varies this little (stdev/mean).
 VARIES_AT_MOST = 0.35
+# A subscription among one-off purchases at one shop has one price: its rows are found among
+# the shop's by amounts this close (in percent), and it takes this many of them to tell it
+# from a few purchases that happen to cost the same at regular times.
+LEVEL_PCT = 1
+LEVEL_FEWEST = 5
+# A weekly or biweekly amount may only jitter this little (stdev/mean).
+JITTERS_AT_MOST = 0.06
 # A varying amount needs more evidence than a steady one.
 VARYING_FEWEST = 4
 # At most this share of a series' gaps may be irregular (a late or an extra charge).
@@ -174,10 +181,14 @@ def detect_all(rows: Iterable[Row], tolerance_pct: int, fewest: int | None) -> l
             groups[(direction, r.currency)][merchant_key(r.merchant)].append(r)
     found: list[Series] = []
     for (direction, currency), by_key in groups.items():
-        for key, members in _joined(by_key).items():
+        for members in _joined(by_key):
             members.sort(key=lambda r: (r.day, r.id))
             series = detect(members, tolerance_pct, fewest)
             if series is not None:
+                # Named by the shortest spelling among its own rows: it holds as rows come.
+                key = min(
+                    {merchant_key(r.merchant) for r in series.rows}, key=lambda k: (len(k), k)
+                )
                 ident = series_id(direction, currency, key)
                 found.append(_named(series, ident, key, direction, currency))
     return found
@@ -190,24 +201,41 @@ def _named(s: Series, ident: str, key: str, direction: str, currency: str) -> Se
     )  # fmt: skip
 
 
-def _joined(by_key: dict[str, list[Row]]) -> dict[str, list[Row]]:
-    """Join near-identical spellings ("acme payrol", "acme payroll") under the commoner one."""
-    keys = sorted(by_key, key=lambda k: (-len(by_key[k]), k))
-    out: dict[str, list[Row]] = {}
-    for key in keys:
-        home = next((k for k in out if SequenceMatcher(None, k, key).ratio() >= SIMILAR), None)
-        out.setdefault(home or key, []).extend(by_key[key])
-    return out
+def _joined(by_key: dict[str, list[Row]]) -> list[list[Row]]:
+    """Join the spellings of one merchant: near-identical ones ("acme payrol", "acme payroll")
+    and longer ones after a shorter ("vattenfall europe sales" after "vattenfall")."""
+    homes: dict[str, list[Row]] = {}
+    for key in sorted(by_key, key=lambda k: (len(k), k)):
+        words = key.split()
+        home = next(
+            (
+                h
+                for h in homes
+                if words[: len(h.split())] == h.split()
+                or SequenceMatcher(None, h, key).ratio() >= SIMILAR
+            ),
+            None,
+        )
+        homes.setdefault(home or key, []).extend(by_key[key])
+    return list(homes.values())
 
 
 def detect(rows: list[Row], tolerance_pct: int, fewest: int | None = None) -> Series | None:
     """Return the series among one merchant's rows (oldest first), or None.
 
-    The whole group is tried first (a steady or a varying bill), then each amount level of it
-    on its own (a subscription among one-off purchases at the same shop).
+    The whole group is tried (a steady or a varying bill), each of its spellings alone ("Amazon
+    Prime" among "Amazon" purchases), then each amount level of it on its own (a subscription
+    among one-off purchases at the same shop).
     """
+    spellings: dict[str, list[Row]] = defaultdict(list)
+    for r in rows:
+        spellings[merchant_key(r.merchant)].append(r)
+    candidates = [(rows, True)]
+    if len(spellings) > 1:
+        candidates += [(group, True) for group in spellings.values()]
+    candidates += [(level, False) for level in _levels(rows, LEVEL_PCT)]
     best: Series | None = None
-    for subset, whole in [(rows, True), *((c, False) for c in _levels(rows, tolerance_pct))]:
+    for subset, whole in candidates:
         found = _series(subset, tolerance_pct, fewest, whole)
         if found is not None and (best is None or len(found.rows) > len(best.rows)):
             best = found
@@ -238,14 +266,16 @@ def _series(rows: list[Row], tolerance_pct: int, fewest: int | None, whole: bool
     if cadence is None:
         return None
     least = fewest if fewest is not None else cadence.fewest
-    # Two charges a year apart are a series only when they are all the merchant's charges.
-    if len(rows) < max(least, 2) or (len(rows) < 3 and not whole):
+    # Among other purchases at the same merchant a series needs more charges to stand out.
+    if len(rows) < max(least, 2) or (not whole and len(rows) < LEVEL_FEWEST):
         return None
     once = sum(cadence.min_gap <= g <= cadence.max_gap for g in gaps)
     twice = sum(2 * cadence.min_gap <= g <= 2 * cadence.max_gap for g in gaps)
     irregular = len(gaps) - once - twice
     if irregular > int(IRREGULAR_SHARE * len(gaps)) or twice * 3 > len(gaps) + 1:
         return None
+    if not whole and (irregular or twice > 1):
+        return None  # among other purchases, only a charge that comes every cycle stands out
     amounts = [abs(r.amount) for r in rows]
     steady = _steady(rows, tolerance_pct)
     if steady is not None:
@@ -253,9 +283,9 @@ def _series(rows: list[Row], tolerance_pct: int, fewest: int | None, whole: bool
         return Series(
             "", "", "", "", cadence, tuple(rows), median_low(amounts), expected, False, changes
         )
-    if cadence.min_gap < CADENCES[2].min_gap or irregular or len(rows) < VARYING_FEWEST:
-        return None  # a weekly habit of varying amounts is shopping, not a bill
-    if pstdev(amounts) > VARIES_AT_MOST * mean(amounts):
+    # A weekly habit of varying amounts is shopping, not a bill: only a slight jitter passes.
+    most = VARIES_AT_MOST if cadence.min_gap >= CADENCES[2].min_gap else JITTERS_AT_MOST
+    if len(rows) < VARYING_FEWEST or pstdev(amounts) > most * mean(amounts):
         return None
     expected = round(mean(amounts[-3:]))
     return Series("", "", "", "", cadence, tuple(rows), median_low(amounts), expected, True)
@@ -266,14 +296,13 @@ def _cadence(gaps: list[int]) -> Cadence | None:
     return next((c for c in CADENCES if c.min_gap <= gap <= c.max_gap), None)
 
 
-def _steady(
-    rows: list[Row], tolerance_pct: int
-) -> tuple[tuple[PriceChange, ...], int] | None:
-    """Return the price changes and the latest level of a steady amount, or None if it varies.
+def _steady(rows: list[Row], tolerance_pct: int) -> tuple[tuple[PriceChange, ...], int] | None:
+    """Return the price changes and the next amount of a steady series, or None if it varies.
 
     Each amount stays near the one before it (drift) or near its level's median; a move
-    beyond that starts a new level, a price change, when the next amount stays there too (or
-    it is the latest charge). At most three levels.
+    beyond that starts a new level when the next amount stays there too (or it is the latest
+    charge), at most three levels. A price change is a new level, or a smaller move from one
+    fixed price (charged at least twice) to another that holds (or is the latest charge).
     """
     amounts = [abs(r.amount) for r in rows]
     levels: list[list[int]] = [[0]]  # indexes of the rows at each level
@@ -289,9 +318,25 @@ def _steady(
         levels.append([i])
     if len(levels) > 3 or (len(levels) > 1 and len(levels[0]) < 2):
         return None
-    changes = tuple(
-        PriceChange(amounts[before[-1]], amounts[after[0]], rows[after[0]].day)
-        for before, after in pairwise(levels)
-    )
+    starts = {after[0] for after in levels[1:]}
+    runs = _runs(amounts)
+    for before, after in pairwise(runs):
+        held = len(after) >= 2 or after[-1] == len(amounts) - 1
+        if len(before) >= 2 and held:
+            starts.add(after[0])
+    changes = tuple(PriceChange(amounts[i - 1], amounts[i], rows[i].day) for i in sorted(starts))
+    if len(runs[-1]) >= 2 or (starts and max(starts) == len(amounts) - 1):
+        return changes, amounts[-1]
     latest = [amounts[j] for j in levels[-1]]
     return changes, latest[-1] if len(latest) < 3 else median_low(latest[-3:])
+
+
+def _runs(amounts: list[int]) -> list[list[int]]:
+    """Return the indexes of each run of one same amount, in order."""
+    runs: list[list[int]] = []
+    for i, a in enumerate(amounts):
+        if runs and amounts[runs[-1][-1]] == a:
+            runs[-1].append(i)
+        else:
+            runs.append([i])
+    return runs
