@@ -9,6 +9,7 @@ from typing import Any
 
 from flask import g
 
+from domain.errors import NotFound
 from routes.api import BEARER, Blueprint
 from routes.auth import login_required
 from routes.extensions import get_db
@@ -30,7 +31,6 @@ from routes.ledger_schemas import (
 )
 from routes.record_responses import AccountRecord, TransactionRecord
 from routes.responses import ErrorResponse
-from domain.errors import NotFound
 from services import corrections, ledger
 from services.imports import rules
 

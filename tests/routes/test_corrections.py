@@ -101,7 +101,11 @@ def test_a_series_is_confirmed_renamed_dismissed_and_forgotten(
     assert made.status_code == 200
     assert made.json == {"series_id": "s0123456789ab", "status": "confirmed", "name": None}
     renamed = client.put(path, json={"name": "Flat rent"}, headers=h)
-    assert renamed.json == {"series_id": "s0123456789ab", "status": "confirmed", "name": "Flat rent"}
+    assert renamed.json == {
+        "series_id": "s0123456789ab",
+        "status": "confirmed",
+        "name": "Flat rent",
+    }
     dismissed = client.put(path, json={"status": "dismissed", "name": None}, headers=h)
     assert dismissed.json == {"series_id": "s0123456789ab", "status": "dismissed", "name": None}
     assert client.put(path, json={}, headers=h).status_code == 422

@@ -87,8 +87,13 @@ def _monthly(rng: random.Random) -> list[Synth]:
         pay = 320_000 if i < 9 else 335_000  # a raise in the tenth month
         payroll = ["Northwind Payroll", "NORTHWIND LTD PAYROLL", "Northwind Payroll 2504"]
         out.append(
-            Synth(weekday(day.replace(day=25), back=True), CURRENT, pay, _spell(rng, payroll),
-                  "salary")  # fmt: skip
+            Synth(
+                weekday(day.replace(day=25), back=True),
+                CURRENT,
+                pay,
+                _spell(rng, payroll),
+                "salary",
+            )
         )
         netflix = ["NETFLIX.COM", "Netflix", "NETFLIX *8812"]
         price = -1099 if i < 8 else -1299  # up from the ninth month
@@ -100,14 +105,14 @@ def _monthly(rng: random.Random) -> list[Synth]:
         when = day.replace(day=14) + timedelta(days=rng.randint(-2, 2))
         out.append(Synth(when, CURRENT, -rng.randint(5_500, 9_500), _spell(rng, energy), "energy"))
         phone = ["Vodafone", "VODAFONE LIMITED", "Vodafone UK"]
-        out.append(Synth(day.replace(day=18), CURRENT, -(2_400 + 10 * i), _spell(rng, phone),
-                         "phone"))  # fmt: skip
+        out.append(
+            Synth(day.replace(day=18), CURRENT, -(2_400 + 10 * i), _spell(rng, phone), "phone")
+        )
         gym = ["Fitnessstudio Berlin", "FITNESSSTUDIO BERLIN GMBH"]
         out.append(Synth(day.replace(day=3), KONTO, -3_990, _spell(rng, gym), "fitness_eur"))
         power = ["Vattenfall", "VATTENFALL EUROPE SALES"]
         when = day.replace(day=20) + timedelta(days=rng.randint(-1, 1))
-        out.append(Synth(when, KONTO, -rng.randint(4_200, 6_800), _spell(rng, power),
-                         "power_eur"))  # fmt: skip
+        out.append(Synth(when, KONTO, -rng.randint(4_200, 6_800), _spell(rng, power), "power_eur"))
     return out
 
 
@@ -125,14 +130,18 @@ def _other_cadences(rng: random.Random) -> list[Synth]:
     friday = date(2025, 1, 10)
     while friday <= END:
         amount = rng.randint(38_000, 42_000)
-        out.append(Synth(friday, CURRENT, amount, _spell(rng, ["Upwork Escrow", "UPWORK"]),
-                         "freelance"))  # fmt: skip
+        out.append(
+            Synth(friday, CURRENT, amount, _spell(rng, ["Upwork Escrow", "UPWORK"]), "freelance")
+        )
         friday += timedelta(days=14)
     for i, day in enumerate(months(8)):
         if i % 3 == 1:
             water = ["Thames Water", "THAMES WATER UTILITIES"]
-            out.append(Synth(day, CURRENT, -rng.choice([9_800, 10_100, 9_950]),
-                             _spell(rng, water), "water"))  # fmt: skip
+            out.append(
+                Synth(
+                    day, CURRENT, -rng.choice([9_800, 10_100, 9_950]), _spell(rng, water), "water"
+                )
+            )
     out.append(Synth(date(2025, 2, 17), CURRENT, -48_000, "Admiral Insurance", "insurance"))
     out.append(Synth(date(2026, 2, 17), CURRENT, -48_000, "ADMIRAL INSURANCE", "insurance"))
     out.append(Synth(date(2025, 5, 9), CARD, -9_500, "Amazon Prime", "prime"))
@@ -155,22 +164,33 @@ def _noise(rng: random.Random) -> list[Synth]:
     """Spending with no cadence: some of it at the merchants of a series, and refunds."""
     grocers = ["TESCO STORES 3297", "Tesco", "Sainsbury's", "SAINSBURYS S/MKT", "Lidl GB"]
     places = ["Dishoom", "Wagamama", "Franco Manca", "The Crown", "Pho", "Honest Burgers"]
-    out = _every(rng, 0.3, lambda d: Synth(d, CARD, -rng.randint(1_500, 11_000),
-                                             rng.choice(grocers)))  # fmt: skip
+    out = _every(
+        rng, 0.3, lambda d: Synth(d, CARD, -rng.randint(1_500, 11_000), rng.choice(grocers))
+    )
     out += _every(rng, 0.45, lambda d: Synth(d, CARD, -rng.randint(250, 600), "Pret A Manger"))
-    out += _every(rng, 0.25, lambda d: Synth(d, CARD, -rng.randint(1_200, 7_500),
-                                              rng.choice(places)))  # fmt: skip
+    out += _every(
+        rng, 0.25, lambda d: Synth(d, CARD, -rng.randint(1_200, 7_500), rng.choice(places))
+    )
     out += _every(rng, 0.12, lambda d: Synth(d, CARD, -rng.randint(700, 3_400), "Uber"))
     shop = ["Amazon.co.uk", "AMAZON MKTPLACE", "Amazon.co.uk*AB12CD"]
-    bought = _every(rng, 0.12, lambda d: Synth(d, CARD, -rng.randint(800, 15_000),
-                                                rng.choice(shop)))  # fmt: skip
+    bought = _every(
+        rng, 0.12, lambda d: Synth(d, CARD, -rng.randint(800, 15_000), rng.choice(shop))
+    )
     out += bought
     for r in bought[::9]:  # a few go back, refunded a week later
         out.append(Synth(r.day + timedelta(days=7), CARD, -r.amount, r.merchant))
-    out += _every(rng, 0.05, lambda d: Synth(d, CURRENT, -rng.choice([2_000, 5_000, 10_000]),
-                                              "ATM Withdrawal"))  # fmt: skip
-    out += _every(rng, 0.08, lambda d: Synth(d, KONTO, -rng.randint(900, 6_000),
-                                              rng.choice(["REWE", "Edeka", "Rossmann"])))
+    out += _every(
+        rng,
+        0.05,
+        lambda d: Synth(d, CURRENT, -rng.choice([2_000, 5_000, 10_000]), "ATM Withdrawal"),
+    )
+    out += _every(
+        rng,
+        0.08,
+        lambda d: Synth(
+            d, KONTO, -rng.randint(900, 6_000), rng.choice(["REWE", "Edeka", "Rossmann"])
+        ),
+    )
     out += _every(rng, 0.1, lambda d: Synth(d, KONTO, -rng.randint(300, 900), "Spotify Cafe Mitte"))
     out.append(Synth(date(2025, 6, 14), CURRENT, 12_000, "J Smith"))
     out.append(Synth(date(2025, 11, 2), CURRENT, 4_500, "J Smith"))
@@ -184,13 +204,13 @@ def _transfers(rng: random.Random) -> list[Synth]:
     out: list[Synth] = []
     for day in months(27):
         out.append(Synth(day, CURRENT, -50_000, "To Savings", transfer=True))
-        out.append(Synth(day + timedelta(days=1), SAVINGS, 50_000, "From Current",
-                         transfer=True))  # fmt: skip
+        out.append(Synth(day + timedelta(days=1), SAVINGS, 50_000, "From Current", transfer=True))
         paid = rng.randint(60_000, 140_000)
         pay_day = day.replace(day=7)
         out.append(Synth(pay_day, CURRENT, -paid, "CREDIT CARD PAYMENT", transfer=True))
-        out.append(Synth(pay_day + timedelta(days=2), CARD, paid, "PAYMENT RECEIVED",
-                         transfer=True))  # fmt: skip
+        out.append(
+            Synth(pay_day + timedelta(days=2), CARD, paid, "PAYMENT RECEIVED", transfer=True)
+        )
     return out
 
 

@@ -33,8 +33,18 @@ def test_a_forecast_adds_pending_rows_and_the_series_to_todays_balances(call: Ca
     # Two EUR restaurant visits are no series: the Euro Card stays where it is.
     assert accounts["Euro Card"]["projected_balance"] == "-80.00"
     assert result["totals"] == [
-        {"currency": "EUR", "balance_today": "-80.00", "projected_balance": "-80.00", "accounts": 1},
-        {"currency": "USD", "balance_today": "749.25", "projected_balance": "-874.68", "accounts": 2},
+        {
+            "currency": "EUR",
+            "balance_today": "-80.00",
+            "projected_balance": "-80.00",
+            "accounts": 1,
+        },
+        {
+            "currency": "USD",
+            "balance_today": "749.25",
+            "projected_balance": "-874.68",
+            "accounts": 2,
+        },
     ]
     assert [s["name"] for s in result["series_used"]] == ["Landlord LLC", "Netflix"]
 
@@ -70,7 +80,11 @@ def test_a_longer_forecast_counts_each_occurrence_and_budgets_when_asked(call: C
 
 def test_upcoming_bills_list_the_next_thirty_days(call: Caller) -> None:
     result = call("get_upcoming_bills")
-    assert result["period"] == {"from": "2025-03-15", "to": "2025-04-13", "label": "the next 30 days"}
+    assert result["period"] == {
+        "from": "2025-03-15",
+        "to": "2025-04-13",
+        "label": "the next 30 days",
+    }
     assert [(b["date"], b["name"], b["amount"]) for b in result["bills"]] == [
         ("2025-04-01", "Landlord LLC", "1500.00"),
         ("2025-04-05", "Netflix", "15.49"),
@@ -120,7 +134,11 @@ def test_the_balance_forecast_chart_draws_actual_then_projected(call: Caller) ->
     # Today's 1000.00 less what posted after each day: the March rent, February's salary...
     assert actual[-1] == ("2025-03-15", "1000.00")
     assert actual[-2] == ("2025-02-28", "2500.00")
-    assert projected == [("2025-03-15", "1000.00"), ("2025-04-01", "-500.00"), ("2025-04-30", "-500.00")]
+    assert projected == [
+        ("2025-03-15", "1000.00"),
+        ("2025-04-01", "-500.00"),
+        ("2025-04-30", "-500.00"),
+    ]
     assert spec["encoding"]["strokeDash"]["field"] == "series"
     assert spec["totals"] == {"Actual": "1000.00", "Projected": "-500.00"}
     assert result["series_used"][0]["name"] == "Landlord LLC"

@@ -80,7 +80,7 @@ def test_a_varying_monthly_bill_is_a_series_and_a_varying_weekly_habit_is_not() 
     months = days("2025-01-15", "2025-02-14", "2025-03-17", "2025-04-15", "2025-05-15")
     bill = found(list(zip(months, [6100, 8400, 7200, 5600, 9000], strict=True)))
     assert bill is not None and bill.varies and bill.cadence.name == "monthly"
-    assert bill.expected == round((7200 + 5600 + 9000) / 3)
+    assert bill.expected == round((7200 + 5600 + 9000) / 3)  # a varying bill: its recent average
     weeks = [date(2025, 1, 6) + timedelta(weeks=i) for i in range(8)]
     shopping = [4100, 8800, 5200, 6900, 4400, 9100, 7000, 5100]
     assert found(list(zip(weeks, shopping, strict=True))) is None
@@ -115,9 +115,7 @@ def test_merchant_spellings_are_one_merchant() -> None:
     names = ["NETFLIX.COM", "Netflix", "NETFLIX *4821", "Netflix Inc.", "POS NETFLIX 0425"]
     assert {merchant_key(n) for n in names} == {"netflix"}
     assert merchant_key("Café de Flore") == "cafe de flore"
-    spelled = [
-        Row(i, date(2025, i, 3), -999, name, "USD") for i, name in enumerate(names, start=1)
-    ]
+    spelled = [Row(i, date(2025, i, 3), -999, name, "USD") for i, name in enumerate(names, start=1)]
     (series,) = detect_all(spelled, 10, None)
     assert len(series.rows) == 5 and series.key == "netflix"
 

@@ -31,8 +31,10 @@ def seeded(db: Database, seed: int) -> tuple[Caller, list[Synth], dict[int, Synt
         user_id,
         ACCOUNTS,
         [],
-        [(r.day.isoformat(), r.account, r.amount, r.currency, r.merchant, None, False)
-         for r in rows],  # fmt: skip
+        [
+            (r.day.isoformat(), r.account, r.amount, r.currency, r.merchant, None, False)
+            for r in rows
+        ],
         [],
     )
     with db.read() as s:
@@ -56,8 +58,13 @@ def scored(found: list[dict[str, Any]], by_id: dict[int, Synth], true: set[str])
     precision = len(matched) / max(1, len(matched) + len(wrong))
     recall = len(matched) / len(true)
     missed = sorted(true - set(matched))
-    return {"precision": precision, "recall": recall, "matched": matched, "wrong": wrong,
-            "missed": missed}  # fmt: skip
+    return {
+        "precision": precision,
+        "recall": recall,
+        "matched": matched,
+        "wrong": wrong,
+        "missed": missed,
+    }
 
 
 @pytest.mark.parametrize("seed", [38, 7, 2026])
@@ -82,11 +89,17 @@ def test_what_the_series_say_on_the_labelled_ledger(db: Database) -> None:
         transfers = call("find_recurring_payments", include_transfers=True)["recurring"]
     matched = scored(found, by_id, truth(rows))["matched"]
     netflix, salary, energy = matched["netflix"], matched["salary"], matched["energy"]
-    assert [c["text"] for c in netflix["price_changes"]] == ["10.99 -> 12.99 GBP since September 2025"]
-    assert netflix["next_expected_amount"] == "12.99" and netflix["next_expected_date"] == "2026-07-05"
+    assert [c["text"] for c in netflix["price_changes"]] == [
+        "10.99 -> 12.99 GBP since September 2025"
+    ]
+    assert (
+        netflix["next_expected_amount"] == "12.99" and netflix["next_expected_date"] == "2026-07-05"
+    )
     assert len(netflix.get("merchant_variants", [])) >= 2  # spelled three ways
     assert salary["direction"] == "in" and salary["next_expected_amount"] == "3350.00"
-    assert [c["text"] for c in salary["price_changes"]] == ["3200.00 -> 3350.00 GBP since October 2025"]
+    assert [c["text"] for c in salary["price_changes"]] == [
+        "3200.00 -> 3350.00 GBP since October 2025"
+    ]
     assert energy["amount_varies"] is True and energy["price_changes"] == []
     yearly = {k: v for k, v in matched.items() if v["cadence"] == "yearly"}
     assert set(yearly) == {"insurance", "prime", "bahncard"}

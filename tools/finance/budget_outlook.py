@@ -106,6 +106,8 @@ def budget_outlook(
             label = month.strftime("%Y-%m")
             share = int(Fraction(left * counted, days_left) + Fraction(1, 2))
             minor = max(0, share - planned.get((name, budget.currency, label), 0))
-            outlook.items.append((budget.id, name, label, budget.limit_minor, budget.currency, minor))
+            outlook.items.append(
+                (budget.id, name, label, budget.limit_minor, budget.currency, minor)
+            )
         month = add_months(month, 1)
     return outlook

@@ -145,8 +145,10 @@ def _sources(period: Period, whole: dict[str, Cell]) -> list[dict[str, Any]]:
                 figure = f"{format_minor(cell.transfers[0], cur)} in, "
                 figure += f"{format_minor(cell.transfers[1], cur)} out"
             else:
-                n = cell.counts[kind] if kind != NET_SPENDING else (
-                    cell.counts[SPENDING] + cell.counts[REFUND]
+                n = (
+                    cell.counts[kind]
+                    if kind != NET_SPENDING
+                    else (cell.counts[SPENDING] + cell.counts[REFUND])
                 )
             if n:
                 parts.append(f"{cur}: {figure} {cur if key != 'transfers' else ''} ({n} rows)")

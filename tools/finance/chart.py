@@ -59,7 +59,8 @@ def chart(ctx: ToolContext, data: dict[str, Any]) -> Sourced:
     if kind != "spending_by_category" and len(_months(period.start, period.end)) > MAX_MONTHS:
         if data.get("start_date") is not None:
             raise ToolInputError(
-                "end_date", f"a chart by month shows at most {MAX_MONTHS} months; narrow the period."
+                "end_date",
+                f"a chart by month shows at most {MAX_MONTHS} months; narrow the period.",
             )
         period = capped(period, MAX_MONTHS)  # all history, but the last months of it
     start, end = period.start, period.end

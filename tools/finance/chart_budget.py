@@ -16,8 +16,8 @@ from domain.money import format_minor, to_decimal
 from models.finance import Budget, Transaction
 from tools.finance.cites import budget_source, spend_source
 from tools.finance.clock import days_in_month, today
-from tools.finance.periods import stated
 from tools.finance.flows import net_spending
+from tools.finance.periods import stated
 from tools.finance.queries import CategoryRef, category_clause, resolve_category, with_category
 from tools.registry import Sourced, ToolContext, ToolInputError
 

@@ -34,12 +34,16 @@ def balance_forecast(ctx: ToolContext, data: dict[str, Any]) -> Sourced:
     start = data.get("start_date") or add_months(now, -3)
     if end <= now or (end - now).days > MAX_DAYS_AHEAD:
         raise ToolInputError(
-            "end_date", f"balance_forecast projects from tomorrow up to {MAX_DAYS_AHEAD} days "
-            f"ahead: pass an end_date after today ({now.isoformat()})."
-        )  # fmt: skip
+            "end_date",
+            f"balance_forecast projects from tomorrow up to {MAX_DAYS_AHEAD} days "
+            f"ahead: pass an end_date after today ({now.isoformat()}).",
+        )
     if start >= now:
-        raise ToolInputError("start_date", "start_date is where the actual line starts: pass a "
-                             f"day before today ({now.isoformat()}), or omit it.")  # fmt: skip
+        raise ToolInputError(
+            "start_date",
+            "start_date is where the actual line starts: pass a "
+            f"day before today ({now.isoformat()}), or omit it.",
+        )
     with ctx.db.read() as s:
         projections = project(s, ctx.user_id, end, data.get("account"))
         ids = [p.account.id for p in projections]
@@ -61,8 +65,11 @@ def balance_forecast(ctx: ToolContext, data: dict[str, Any]) -> Sourced:
     used = {o.found.series.id: o.found.name for p in projections for o in p.occurrences}
     out: dict[str, Any] = {
         "kind": "balance_forecast",
-        "period": stated(start, end, f"{start.isoformat()} to {end.isoformat()}, projected "
-                         f"after {now.isoformat()}"),  # fmt: skip
+        "period": stated(
+            start,
+            end,
+            f"{start.isoformat()} to {end.isoformat()}, projected after {now.isoformat()}",
+        ),
         "start_date": start.isoformat(),
         "end_date": end.isoformat(),
         "account": projections[0].account.name if data.get("account") and projections else None,
@@ -91,10 +98,16 @@ def _spec(
         sources = list(accounts)
         if later or day < now:
             sources += [
-                txns_source({"start_date": day + timedelta(days=1), "end_date": now,
-                             "account": p.account.name, "pending": False})
+                txns_source(
+                    {
+                        "start_date": day + timedelta(days=1),
+                        "end_date": now,
+                        "account": p.account.name,
+                        "pending": False,
+                    }
+                )
                 for p in group
-            ]  # fmt: skip
+            ]
         values.append(_point(ACTUAL, day, balance - later, cur, sources))
     moves: list[tuple[date, int, str]] = []
     for p in group:

@@ -141,20 +141,9 @@ def account_result(account_id: int, row: dict[str, Any]) -> dict[str, Any]:
     return search_result(account_source(account_id), account_title(name, kind, balance, cur), text)
 
 
-def recurring_title(merchant: str, cadence: str, amount: str, currency: str) -> str:
-    """Return the title of a recurring payment's typical charge."""
-    return f"{merchant} · {cadence} · {amount} {currency}"
-
-
-def recurring_result(item: dict[str, Any], charge: dict[str, Any]) -> dict[str, Any]:
-    """Return the search_result block of a recurring payment: one charge of its typical amount."""
-    cur = item["currency"]
-    title = recurring_title(item["merchant"], item["cadence"], item["typical_amount"], cur)
-    text = (
-        f"{item['merchant']}: {item['typical_amount']} {cur} {item['cadence']}, "
-        f"{item['occurrences']} charges; this one {charge['date']}: {charge['amount']} {cur}."
-    )
-    return search_result(txn_source(charge["id"]), title, text)
+def series_title(name: str, cadence: str, amount: str, currency: str) -> str:
+    """Return the title of a recurring series: its name, cadence and next amount."""
+    return f"{name} · {cadence} · {amount} {currency}"
 
 
 def transaction_title(row: dict[str, Any]) -> str:

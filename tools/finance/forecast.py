@@ -80,7 +80,9 @@ def project(s: Session, user_id: int, until: date, account: str | None) -> list[
     accounts = list(s.scalars(query))
     found = load(s, user_id, lookback(s, user_id, None), transfers=True)
     pending = s.execute(
-        select(Transaction.id, Transaction.account_id, Transaction.posted_on, Transaction.amount_minor)
+        select(
+            Transaction.id, Transaction.account_id, Transaction.posted_on, Transaction.amount_minor
+        )
         .where(Transaction.user_id == user_id, Transaction.pending.is_(True))
         .order_by(Transaction.posted_on, Transaction.id)
     ).all()
@@ -90,7 +92,9 @@ def project(s: Session, user_id: int, until: date, account: str | None) -> list[
         p = Projection(a)
         p.pending = [(i, d, int(m)) for i, acct, d, m in pending if acct == a.id]
         p.occurrences = [
-            o for o in occurrences if o.found.account == a.name and o.found.series.currency == a.currency
+            o
+            for o in occurrences
+            if o.found.account == a.name and o.found.series.currency == a.currency
         ]
         out.append(p)
     return out
@@ -144,8 +148,13 @@ def forecast_balance(ctx: ToolContext, data: dict[str, Any]) -> Sourced:
     if outlook is not None:
         out["budgets"] = outlook.result(totals)
     sources = [account_result(p.account.id, account_row(p.account)) for p in projections]
-    sources += [series_result(f) for f in used.values()]
     sources += [transaction_result(pending_rows[i]) for i in pending_ids if i in pending_rows]
+    # The series that move the balances most first: they are kept when the room runs out.
+    moved: dict[str, int] = defaultdict(int)
+    for p in projections:
+        for o in p.occurrences:
+            moved[o.found.series.id] += abs(o.amount)
+    sources += [series_result(f) for f in sorted(used.values(), key=lambda f: -moved[f.series.id])]
     if outlook is not None:
         sources += outlook.sources()
     return Sourced(out, sources[:MAX_SOURCES])
@@ -167,7 +176,8 @@ def _account_forecast(p: Projection) -> dict[str, Any]:
     by_series: dict[str, list[Occurrence]] = defaultdict(list)
     for o in p.occurrences:
         by_series[o.found.series.id].append(o)
-    return {
+    ordered = sorted(by_series.items(), key=lambda kv: -sum(abs(o.amount) for o in kv[1]))
+    out: dict[str, Any] = {
         "name": p.account.name,
         "kind": p.account.kind,
         "currency": cur,
@@ -183,12 +193,16 @@ def _account_forecast(p: Projection) -> dict[str, Any]:
                 "cadence": items[0].found.series.cadence.name,
                 "dates": [o.day.isoformat() for o in items],
                 "amount_each": format_minor(items[0].amount, cur),
+                "amount_varies": items[0].found.series.varies,
                 "total": format_minor(sum(o.amount for o in items), cur),
                 "source": series_title(items[0].found),
             }
-            for ident, items in by_series.items()
+            for ident, items in ordered
         ],
     }
+    if p.pending:
+        out["pending_ids"] = [i for i, _, _ in p.pending]
+    return out
 
 
 def get_upcoming_bills(ctx: ToolContext, data: dict[str, Any]) -> Sourced:
@@ -232,5 +246,6 @@ def _bill(o: Occurrence) -> dict[str, Any]:
         "account": f.account,
         "category": f.category,
         "cadence": f.series.cadence.name,
+        "amount_varies": f.series.varies,
         "price_changed": bool(f.series.changes),
     }

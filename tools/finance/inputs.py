@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from marshmallow import Schema, fields, validate
 
-from tools.finance.flows import FILTERS as FLOWS
 from tools.finance.fields import (
     MAX_POSITIVE_AMOUNT,
     CurrencyCode,
@@ -16,6 +15,7 @@ from tools.finance.fields import (
     StrictInteger,
     YearMonth,
 )
+from tools.finance.flows import FILTERS as FLOWS
 
 SORTS = ("date_desc", "date_asc", "amount_desc", "amount_asc")
 GROUPINGS = ("category", "merchant", "month", "week")
@@ -198,7 +198,9 @@ class RecurringInput(Schema):
 class ForecastInput(Schema):
     """The date and account of forecast_balance."""
 
-    date = _date("The day to project the balance to, from today up to two years ahead", required=True)
+    date = _date(
+        "The day to project the balance to, from today up to two years ahead", required=True
+    )
     account = _name("Only this account (case-insensitive), as get_account_balances lists it.")
     include_budgets: fields.Boolean = StrictBoolean(
         load_default=False,
@@ -231,8 +233,9 @@ class CashFlowInput(Schema):
     group_by = fields.String(
         load_default="none",
         validate=validate.OneOf(("none", "month")),
-        metadata={"description": "'month' adds each month's figures; 'none' (default) only the "
-                  "period's."},
+        metadata={
+            "description": "'month' adds each month's figures; 'none' (default) only the period's."
+        },
     )
 
 

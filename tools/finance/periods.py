@@ -18,9 +18,20 @@ from models.finance import Transaction
 from tools.finance.clock import add_months, days_in_month, today
 
 ALL_HISTORY = "all history"
-MONTHS = (
-    "January February March April May June July August September October November December"
-).split()
+MONTHS = [
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+]
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from sqlalchemy.orm import Session
 from domain.money import format_minor, percent
 from models.finance import Account, Category, RecurringChoice, Transaction
 from tools.finance.cites import search_result, txns_source
+from tools.finance.cites import series_title as title_of
 from tools.finance.clock import add_months, today
 from tools.finance.flows import REFUND, TRANSFER, flow
 from tools.finance.periods import MONTHS, Period, history
@@ -191,7 +192,7 @@ def item(f: Found) -> dict[str, Any]:
         "amount_varies": s.varies,
         "price_changes": [price_change(c.before, c.after, c.since, cur) for c in s.changes],
         "status": f.status,
-        "transaction_ids": ",".join(str(r.id) for r in s.rows[-CITED_ROWS:]),
+        "transaction_ids": cited_ids(f),
     }
     if len(variants) > 1:
         out["merchant_variants"] = variants[:5]
@@ -211,17 +212,20 @@ def price_change(before: int, after: int, since: date, currency: str) -> dict[st
     }
 
 
+def cited_ids(f: Found) -> str:
+    """Return the ids of the rows a series cites (its latest), as get_transactions' ids filter."""
+    return ",".join(str(r.id) for r in sorted(f.series.rows[-CITED_ROWS:], key=lambda r: r.id))
+
+
 def series_source(f: Found) -> str:
     """Return the source of a series: its latest rows, by id."""
-    ids = ",".join(str(r.id) for r in sorted(f.series.rows[-CITED_ROWS:], key=lambda r: r.id))
-    return txns_source({"ids": ids})
+    return txns_source({"ids": cited_ids(f)})
 
 
 def series_title(f: Found) -> str:
     """Return a series' title: its name, cadence and next amount."""
     s = f.series
-    amount = format_minor(s.expected, s.currency)
-    return f"{f.name} · {s.cadence.name} · {amount} {s.currency}"
+    return title_of(f.name, s.cadence.name, format_minor(s.expected, s.currency), s.currency)
 
 
 def series_result(f: Found) -> dict[str, Any]:
@@ -234,7 +238,7 @@ def series_result(f: Found) -> dict[str, Any]:
         f" Price {price_change(c.before, c.after, c.since, cur)['text']}." for c in s.changes
     )
     text = (
-        f"{f.name}: {s.direction == 'out' and 'paid' or 'received'} {s.cadence.name}, "
+        f"{f.name}: {(s.direction == 'out' and 'paid') or 'received'} {s.cadence.name}, "
         f"{len(s.rows)} times from {s.rows[0].day.isoformat()} to {s.last.day.isoformat()}; "
         f"next expected {s.next_expected(today()).isoformat()}: "
         f"{format_minor(s.expected, cur)} {cur}.{moved} Rows{which}: {charges} {cur}."

@@ -148,10 +148,58 @@ def step(day: date, cadence: Cadence, usual: int) -> date:
 
 # Words that say how a payment was made, not who was paid; legal forms; web address parts.
 NOISE = frozenset(
-    """pos dd so sepa ach ref pmt payment payments purchase debit credit card direct recurring
-    online contactless visa mastercard mc paypal sq sumup zettle inc ltd llc plc gmbh ag sa sarl
-    bv ab co corp corporation company limited com www http https net org uk usa eu
-    subscription bill""".split()
+    [
+        "pos",
+        "dd",
+        "so",
+        "sepa",
+        "ach",
+        "ref",
+        "pmt",
+        "payment",
+        "payments",
+        "purchase",
+        "debit",
+        "credit",
+        "card",
+        "direct",
+        "recurring",
+        "online",
+        "contactless",
+        "visa",
+        "mastercard",
+        "mc",
+        "paypal",
+        "sq",
+        "sumup",
+        "zettle",
+        "inc",
+        "ltd",
+        "llc",
+        "plc",
+        "gmbh",
+        "ag",
+        "sa",
+        "sarl",
+        "bv",
+        "ab",
+        "co",
+        "corp",
+        "corporation",
+        "company",
+        "limited",
+        "com",
+        "www",
+        "http",
+        "https",
+        "net",
+        "org",
+        "uk",
+        "usa",
+        "eu",
+        "subscription",
+        "bill",
+    ]
 )
 SIMILAR = 0.88  # spellings this alike (difflib ratio) name the same merchant
 
@@ -196,9 +244,17 @@ def detect_all(rows: Iterable[Row], tolerance_pct: int, fewest: int | None) -> l
 
 def _named(s: Series, ident: str, key: str, direction: str, currency: str) -> Series:
     return Series(
-        ident, key, direction, currency, s.cadence, s.rows, s.typical, s.expected, s.varies,
+        ident,
+        key,
+        direction,
+        currency,
+        s.cadence,
+        s.rows,
+        s.typical,
+        s.expected,
+        s.varies,
         s.changes,
-    )  # fmt: skip
+    )
 
 
 def _joined(by_key: dict[str, list[Row]]) -> list[list[Row]]:
@@ -297,7 +353,8 @@ def _cadence(gaps: list[int]) -> Cadence | None:
 
 
 def _steady(rows: list[Row], tolerance_pct: int) -> tuple[tuple[PriceChange, ...], int] | None:
-    """Return the price changes and the next amount of a steady series, or None if it varies.
+    """Return the price changes and the next amount (the latest) of a steady series, or None
+    if it varies.
 
     Each amount stays near the one before it (drift) or near its level's median; a move
     beyond that starts a new level when the next amount stays there too (or it is the latest
@@ -325,10 +382,7 @@ def _steady(rows: list[Row], tolerance_pct: int) -> tuple[tuple[PriceChange, ...
         if len(before) >= 2 and held:
             starts.add(after[0])
     changes = tuple(PriceChange(amounts[i - 1], amounts[i], rows[i].day) for i in sorted(starts))
-    if len(runs[-1]) >= 2 or (starts and max(starts) == len(amounts) - 1):
-        return changes, amounts[-1]
-    latest = [amounts[j] for j in levels[-1]]
-    return changes, latest[-1] if len(latest) < 3 else median_low(latest[-3:])
+    return changes, amounts[-1]  # steady: the next charge is the latest one again
 
 
 def _runs(amounts: list[int]) -> list[list[int]]:

@@ -144,8 +144,11 @@ def compare_spending(ctx: ToolContext, data: dict[str, Any]) -> Sourced:
         truncated |= len(items) > MAX_COMPARED
         currencies.append(block)
     out: dict[str, Any] = {
-        "period": stated(min(a_start, b_start), max(a_end, b_end), f"{label(b_start, b_end)} "
-                         f"against {label(a_start, a_end)}"),
+        "period": stated(
+            min(a_start, b_start),
+            max(a_end, b_end),
+            f"{label(b_start, b_end)} against {label(a_start, a_end)}",
+        ),
         "period_a": {
             "start_date": a_start.isoformat(),
             "end_date": a_end.isoformat(),

@@ -111,7 +111,9 @@ def transactions_by_ids(s: Session, user_id: int, ids: list[int]) -> dict[int, d
             user_id,
         ).where(Transaction.user_id == user_id, Transaction.id.in_(ids))
     )
-    return {t.id: transaction_row(t, category, account, kind) for t, category, account, kind in found}
+    return {
+        t.id: transaction_row(t, category, account, kind) for t, category, account, kind in found
+    }
 
 
 def _fit(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
