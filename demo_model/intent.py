@@ -428,6 +428,10 @@ def _chart(p: Parsed, q: str, today: date) -> Intent:
         return Intent("chart", period, details=(("chart", "account_balance"), ("words", q)))
     if v.IN_AND_OUT.search(q) or (v.INCOME.search(q) and v.SPENDING.search(q)):
         drawn = "income_vs_spending"
+    elif v.SHARE.search(q):
+        drawn = "category_share"
+    elif v.STACKED.search(q):
+        drawn = "category_by_month"
     elif v.BY_CATEGORY.search(q):
         drawn = "spending_by_category"
     else:
@@ -435,7 +439,7 @@ def _chart(p: Parsed, q: str, today: date) -> Intent:
     several = ("year", "quarter", "rolling")
     if drawn != "spending_by_month" and len(periods) == 1:
         period = periods[0]  # income against spending in one month: two bars
-    elif drawn == "spending_by_category":
+    elif drawn in ("spending_by_category", "category_share"):
         period = month_back(today, 0)
     elif (periods and periods[0].unit in several) or len(periods) > 1:
         period = (

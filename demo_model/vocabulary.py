@@ -151,6 +151,9 @@ TOP_MERCHANT = re.compile(
 PENDING = re.compile(r"\b(pending|not (yet )?posted|uncleared|still processing)\b")
 CHART = re.compile(r"\b(charts?|chart it|plot(ted)?|graphs?|trends?|over time|visuali[sz]e)\b")
 BY_CATEGORY = re.compile(r"\b(by|per|each|every) categor(y|ies)\b|\bcategories\b")
+# A chart's shape: each category's share as a ring, or each month stacked by category.
+SHARE = re.compile(r"\b(donut|doughnut|pie|ring)\b|\bshares?\b.*\bcategor(y|ies)\b")
+STACKED = re.compile(r"\bstack(ed|s)?\b|\bcategor(y|ies)\b.*\b(each|every|per|by) month\b")
 IN_AND_OUT = re.compile(
     r"\b(money in (vs\.?|versus|and|against) (money )?out|in (vs\.?|versus|and) out|"
     r"income (vs\.?|versus|and|against) (spending|expenses|outgoings|spend)|"

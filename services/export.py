@@ -22,8 +22,8 @@ from typing import Any
 
 from models.db import Database
 from models.searchable import text_of
-from services.chart_image import chart_specs
-from services.chart_image import markdown as chart_markdown
+from services.chart_export import Images, chart_specs
+from services.chart_export import markdown as chart_markdown
 from services.sessions import branch_messages
 
 FORMATS = {"md": "text/markdown; charset=utf-8", "json": "application/json"}
@@ -53,8 +53,9 @@ def parts(db: Database, head: dict[str, Any], ids: list[str], fmt: str) -> Itera
         yield lambda: b"\n  ]\n}\n"
         return
     yield partial(_markdown_head, head)
+    images = Images()  # the charts this export may still draw
     for batch in batches:
-        yield partial(_markdown_batch, db, head["id"], batch)
+        yield partial(_markdown_batch, db, head["id"], batch, images)
 
 
 def body(
@@ -104,15 +105,15 @@ def _markdown_head(head: dict[str, Any]) -> bytes:
     return _visible(f"# {title}\n\n{exported}\n\n").encode()
 
 
-def _markdown_batch(db: Database, session_id: str, ids: list[str]) -> bytes:
+def _markdown_batch(db: Database, session_id: str, ids: list[str], images: Images) -> bytes:
     lines: list[str] = []
     for message in branch_messages(db, session_id, ids):
         if message["status"] != "discarded":
-            lines += _message(message)
+            lines += _message(message, images)
     return _visible("".join(line + "\n" for line in lines)).encode()
 
 
-def _message(message: dict[str, Any]) -> list[str]:
+def _message(message: dict[str, Any], images: Images) -> list[str]:
     blocks = [*(message["content"] or []), *(message["partial_content"] or [])]
     blocks = [b for b in blocks if isinstance(b, dict)]
     if message["role"] == "user":
@@ -135,7 +136,7 @@ def _message(message: dict[str, Any]) -> list[str]:
             out += [f"**{label}**", "", _fenced(text), ""]
             if not block.get("is_error"):
                 for spec in chart_specs(_parsed(text)):
-                    out += chart_markdown(spec)
+                    out += chart_markdown(spec, images)
         return out
     model = f" ({_plain(_one_line(str(message['model'])))})" if message.get("model") else ""
     out = [f"## Assistant{model}", ""]

@@ -14,6 +14,8 @@ LINES = ("budget_progress", "account_balance", "balance_forecast")
 WHAT = {
     "spending_by_month": "spending by month",
     "spending_by_category": "spending by category",
+    "category_share": "share of spending by category",
+    "category_by_month": "spending by month, stacked by category",
     "income_vs_spending": "income against spending by month",
     "budget_progress": "budget: spend to date against its limit",
     "account_balance": "balance at each month's end",
@@ -36,12 +38,11 @@ def chart(intent: Intent, results: Results) -> Answer:
     if not charts:
         return f"You have no transactions from {period} to chart."
     names = " and ".join(md_text(c.get("currency", "")) for c in charts)
+    part = {"category_share": "a slice", **dict.fromkeys(LINES, "a point")}.get(drawn, "a bar")
+    behind = "behind it" if part == "a point" else "it adds up"
     lines: list[Line] = [
         f"Here is your {what}, {period}, drawn from your transactions in {names}.",
-        "Select a point to see the transactions behind it; the table under the chart lists "
-        "every figure."
-        if drawn in LINES
-        else "Select a bar to see the transactions it adds up; the table under the chart lists "
+        f"Select {part} to see the transactions {behind}; the table under the chart lists "
         "every figure.",
     ]
     if len(charts) > 1:

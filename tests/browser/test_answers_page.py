@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from tests.browser.page import SIZES, ChatPage, result_json, shown_amount, stored_of
+from tests.browser.page import SIZES, ChatPage
 
 EARNED = "How much did I earn last month?"
 
@@ -60,83 +60,6 @@ def test_tool_calls_fold_into_one_line_and_the_answer_starts_on_the_first_screen
     assert not page.visible("#turns .tool-fold .tool-input")  # the raw JSON waits behind a click
     page.screenshot(f"answers-unfolded-{size}-{scheme}")
     assert (page.js("return innerWidth"), page.js("return innerHeight")) == SIZES[size]
-
-
-CHART = "Show my spending by month this year as a chart"
-
-DRAWN = """
-const turn = [...document.querySelectorAll('#turns .turn')].at(-1);
-if (!turn) return [];
-const charts = [...turn.querySelectorAll('figure.chart')];
-return charts.map((c) => ({
-  title: c.querySelector('.chart-title').textContent,
-  bars: c.querySelectorAll('.chart-bar').length,
-  buttons: c.querySelectorAll('.chart-point[role="button"]').length,
-  width: c.getBoundingClientRect().width,
-  rows: [...c.querySelectorAll('.chart-table tbody tr')].map(
-    (r) => [r.cells[0].textContent, r.cells[1].textContent]),
-}));
-"""
-
-
-@pytest.mark.parametrize("scheme", ["light", "dark"])
-@pytest.mark.parametrize("size", ["laptop", "phone"])
-def test_a_chart_from_the_records_opens_its_rows_and_survives_reload(
-    serve: Any, page: ChatPage, size: str, scheme: str
-) -> None:
-    server = serve()
-    page.size(size)
-    page.color_scheme(scheme)
-    sign_in(page, server)
-    page.ask(CHART)
-    shown = page.wait_for_turn_end()
-    stored = stored_of(server, shown["turnId"])
-    results = [result_json(r) for r in stored["results"].values()]
-    specs = next(r["charts"] for r in results if isinstance(r, dict) and "charts" in r)
-    drawn = page.js(DRAWN)
-    assert [d["title"] for d in drawn] == [s["title"] for s in specs]
-    for chart, spec in zip(drawn, specs, strict=True):
-        values = spec["data"]["values"]
-        assert chart["bars"] == len(values)
-        # The table view states every bar's figure as the tool computed it.
-        assert chart["rows"] == [
-            [v["x"], shown_amount(v["amount"], spec["currency"])] for v in values
-        ]
-        assert chart["buttons"] == sum(1 for v in values if v["count"])
-    assert page.js("return document.documentElement.scrollWidth - innerWidth") <= 0
-    assert (
-        page.js(
-            "const c = document.getElementById('conversation');return c.scrollWidth - c.clientWidth"
-        )
-        <= 0
-    )
-    page.js(
-        "const fig = document.querySelector('#turns figure.chart');"
-        "fig.scrollIntoView({block: 'start'});"
-    )
-    page.screenshot(f"answers-chart-{size}-{scheme}")
-    # A bar opens the rows it sums, and they add up to it.
-    bar = next(v for v in specs[0]["data"]["values"] if v["count"])
-    page.js(
-        "[...document.querySelectorAll('#turns figure.chart .chart-point[role=\"button\"]')]"
-        ".find((g) => g.getAttribute('aria-label').startsWith(arguments[0]))"
-        ".dispatchEvent(new MouseEvent('click', {bubbles: true}))",
-        f"{bar['x']}:",
-    )
-    total = page.wait(
-        lambda: page.js(
-            "const t = document.querySelector('#sources-body .sources-total[data-currency=\"' "
-            "+ arguments[0] + '\"] td');"
-            "return !document.getElementById('sources').hidden && t && t.textContent",
-            specs[0]["currency"],
-        ),
-        what="the bar's records",
-    )
-    assert total == shown_amount(f"-{bar['amount']}", specs[0]["currency"])
-    page.screenshot(f"answers-chart-records-{size}-{scheme}")
-    page.driver.refresh()  # a stored chat draws its chart again
-    page.wait(lambda: len(page.js(DRAWN)) == len(specs), what="the chart")
-    assert [d["rows"] for d in page.js(DRAWN)] == [d["rows"] for d in drawn]
 
 
 def test_each_chat_has_an_address_and_back_returns_to_the_previous_chat(
@@ -232,39 +155,3 @@ def test_a_chat_continued_moves_to_the_top_of_the_list(serve: Any, page: ChatPag
     page.wait(lambda: page.js(titles)[0] == "What are my account balances?", what="the move up")
     page.driver.refresh()  # the server lists it first too
     page.wait(lambda: page.js(titles)[:1] == ["What are my account balances?"], what="the list")
-
-
-LINES = """
-const turn = [...document.querySelectorAll('#turns .turn')].at(-1);
-const c = turn && turn.querySelector('figure.chart');
-return c ? {
-  lines: c.querySelectorAll('polyline.chart-line').length,
-  dots: c.querySelectorAll('.chart-dot').length,
-  bars: c.querySelectorAll('.chart-bar').length,
-  buttons: c.querySelectorAll('.chart-point[role="button"]').length,
-} : null;
-"""
-
-
-@pytest.mark.parametrize("size", ["laptop", "phone"])
-def test_a_balance_over_time_is_drawn_as_a_line_of_cited_points(
-    serve: Any, page: ChatPage, size: str
-) -> None:
-    server = serve()
-    page.size(size)
-    sign_in(page, server)
-    page.ask("My checking balance over time")
-    shown = page.wait_for_turn_end()
-    stored = stored_of(server, shown["turnId"])
-    results = [result_json(r) for r in stored["results"].values()]
-    (spec,) = next(r["charts"] for r in results if isinstance(r, dict) and "charts" in r)
-    values = spec["data"]["values"]
-    drawn = page.js(LINES)
-    assert drawn == {
-        "lines": 1,
-        "dots": len(values),
-        "bars": 0,
-        "buttons": sum(1 for v in values if v["count"]),
-    }
-    assert page.js("return document.documentElement.scrollWidth - innerWidth") <= 0
-    page.screenshot(f"answers-balance-line-{size}")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal
 
 import pytest
 
@@ -31,19 +31,38 @@ def test_a_chart_of_this_year_by_month_adds_up_to_the_spending_tools_totals(
 
 
 @pytest.mark.parametrize(
-    ("question", "kind"),
+    ("question", "kind", "select"),
     [
-        ("Plot my spending trend", "spending_by_month"),
-        ("How has my spending changed over time?", "spending_by_month"),
-        ("Chart my spending by category last month", "spending_by_category"),
-        ("Graph money in vs out this year", "income_vs_spending"),
+        ("Plot my spending trend", "spending_by_month", "a bar"),
+        ("How has my spending changed over time?", "spending_by_month", "a bar"),
+        ("Chart my spending by category last month", "spending_by_category", "a bar"),
+        ("Graph money in vs out this year", "income_vs_spending", "a bar"),
+        ("Chart my spending by category as a donut", "category_share", "a slice"),
+        ("Pie chart of my spending last month", "category_share", "a slice"),
+        ("Stacked chart of my spending by category", "category_by_month", "a bar"),
+        ("Chart my categories each month", "category_by_month", "a bar"),
     ],
 )
-def test_chart_words_ask_for_the_chart_that_fits(year: Seeded, question: str, kind: str) -> None:
+def test_chart_words_ask_for_the_chart_that_fits(
+    year: Seeded, question: str, kind: str, select: str
+) -> None:
     turn = year.demo().ask(question)
     kinds = [args["kind"] for name, args, _ in turn.calls if name == "chart"]
     assert kinds == [kind], turn.text
-    assert "Select a bar" in turn.text
+    assert f"Select {select}" in turn.text
+
+
+def test_a_donut_of_last_month_has_the_spending_tools_total(year: Seeded) -> None:
+    turn = year.demo().ask("Pie chart of my spending last month")
+    (call,) = [args for name, args, _ in turn.calls if name == "chart"]
+    (result,) = turn.results("chart")
+    period = {"start_date": call["start_date"], "end_date": call["end_date"]}
+    assert period == span("2025-08-01", "2025-08-31")
+    for spec in result["charts"]:
+        assert spec["mark"]["type"] == "arc"
+        assert all(Decimal(v["amount"]) > 0 for v in spec["data"]["values"])
+    drawn = {(totals(s, "Spent"), s["currency"]) for s in result["charts"]}
+    assert drawn == Oracle(year).total(period)
 
 
 def test_comparing_several_months_draws_them_side_by_side(year: Seeded) -> None:
@@ -67,7 +86,11 @@ def test_a_budget_as_a_chart_ends_at_its_budget_status(year: Seeded) -> None:
     (spec,) = result["charts"]
     status = year.demo().ask("How is my groceries budget going?").results("get_budget_status")
     rows = [b for r in status for b in r["budgets"] if b["category"] == "Groceries"]
-    assert rows and spec["totals"] == {"Spent": rows[0]["spent"], "Limit": rows[0]["limit"]}
+    assert rows and spec["totals"]["Spent"] == rows[0]["spent"]
+    assert spec["totals"]["Limit"] == rows[0]["limit"]
+    # September is under way (the 20th): the spend goes on, dashed, to the 30th at its pace
+    pace = (Decimal(rows[0]["spent"]) * 30 / 20).quantize(Decimal("0.01"), ROUND_HALF_UP)
+    assert spec["totals"]["Projected"] == str(pace)
     assert "Select a point" in turn.text
 
 

@@ -155,12 +155,12 @@ FINANCE_TOOLS: list[Tool] = [
     Tool(
         name="chart",
         description=(
-            "Chart of the user's records, computed from their transactions (Vega-Lite specs, "
-            "one per currency; the page draws them): spending by month or category, income vs "
-            "spending, a budget's progress, an account's balance, or a balance forecast (actual "
-            "and projected line). Use for chart, plot, graph, trend, 'over time' and "
-            "comparisons over several periods; do not restate the figures as numbers. "
-            f"{PERIOD}"
+            "Chart of the user's records (bars, a donut, stacked bars or a line), computed from "
+            "their transactions (one Vega-Lite spec per currency; the page draws it): spending "
+            "by month or category, category shares, income vs spending, a budget's progress, an "
+            "account's balance, or a balance forecast (the actual line, then the projected one). "
+            "Use for chart, plot, graph, trend, share, 'over time' and comparisons over several "
+            f"periods; do not restate the figures as numbers. {PERIOD}"
         ),
         schema=schemas.ChartInput,
         handler=chart,

@@ -1,4 +1,4 @@
-"""chart: a Vega-Lite bar chart of the user's own rows, each bar citing the rows it sums.
+"""chart: Vega-Lite charts of the user's own rows, each bar, slice or point citing its rows.
 
 The figures are computed here from the transactions, never written by the model; every bar
 carries `sources`, the `txns:` queries whose rows add up to it exactly (spending and income as
@@ -11,12 +11,13 @@ from __future__ import annotations
 from collections import defaultdict
 from datetime import date
 from decimal import Decimal
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import select
 
-from domain.money import format_minor, to_decimal
+from domain.money import format_minor
 from models.finance import Category, Transaction
+from tools.finance import chart_specs
 from tools.finance.chart_balance import account_balance
 from tools.finance.chart_budget import budget_progress
 from tools.finance.chart_forecast import balance_forecast
@@ -39,15 +40,28 @@ from tools.registry import Sourced, ToolContext, ToolInputError
 
 MAX_MONTHS = 36
 MAX_BARS = 12
-VEGA_LITE = "https://vega.github.io/schema/vega-lite/v5.json"
-SPENT, INCOME = "Spent", "Income"
+MAX_SLICES = 7  # and "Other categories": the page's eight series colours
+MAX_STACKED = 6
+SPENT, INCOME, OTHER = "Spent", "Income", "Other categories"
+BY_CATEGORY = ("spending_by_category", "category_share")
+WHAT = {
+    "spending_by_month": "Spending by month",
+    "spending_by_category": "Spending by category",
+    "category_share": "Share of spending by category",
+    "category_by_month": "Spending by month and category",
+    "income_vs_spending": "Income and spending by month",
+}
 
-# (x, series, currency) -> [minor total, rows, {source: None}] (a dict keeps sources in order)
-Cells = dict[tuple[str, str, str], list[Any]]
+# [minor total, rows, {source: None}] (a dict keeps sources in order)
+Cell = list[Any]
+# (x, series, currency) -> its cell; Cells2: (x, series) -> its cell, in one currency
+Cells = dict[tuple[str, str, str], Cell]
+Cells2 = dict[tuple[str, str], Cell]
+T = TypeVar("T")
 
 
 def chart(ctx: ToolContext, data: dict[str, Any]) -> Sourced:
-    """Return one Vega-Lite spec per currency, with the bars' data and the rows each rests on."""
+    """Return one Vega-Lite spec per currency, with the figures and the rows each rests on."""
     kind = data["kind"]
     check_range(data.get("start_date"), data.get("end_date"), "start_date", "end_date")
     if kind == "budget_progress":
@@ -56,7 +70,7 @@ def chart(ctx: ToolContext, data: dict[str, Any]) -> Sourced:
         return balance_forecast(ctx, data)
     with ctx.db.read() as s:
         period = resolve_period(s, ctx.user_id, data.get("start_date"), data.get("end_date"))
-    if kind != "spending_by_category" and len(_months(period.start, period.end)) > MAX_MONTHS:
+    if kind not in BY_CATEGORY and len(_months(period.start, period.end)) > MAX_MONTHS:
         if data.get("start_date") is not None:
             raise ToolInputError(
                 "end_date",
@@ -113,15 +127,17 @@ def _cells(
     rows: list[tuple[date, str | None, str, str, int]], drawn: str, start: date, end: date
 ) -> Cells:
     cells: Cells = defaultdict(lambda: [0, 0, {}])
+    whole = drawn in BY_CATEGORY  # one figure per category over the whole period
     for day, name, kind, currency, minor in rows:
         spend = kind in (SPENDING, REFUND)
         month = day.strftime("%Y-%m")
         first, last = _month_span(month, start, end)
         category = name or UNCATEGORIZED
         if spend:
-            x = category if drawn == "spending_by_category" else month
-            span = (start, end) if drawn == "spending_by_category" else (first, last)
-            cell = cells[(x, SPENT, currency)]
+            x = category if whole else month
+            series = category if drawn == "category_by_month" else SPENT
+            span = (start, end) if whole else (first, last)
+            cell = cells[(x, series, currency)]
             cell[0] -= minor
             cell[2][spend_source(category, *span)] = None
         elif drawn == "income_vs_spending" and kind == FLOW_INCOME:
@@ -145,57 +161,104 @@ def _spec(
     end: date,
 ) -> dict[str, Any]:
     mine = {(x, series): v for (x, series, cur), v in cells.items() if cur == currency}
-    if kind == "spending_by_category":
+    title = f"{_what(kind, ref)}, {start.isoformat()} to {end.isoformat()} ({currency})"
+    if kind == "category_by_month":
+        return _stacked(title, currency, mine, months)
+    if kind in BY_CATEGORY:
         ranked = sorted(mine.items(), key=lambda kv: (-kv[1][0], kv[0][0]))
+        if kind == "category_share":
+            return _donut(title, currency, ranked)
         keys = [k for k, _ in ranked[:MAX_BARS]]
         x_title, series = "Category", [SPENT]
     else:
         series = [INCOME, SPENT] if kind == "income_vs_spending" else [SPENT]
         keys = [(m, name) for m in months for name in series]
         x_title = "Month"
-    values = []
-    for x, name in keys:
-        minor, count, sources = mine.get((x, name), [0, 0, {}])
-        values.append(
-            {
-                "x": x,
-                "series": name,
-                "y": float(to_decimal(minor, currency)),
-                "amount": format_minor(minor, currency),
-                "count": count,
-                "sources": list(sources),
-            }
-        )
-    what = {
-        "spending_by_month": f"{ref.name} spending by month" if ref else "Spending by month",
-        "spending_by_category": "Spending by category",
-        "income_vs_spending": "Income and spending by month",
-    }[kind]
-    title = f"{what}, {start.isoformat()} to {end.isoformat()} ({currency})"
-    spec: dict[str, Any] = {
-        "$schema": VEGA_LITE,
-        "title": title,
-        "description": f"{title}: bar chart with {len(values)} bars",
-        "currency": currency,
-        "data": {"values": values},
-        "mark": {"type": "bar"},
-        "encoding": {
-            "x": {"field": "x", "type": "ordinal", "title": x_title, "sort": None},
-            "y": {"field": "y", "type": "quantitative", "title": f"Amount ({currency})"},
-        },
-    }
-    if len(series) > 1:
-        spec["encoding"]["color"] = {"field": "series", "type": "nominal", "title": None}
-        spec["encoding"]["xOffset"] = {"field": "series"}
-    totals: dict[str, int] = defaultdict(int)
-    shown = set(keys)
-    for (x, name), v in mine.items():
-        if (x, name) in shown:
-            totals[name] += v[0]
-    spec["totals"] = {name: format_minor(totals[name], currency) for name in series}
+    values, sums = _drawn([(x, name, mine.get((x, name))) for x, name in keys], series, currency)
+    spec = chart_specs.bars(title, currency, values, x_title)
+    spec["totals"] = sums
     if kind == "spending_by_category" and len(mine) > len(keys):
         spec["note"] = f"The {MAX_BARS} largest categories of {len(mine)}."
     return spec
+
+
+def _stacked(title: str, currency: str, mine: Cells2, months: list[str]) -> dict[str, Any]:
+    """Each month's spending as a stack of its categories: the largest, then the rest as one."""
+    spent: dict[str, int] = defaultdict(int)
+    for (_, category), cell in mine.items():
+        spent[category] += cell[0]
+    ranked = sorted(spent, key=lambda c: (-spent[c], c))
+    shown, rest = _cut(ranked, MAX_STACKED)
+    series = shown + ([OTHER] if rest else [])
+    cells: list[tuple[str, str, Cell | None]] = []
+    for month in months:
+        cells += [(month, name, mine.get((month, name))) for name in shown]
+        if rest:
+            cells.append((month, OTHER, _merged([mine.get((month, name)) for name in rest])))
+    values, sums = _drawn(cells, series, currency)
+    spec = chart_specs.bars(title, currency, values, "Month", stacked=True)
+    spec["totals"] = sums
+    if rest:
+        spec["note"] = _rest_note(MAX_STACKED, len(rest))
+    return spec
+
+
+def _donut(title: str, currency: str, ranked: list[tuple[tuple[str, str], Cell]]) -> dict[str, Any]:
+    """Each category's share of the period's spending: the largest, then the rest as one."""
+    spent = [(x, cell) for (x, _), cell in ranked if cell[0] > 0]
+    shown, rest = _cut(spent, MAX_SLICES)
+    cells: list[tuple[str, str, Cell | None]] = [(x, SPENT, cell) for x, cell in shown]
+    if rest:
+        cells.append((OTHER, SPENT, _merged([cell for _, cell in rest])))
+    values, sums = _drawn(cells, [SPENT], currency)
+    spec = chart_specs.donut(title, currency, values, "Category")
+    spec["totals"] = sums
+    notes = []
+    if rest:
+        notes.append(_rest_note(MAX_SLICES, len(rest)))
+    if len(spent) < len(ranked):
+        notes.append("Categories whose refunds match or pass their spending are left out.")
+    if notes:
+        spec["note"] = " ".join(notes)
+    return spec
+
+
+def _drawn(
+    cells: list[tuple[str, str, Cell | None]], series: list[str], currency: str
+) -> tuple[list[dict[str, Any]], dict[str, str]]:
+    """The spec's rows of (x, series, cell), a cell missing at zero, and each series' total."""
+    values, sums = [], dict.fromkeys(series, 0)
+    for x, name, cell in cells:
+        minor, count, sources = cell or [0, 0, {}]
+        values.append(chart_specs.value(x, name, minor, currency, count, list(sources)))
+        sums[name] += minor
+    return values, {name: format_minor(minor, currency) for name, minor in sums.items()}
+
+
+def _merged(cells: list[Cell | None]) -> Cell:
+    """Several cells added up into one: their figures, rows and sources."""
+    out: Cell = [0, 0, {}]
+    for cell in cells:
+        if cell:
+            out[0] += cell[0]
+            out[1] += cell[1]
+            out[2].update(cell[2])
+    return out
+
+
+def _cut(ranked: list[T], most: int) -> tuple[list[T], list[T]]:
+    """The first `most` to show, and the rest to add up as one (never just one of them)."""
+    return (ranked, []) if len(ranked) <= most + 1 else (ranked[:most], ranked[most:])
+
+
+def _rest_note(shown: int, rest: int) -> str:
+    return f"The {shown} largest categories; {OTHER} adds up the {rest} others."
+
+
+def _what(kind: str, ref: CategoryRef | None) -> str:
+    if kind == "spending_by_month" and ref:
+        return f"{ref.name} spending by month"
+    return WHAT[kind]
 
 
 def _months(start: date, end: date) -> list[str]:

@@ -11,14 +11,14 @@ from typing import Any
 
 from sqlalchemy import select
 
-from domain.money import format_minor, to_decimal
+from domain.money import format_minor
 from models.finance import Account, Transaction
+from tools.finance import chart_specs
 from tools.finance.cites import account_source, txns_source
 from tools.finance.clock import days_in_month
 from tools.finance.queries import resolve_account
 from tools.registry import Sourced, ToolContext, ToolInputError
 
-VEGA_LITE = "https://vega.github.io/schema/vega-lite/v5.json"
 BALANCE = "Balance"
 
 
@@ -43,19 +43,8 @@ def account_balance(
     rows = [(day, int(minor)) for day, minor in found]
     values = [_point(account, month, rows, start, end) for month in months]
     title = f"{account.name} balance, {start.isoformat()} to {end.isoformat()} ({account.currency})"
-    spec: dict[str, Any] = {
-        "$schema": VEGA_LITE,
-        "title": title,
-        "description": f"{title}: line chart of the balance at each month's end",
-        "currency": account.currency,
-        "data": {"values": values},
-        "mark": {"type": "line", "point": True},
-        "encoding": {
-            "x": {"field": "x", "type": "ordinal", "title": "Month end", "sort": None},
-            "y": {"field": "y", "type": "quantitative", "title": f"Balance ({account.currency})"},
-        },
-        "totals": {BALANCE: values[-1]["amount"] if values else None},
-    }
+    spec = chart_specs.line(title, account.currency, values, "Month end", "Balance")
+    spec["totals"] = {BALANCE: values[-1]["amount"] if values else None}
     out: dict[str, Any] = {
         "kind": "account_balance",
         "period": period,
@@ -80,12 +69,6 @@ def _point(
     balance = account.balance_minor - later
     cur = account.currency
     where = {"start_date": first, "end_date": last, "account": account.name}
-    return {
-        "x": last.isoformat(),
-        "series": BALANCE,
-        "y": float(to_decimal(balance, cur)),
-        "amount": format_minor(balance, cur),
-        "moved": format_minor(sum(moved), cur),
-        "count": len(moved),
-        "sources": [account_source(account.id), txns_source(where)],
-    }
+    sources = [account_source(account.id), txns_source(where)]
+    point = chart_specs.value(last.isoformat(), BALANCE, balance, cur, len(moved), sources)
+    return {**point, "moved": format_minor(sum(moved), cur)}

@@ -1,7 +1,8 @@
 """budget_progress chart: a budget's spend, day by day through its month, against its limit.
 
-Every figure is computed from the user's rows; each point of the spend line cites the
+Every recorded figure is computed from the user's rows; each point of the spend line cites the
 category's spending from the month's first day to that day, the limit line cites the budget.
+In the month under way the line goes on, dashed, to the spend projected at the pace so far.
 """
 
 from __future__ import annotations
@@ -12,8 +13,9 @@ from typing import Any
 from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
-from domain.money import format_minor, to_decimal
+from domain.money import format_minor
 from models.finance import Budget, Transaction
+from tools.finance import chart_specs
 from tools.finance.cites import budget_source, spend_source
 from tools.finance.clock import days_in_month, today
 from tools.finance.flows import net_spending
@@ -21,8 +23,7 @@ from tools.finance.periods import stated
 from tools.finance.queries import CategoryRef, category_clause, resolve_category, with_category
 from tools.registry import Sourced, ToolContext, ToolInputError
 
-VEGA_LITE = "https://vega.github.io/schema/vega-lite/v5.json"
-SPENT, LIMIT = "Spent", "Limit"
+SPENT, LIMIT, PROJECTED = "Spent", "Limit", "Projected"
 
 
 def budget_progress(ctx: ToolContext, data: dict[str, Any]) -> Sourced:
@@ -90,42 +91,39 @@ def _spec(
     budget: Budget, name: str, daily: dict[date, list[int]], first: date, last: date
 ) -> dict[str, Any]:
     cur = budget.currency
-    limit = {
-        "y": float(to_decimal(budget.limit_minor, cur)),
-        "amount": format_minor(budget.limit_minor, cur),
-        "count": 0,
-        "sources": [budget_source(budget.id)],
-    }
-    values: list[dict[str, Any]] = []
+    limit = chart_specs.value("", LIMIT, budget.limit_minor, cur, 0, [budget_source(budget.id)])
+    # Recorded through today (or the last day with rows); after that, in the month under way,
+    # the spend projected to the month's end at its pace so far.
+    now = today()
+    upto = last if not first <= now < last else max([now, *daily])
     spent, count, day = 0, 0, first
-    while day <= last:
+    recorded: list[dict[str, Any]] = []
+    while day <= upto:
         minor, rows = daily.get(day, [0, 0])
         spent, count = spent + minor, count + rows
-        x = day.isoformat()
-        values.append(
-            {
-                "x": x,
-                "series": SPENT,
-                "y": float(to_decimal(spent, cur)),
-                "amount": format_minor(spent, cur),
-                "count": count,
-                "sources": [spend_source(name, first, day)],
-            }
-        )
-        values.append({"x": x, "series": LIMIT, **limit})
+        sources = [spend_source(name, first, day)]
+        recorded.append(chart_specs.value(day.isoformat(), SPENT, spent, cur, count, sources))
         day += timedelta(days=1)
+    ahead = [] if spent <= 0 else _pace(spent, upto, last, cur)
+    days = [(first + timedelta(days=n)).isoformat() for n in range((last - first).days + 1)]
+    values = chart_specs.projection(recorded, ahead) + [{**limit, "x": x} for x in days]
     title = f"{name} budget, {first.strftime('%Y-%m')} ({cur})"
-    return {
-        "$schema": VEGA_LITE,
-        "title": title,
-        "description": f"{title}: line chart of spend to date against the limit",
-        "currency": cur,
-        "data": {"values": values},
-        "mark": {"type": "line", "point": True},
-        "encoding": {
-            "x": {"field": "x", "type": "ordinal", "title": "Day", "sort": None},
-            "y": {"field": "y", "type": "quantitative", "title": f"Amount ({cur})"},
-            "color": {"field": "series", "type": "nominal", "title": None},
-        },
-        "totals": {SPENT: format_minor(spent, cur), LIMIT: limit["amount"]},
-    }
+    spec = chart_specs.line(title, cur, values, "Day", "Amount")
+    spec["totals"] = {SPENT: format_minor(spent, cur), LIMIT: limit["amount"]}
+    if ahead:
+        spec["totals"][PROJECTED] = ahead[-1]["amount"]
+        spec["note"] = (
+            f"Dashed: the spend projected to {last.isoformat()} at the pace so far "
+            f"({format_minor(spent, cur)} {cur} in {upto.day} days), not a recorded figure."
+        )
+    return spec
+
+
+def _pace(spent: int, upto: date, last: date, cur: str) -> list[dict[str, Any]]:
+    """The month's remaining days at the pace so far (minor units, rounded half up)."""
+    out, day = [], upto + timedelta(days=1)
+    while day <= last:
+        minor = (2 * spent * day.day + upto.day) // (2 * upto.day)
+        out.append(chart_specs.value(day.isoformat(), SPENT, minor, cur, 0, []))
+        day += timedelta(days=1)
+    return out

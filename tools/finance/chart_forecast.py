@@ -13,8 +13,9 @@ from typing import Any
 
 from sqlalchemy import select
 
-from domain.money import format_minor, to_decimal
+from domain.money import format_minor
 from models.finance import Transaction
+from tools.finance import chart_specs
 from tools.finance.cites import account_source, txns_source
 from tools.finance.clock import add_months, days_in_month, today
 from tools.finance.forecast import MAX_DAYS_AHEAD, Projection, project
@@ -22,8 +23,7 @@ from tools.finance.periods import stated
 from tools.finance.recurring import series_source
 from tools.registry import Sourced, ToolContext, ToolInputError
 
-VEGA_LITE = "https://vega.github.io/schema/vega-lite/v5.json"
-ACTUAL, PROJECTED = "Actual", "Projected"
+BALANCE, PROJECTED = "Balance", "Projected"
 MAX_POINTS = 400
 
 
@@ -92,11 +92,11 @@ def _spec(
     mine = [(d, m) for a, d, m in rows if a in ids]
     balance = sum(p.account.balance_minor for p in group)
     accounts = [account_source(p.account.id) for p in group]
-    values = []
+    recorded = []
     for day in _actual_days(start, now):
-        later = sum(m for d, m in mine if d > day)
+        after = [m for d, m in mine if d > day]
         sources = list(accounts)
-        if later or day < now:
+        if day < now:
             sources += [
                 txns_source(
                     {
@@ -108,14 +108,17 @@ def _spec(
                 )
                 for p in group
             ]
-        values.append(_point(ACTUAL, day, balance - later, cur, sources))
+        recorded.append(
+            chart_specs.value(
+                day.isoformat(), BALANCE, balance - sum(after), cur, len(after), sources
+            )
+        )
     moves: list[tuple[date, int, str]] = []
     for p in group:
         moves += [(max(d, now + timedelta(days=1)), a, f"txn:{i}") for i, d, a in p.pending]
         moves += [(o.day, o.amount, series_source(o.found)) for o in p.occurrences]
     moves.sort(key=lambda m: (m[0], m[2]))
-    running, cited = balance, list(accounts)
-    values.append(_point(PROJECTED, now, running, cur, list(cited)))
+    running, cited, ahead = balance, list(accounts), []
     days = sorted({d for d, _, _ in moves if now < d <= end} | {end})
     for day in days[:MAX_POINTS]:
         for when, amount, source in moves:
@@ -123,24 +126,17 @@ def _spec(
                 running += amount
                 if source not in cited:
                     cited.append(source)
-        values.append(_point(PROJECTED, day, running, cur, list(cited)))
+        ahead.append(chart_specs.value(day.isoformat(), BALANCE, running, cur, 0, list(cited)))
     names = group[0].account.name if len(group) == 1 else f"All {cur} accounts"
     title = f"{names} balance: actual to {now.isoformat()}, projected to {end.isoformat()} ({cur})"
-    return {
-        "$schema": VEGA_LITE,
-        "title": title,
-        "description": f"{title}: line chart, the projection dashed",
-        "currency": cur,
-        "data": {"values": values},
-        "mark": {"type": "line", "point": True},
-        "encoding": {
-            "x": {"field": "x", "type": "ordinal", "title": "Date", "sort": None},
-            "y": {"field": "y", "type": "quantitative", "title": f"Balance ({cur})"},
-            "color": {"field": "series", "type": "nominal", "title": None},
-            "strokeDash": {"field": "series", "type": "nominal", "title": None},
-        },
-        "totals": {ACTUAL: format_minor(balance, cur), PROJECTED: format_minor(running, cur)},
-    }
+    values = chart_specs.projection(recorded, ahead)
+    spec = chart_specs.line(title, cur, values, "Date", "Balance")
+    spec["totals"] = {BALANCE: format_minor(balance, cur), PROJECTED: format_minor(running, cur)}
+    spec["note"] = (
+        f"Dashed: the balance projected from the recurring series to {end.isoformat()}, not a "
+        "recorded figure."
+    )
+    return spec
 
 
 def _actual_days(start: date, now: date) -> list[date]:
@@ -154,13 +150,3 @@ def _actual_days(start: date, now: date) -> list[date]:
             days.append(last)
         month = add_months(month, 1)
     return [*days, now]
-
-
-def _point(series: str, day: date, minor: int, cur: str, sources: list[str]) -> dict[str, Any]:
-    return {
-        "x": day.isoformat(),
-        "series": series,
-        "y": float(to_decimal(minor, cur)),
-        "amount": format_minor(minor, cur),
-        "sources": sources,
-    }

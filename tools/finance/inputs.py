@@ -319,6 +319,8 @@ class CategorizeTransactionsInput(Schema):
 CHARTS = (
     "spending_by_month",
     "spending_by_category",
+    "category_share",
+    "category_by_month",
     "income_vs_spending",
     "budget_progress",
     "account_balance",
@@ -333,12 +335,15 @@ class ChartInput(Schema):
         required=True,
         validate=validate.OneOf(CHARTS),
         metadata={
-            "description": "spending_by_month (optionally one category), spending_by_category, "
-            "income_vs_spending (per month), or budget_progress (one category's budget, "
-            "spend to date per day of start_date's month against its limit), or account_balance "
-            "(one account's balance at each month's end), or balance_forecast (the balance as "
-            "it was from start_date to today and as projected from the recurring series up to "
-            "end_date, a future day; one account, or each currency's accounts together)."
+            "description": "spending_by_month (bars, optionally one category), "
+            "spending_by_category (bars), category_share (a donut of each category's share of "
+            "spending), category_by_month (monthly spending as bars stacked by category), "
+            "income_vs_spending (per month), budget_progress (one category's budget: spend to "
+            "date per day of start_date's month against its limit, and in the current month the "
+            "spend projected to its end at the pace so far), account_balance (one account's "
+            "balance at each month's end), or balance_forecast (the balance as it was from "
+            "start_date to today and as projected from the recurring series up to end_date, a "
+            "future day; one account, or each currency's accounts together)."
         },
     )
     start_date = _date(

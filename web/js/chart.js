@@ -1,24 +1,19 @@
-// A chart tool's result drawn as an SVG bar chart: the bars come from the Vega-Lite spec's data
-// (computed by the server from the user's rows), each one a control that opens the rows it
-// sums in the records panel; a table of the same figures serves screen readers and the curious.
-// Every value is set as text or an attribute: data is never markup.
+// A chart tool's result drawn by vega-embed from its Vega-Lite spec: the spec is the chart's one
+// definition (the server draws the Markdown export from it too), so there is no code per chart
+// type here. Coloured from the page's CSS variables, light or dark; every bar, slice or recorded
+// point with rows is a cited figure (click, Enter or Space opens its rows in the records panel);
+// a table of the same figures serves screen readers and the curious. Data is never markup:
+// vega sets each label as SVG text, the tooltip is set as text, the table too.
 
 import { citeNode } from './cited.js';
 import { el } from './dom.js';
-import { formatAmount } from './money.js';
+import { formatAmount, isAmount } from './money.js';
+import { loadVega, themed } from './vega.js';
 
-const SVG = 'http://www.w3.org/2000/svg';
-const HEIGHT = 240;
-const PAD = { top: 12, right: 8, bottom: 44, left: 8 };
-
-function svg(tag, attrs = {}, ...children) {
-  const node = document.createElementNS(SVG, tag);
-  for (const [key, value] of Object.entries(attrs)) {
-    if (value != null) node.setAttribute(key, String(value));
-  }
-  node.append(...children.filter(Boolean));
-  return node;
-}
+const HEIGHT = 220;
+const NARROW = 520; // below this many pixels, legends take two columns instead of four
+const MARKS = '.mark-rect path, .mark-symbol path, .mark-arc path'; // bars, points, slices
+const redraws = new WeakMap(); // figure -> draw it again (the theme changed)
 
 /** The Vega-Lite specs in a chart tool's result (`{ charts: [...] }`), or none. */
 export function chartSpecs(result) {
@@ -28,132 +23,152 @@ export function chartSpecs(result) {
   );
 }
 
-/** A figure for one spec: title, bars, legend and a table view. */
+/** A figure for one spec: its title, the chart vega-embed draws, its note and a table view. */
 export function chartView(spec) {
-  const values = spec.data.values.filter((v) => typeof v.y === 'number' && Number.isFinite(v.y));
-  const currency = String(spec.currency || '');
-  const series = [...new Set(values.map((v) => String(v.series ?? '')))];
-  const xs = [...new Set(values.map((v) => String(v.x)))];
   const title = String(spec.title || 'Chart');
   const plot = el('div', { class: 'chart-plot' });
   const figure = el(
     'figure',
     { class: 'chart', 'aria-label': title },
     el('figcaption', { class: 'chart-title', text: title }),
-    series.length > 1 ? legend(series) : null,
     plot,
     spec.note ? el('p', { class: 'chart-note', text: String(spec.note) }) : null,
-    tableView(values, spec, series, currency),
+    tableView(spec),
   );
-  const draw = () => {
-    const width = Math.max(240, Math.round(plot.clientWidth || 600));
-    if (String(width) === plot.dataset.width) return;
-    plot.dataset.width = width;
-    plot.replaceChildren(bars(values, xs, series, currency, spec, width));
-  };
-  draw();
-  new ResizeObserver(() => draw()).observe(plot);
+  const chart = new Drawn(figure, plot, spec);
+  redraws.set(figure, () => chart.draw());
+  new ResizeObserver(() => chart.fit()).observe(plot);
   return figure;
 }
 
-function legend(series) {
-  return el(
-    'ul',
-    { class: 'chart-legend', 'aria-hidden': 'true' },
-    ...series.map((name, i) => el('li', { class: `series-${i % 2}`, text: name })),
-  );
+/** One figure's vega view: drawn when it has a width, again when its theme or layout changes. */
+class Drawn {
+  constructor(figure, plot, spec) {
+    Object.assign(this, { figure, plot, spec, result: null, narrow: null, width: 0 });
+    this.queue = Promise.resolve(); // draws run one after another
+    this.tip = el('div', { class: 'chart-tip', role: 'tooltip', hidden: true });
+  }
+
+  /** The plot's width changed: draw it the first time, else resize the view it has. */
+  fit() {
+    const width = Math.floor(this.plot.clientWidth);
+    if (!width || width === this.width) return;
+    this.width = width;
+    if (!this.result || width < NARROW !== this.narrow) this.draw();
+    else this.queue = this.queue.then(() => this.result?.view.width(width).runAsync());
+  }
+
+  draw() {
+    this.queue = this.queue.then(() => this.embed()).catch((err) => this.failed(err));
+    return this.queue;
+  }
+
+  async embed() {
+    if (!this.width) return;
+    const { embed, template } = await loadVega();
+    this.result?.finalize();
+    this.narrow = this.width < NARROW;
+    const config = themed(template);
+    config.legend = { ...config.legend, columns: this.narrow ? 2 : 4 };
+    const shown = {
+      ...this.spec,
+      title: undefined, // the figure's caption says it, and wraps on a phone
+      width: this.width,
+      height: HEIGHT,
+      autosize: { type: 'fit-x', contains: 'padding' },
+    };
+    this.result = await embed(clearable(this.plot), shown, {
+      renderer: 'svg',
+      actions: false,
+      ast: true, // vega's expression interpreter: the page's policy allows no eval
+      defaultStyle: false, // no <style> element: the page's policy allows only its stylesheet
+      config,
+      tooltip: (handler, event, item, value) => this.tooltip(event, value),
+    });
+    this.plot.append(this.tip);
+    cite(this.plot, this.spec);
+  }
+
+  failed(err) {
+    console.error('chart not drawn', err);
+    this.plot.replaceChildren(
+      el('p', { class: 'chart-failed', text: 'The chart could not be drawn: its figures are in the table below.' }),
+    );
+  }
+
+  /** vega's tooltip handler: the hovered figure's fields, set as text. */
+  tooltip(event, value) {
+    if (value == null || typeof value !== 'object') {
+      this.tip.hidden = true;
+      return;
+    }
+    this.tip.textContent = Object.entries(value)
+      .map(([key, v]) => `${key}: ${isAmount(String(v)) ? formatAmount(String(v)) : v}`)
+      .join('\n');
+    this.tip.hidden = false;
+    const box = this.figure.getBoundingClientRect();
+    const left = Math.min(event.clientX - box.left + 12, box.width - this.tip.offsetWidth - 4);
+    this.tip.style.left = `${Math.max(4, left)}px`;
+    this.tip.style.top = `${event.clientY - box.top + 14}px`;
+  }
 }
 
-/** The plot: one group of bars per x, a zero line, the x labels (thinned when crowded). */
-function bars(values, xs, series, currency, spec, width) {
-  const inner = width - PAD.left - PAD.right;
-  const ys = values.map((v) => v.y);
-  const top = Math.max(0, ...ys);
-  const bottom = Math.min(0, ...ys);
-  const span = top - bottom || 1;
-  const plotHeight = HEIGHT - PAD.top - PAD.bottom;
-  const at = (y) => PAD.top + ((top - y) / span) * plotHeight;
-  const band = inner / Math.max(1, xs.length);
-  const gap = Math.min(8, band * 0.2);
-  const barWidth = (band - gap) / series.length;
-  const every = Math.ceil(xs.length / Math.max(1, Math.floor(inner / 56)));
-  const root = svg('svg', {
-    class: 'chart-svg',
-    width,
-    height: HEIGHT,
-    viewBox: `0 0 ${width} ${HEIGHT}`,
-    role: 'group',
-    'aria-label': `${spec.title || 'Chart'}: each bar opens its records`,
-  });
-  const labels = []; // drawn over the bars
-  for (const tick of ticks(top)) {
-    root.append(svg('line', { class: 'chart-grid', x1: PAD.left, x2: width - PAD.right, y1: at(tick), y2: at(tick) }));
-    const label = svg('text', { class: 'chart-y', x: PAD.left, y: at(tick) - 4 });
-    label.textContent = formatAmount(String(tick), currency);
-    labels.push(label);
-  }
-  root.append(svg('line', { class: 'chart-zero', x1: PAD.left, x2: width - PAD.right, y1: at(0), y2: at(0) }));
-  if (spec.mark?.type === 'line') {
-    // A line per series through the middle of each x's band; each point opens its records.
-    series.forEach((name, s) => {
-      const mine = values.filter((v) => String(v.series ?? '') === name);
-      const points = mine.map((v) => `${PAD.left + xs.indexOf(String(v.x)) * band + band / 2},${at(v.y)}`);
-      root.append(svg('polyline', { class: `chart-line series-${s % 2}`, points: points.join(' '), fill: 'none' }));
+/**
+ * `node`, cleared by vega-embed before it draws: it does so with `innerHTML = ''`, which the
+ * page's Trusted Types policy refuses for any string. This node alone takes an empty string
+ * (and nothing else) as "remove the children"; the page's policy stays as it is.
+ */
+function clearable(node) {
+  if (!Object.hasOwn(node, 'innerHTML')) {
+    Object.defineProperty(node, 'innerHTML', {
+      get: () => '',
+      set(html) {
+        if (html !== '') throw new TypeError('a chart is never drawn from markup');
+        node.replaceChildren();
+      },
     });
   }
-  xs.forEach((x, i) => {
-    const left = PAD.left + i * band + gap / 2;
-    if (i % every === 0) {
-      const label = svg('text', { class: 'chart-x', x: left + (band - gap) / 2, y: HEIGHT - PAD.bottom + 16 });
-      label.textContent = x;
-      root.append(label);
-    }
-    for (const v of values.filter((row) => String(row.x) === x)) {
-      const s = series.indexOf(String(v.series ?? ''));
-      const y0 = at(Math.max(0, v.y));
-      const h = Math.max(v.y === 0 ? 0 : 1, Math.abs(at(v.y) - at(0)));
-      const words = `${x}${series.length > 1 ? ` ${v.series}` : ''}: ${formatAmount(v.amount, currency)}`;
-      const rows = Number(v.count) || 0;
-      const bar = spec.mark?.type === 'line'
-        ? svg('circle', { class: `chart-dot series-${s % 2}`, cx: PAD.left + i * band + band / 2, cy: at(v.y), r: 3 })
-        : svg('rect', {
-        class: `chart-bar series-${s % 2}${v.y < 0 ? ' negative' : ''}`,
-        x: left + s * barWidth,
-        y: v.y >= 0 ? y0 : at(0),
-        width: Math.max(1, barWidth - 1),
-        height: h,
-        rx: 2,
-      });
-      const hit = svg('g', { class: 'chart-point' }, bar, svg('title', {}, document.createTextNode(words)));
-      const sources = Array.isArray(v.sources) ? v.sources.map(String) : [];
-      if (sources.length && rows) {
-        hit.classList.add('cite');
-        hit.setAttribute('role', 'button');
-        hit.setAttribute('tabindex', '0');
-        hit.setAttribute('aria-label', `${words}, ${rows} ${rows === 1 ? 'transaction' : 'transactions'}. Show the records.`);
-        hit.setAttribute('aria-controls', 'sources');
-        citeNode(hit, sources.map((source) => ({ source, title: `${x} ${v.series || ''}`.trim() })), words);
-      }
-      root.append(hit);
-    }
-  });
-  root.append(...labels);
-  return root;
+  return node;
 }
 
-/** Round gridline values under `top`: a half and a whole of a round step. */
-function ticks(top) {
-  if (top <= 0) return [];
-  const power = 10 ** Math.floor(Math.log10(top));
-  const step = [1, 2, 2.5, 5, 10].map((m) => m * power).find((s) => top / s <= 2.2) || power * 10;
-  return [step, 2 * step].filter((t) => t <= top * 1.001);
+/** Make each drawn bar, slice or recorded point that has rows a cited figure that opens them. */
+function cite(plot, spec) {
+  const currency = String(spec.currency || '');
+  const several = new Set(spec.data.values.map((v) => String(v.series ?? ''))).size > 1;
+  for (const node of plot.querySelectorAll(MARKS)) {
+    const datum = node.__data__?.datum; // the spec's row vega drew this item from
+    const sources = Array.isArray(datum?.sources) ? datum.sources.map(String) : [];
+    const rows = Number(datum?.count) || 0;
+    if (!sources.length || !rows || datum.projected) continue;
+    const x = String(datum.x ?? '');
+    const words = `${x}${several ? ` ${datum.series}` : ''}: ${formatAmount(datum.amount, currency)}`;
+    node.classList.add('cite');
+    node.setAttribute('role', 'button');
+    node.setAttribute('tabindex', '0');
+    node.setAttribute('aria-controls', 'sources');
+    node.setAttribute('aria-label', `${words}, ${rows} ${rows === 1 ? 'transaction' : 'transactions'}. Show the records.`);
+    citeNode(node, sources.map((source) => ({ source, title: `${x} ${datum.series || ''}`.trim() })), words);
+  }
 }
 
-/** The chart's figures as a table, folded under the chart. */
-function tableView(values, spec, series, currency) {
-  const xTitle = String(spec.encoding?.x?.title || 'Period');
-  const xs = [...new Set(values.map((v) => String(v.x)))];
-  const cell = (x, s) => values.find((v) => String(v.x) === x && String(v.series ?? '') === s);
+/** The chart's figures as a table, folded under the chart: a row per x, a column per series. */
+function tableView(spec) {
+  const currency = String(spec.currency || '');
+  const encoding = spec.encoding || {};
+  const xTitle = String(encoding.x?.title || encoding.color?.title || 'Item');
+  const cells = new Map(); // "x\u0000series" -> the first row (a projection repeats one)
+  for (const v of spec.data.values) {
+    const key = `${v.x}\u0000${v.series ?? ''}`;
+    if (!cells.has(key)) cells.set(key, v);
+  }
+  const rows = [...cells.values()];
+  const xs = [...new Set(rows.map((v) => String(v.x)))];
+  const series = [...new Set(rows.map((v) => String(v.series ?? '')))];
+  const cell = (x, s) => {
+    const v = cells.get(`${x}\u0000${s}`);
+    const text = v ? formatAmount(v.amount ?? '', currency) : '';
+    return el('td', { class: 'number', text: v?.projected ? `${text} (projected)` : text });
+  };
   return el(
     'details',
     { class: 'chart-table' },
@@ -168,8 +183,13 @@ function tableView(values, spec, series, currency) {
         el('thead', {}, el('tr', {}, el('th', { scope: 'col', text: xTitle }),
           ...series.map((s) => el('th', { scope: 'col', text: s || 'Amount' })))),
         el('tbody', {}, ...xs.map((x) => el('tr', {}, el('th', { scope: 'row', text: x }),
-          ...series.map((s) => el('td', { class: 'number', text: formatAmount(cell(x, s)?.amount ?? '', currency) }))))),
+          ...series.map((s) => cell(x, s))))),
       ),
     ),
   );
 }
+
+// Light or dark changed (web/js/theme.js sets data-theme): draw every chart in its new colours.
+new MutationObserver(() => {
+  for (const figure of document.querySelectorAll('figure.chart')) redraws.get(figure)?.();
+}).observe(document.documentElement, { attributes: true, attributeFilter: ['data-theme'] });
