@@ -54,9 +54,9 @@ def test_a_forecast_cites_the_accounts_the_series_and_the_pending_rows(
 ) -> None:
     outcome = call.outcome("forecast_balance", date="2025-04-30", account="visa")
     sources = [b["source"] for b in outcome.sources]
+    # The account, its pending rows, then the series (the largest first).
     assert sources[0].startswith("account:")
-    assert "txns:ids=2%2C9%2C17" in sources  # Netflix's three charges
-    assert sources[-2:] == ["txn:20", "txn:21"]  # the pending rows
+    assert sources[1:] == ["txn:20", "txn:21", "txns:ids=2%2C9%2C17"]  # Netflix's three charges
     netflix = resolve(db, call.user_id, "txns:ids=2%2C9%2C17") or []
     assert sum(Decimal(r["amount"]) for r in netflix) == Decimal("-46.47")
 
@@ -129,16 +129,17 @@ def test_the_balance_forecast_chart_draws_actual_then_projected(call: Caller) ->
     result = call("chart", kind="balance_forecast", account="Checking", end_date="2025-04-30")
     (spec,) = result["charts"]
     values = spec["data"]["values"]
-    actual = [(v["x"], v["amount"]) for v in values if v["series"] == "Actual"]
-    projected = [(v["x"], v["amount"]) for v in values if v["series"] == "Projected"]
+    actual = [(v["x"], v["amount"]) for v in values if not v["projected"]]
+    projected = [(v["x"], v["amount"]) for v in values if v["projected"]]
     # Today's 1000.00 less what posted after each day: the March rent, February's salary...
     assert actual[-1] == ("2025-03-15", "1000.00")
     assert actual[-2] == ("2025-02-28", "2500.00")
+    # The projection starts where the record ends (the joining row), then the April rent.
     assert projected == [
         ("2025-03-15", "1000.00"),
         ("2025-04-01", "-500.00"),
         ("2025-04-30", "-500.00"),
     ]
-    assert spec["encoding"]["strokeDash"]["field"] == "series"
-    assert spec["totals"] == {"Actual": "1000.00", "Projected": "-500.00"}
+    assert spec["layer"][0]["encoding"]["strokeDash"]["field"] == "projected"
+    assert spec["totals"] == {"Balance": "1000.00", "Projected": "-500.00"}
     assert result["series_used"][0]["name"] == "Landlord LLC"
