@@ -33,9 +33,11 @@ def forecast(intent: Intent, results: Results) -> Answer:
         "transactions and your active recurring payments and income:"
     ]
     listed = 0
+    titles: dict[str, list[str]] = {}
     for a in accounts:
         cur = a["currency"]
         title = account_title(a["name"], a["kind"], a["balance_today"], cur)
+        titles.setdefault(cur, []).append(title)
         lines.append(
             (
                 f"- {md_text(a['name'])}: today ",
@@ -52,8 +54,12 @@ def forecast(intent: Intent, results: Results) -> Answer:
     for t in found.get("totals") or []:
         cur = t["currency"]
         lines.append(
-            f"**All your {md_text(cur)} accounts on {when}: about "
-            f"{signed(t['projected_balance'], cur)}** (today {signed(t['balance_today'], cur)})."
+            (
+                f"**All your {md_text(cur)} accounts on {when}: about "
+                f"{signed(t['projected_balance'], cur)}** (today ",
+                cite(signed(t["balance_today"], cur), titles.get(cur, [])),
+                ").",
+            )
         )
     names = ", ".join(md_text(s["name"]) for s in found.get("series_used") or [])
     if names:

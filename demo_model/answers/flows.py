@@ -62,13 +62,16 @@ def _in_and_out(intent: Intent, block: dict[str, Any]) -> list[Line]:
     if dec(block.get("refunds")) > 0:
         lines += [
             (
-                "  - spent ",
+                "    - spent ",
                 cite(
                     money(block["spending_before_refunds"], cur), [flow_source(intent, "spending")]
                 ),
-                " before refunds, ",
+                " before refunds",
             ),
-            ("  - refunds ", cite(money(block["refunds"], cur), [flow_source(intent, "refund")])),
+            (
+                "    - less refunds of ",
+                cite(money(block["refunds"], cur), [flow_source(intent, "refund")]),
+            ),
         ]
     net = block.get("net")
     way = "more came in than went out" if dec(net) >= 0 else "more went out than came in"

@@ -12,7 +12,7 @@ from demo_model import tool_calls as c
 from demo_model.answers.fmt import cite, currency_note, dec, lines_md, money, plural, row_line
 from demo_model.answers.honest import data_note, latest_note
 from demo_model.answers.spending import unmatched
-from demo_model.cite import Answer, Line
+from demo_model.cite import Answer, Line, Part
 from demo_model.intent import Intent
 from demo_model.mdtext import md_text
 from demo_model.planner import spending_subject
@@ -67,17 +67,16 @@ def income(intent: Intent, results: Results) -> Answer:
 
 def _not_counted(intent: Intent, blocks: list[dict[str, Any]]) -> Line:
     """What came in but is not income: refunds of spending, moves between own accounts."""
-    parts: list[str] = []
-    for block in blocks:
+    parts: list[Part] = ["Not counted as income: refunds of spending"]
+    back = [b for b in blocks if dec(b.get("refunds")) > 0]
+    for k, block in enumerate(back):
         cur = block["currency"]
-        moved = (block.get("transfers_excluded") or {}).get("in")
-        if dec(block.get("refunds")) > 0:
-            parts.append(f"{money(block['refunds'], cur)} of refunds")
-        if dec(moved) > 0:
-            parts.append(f"{money(moved, cur)} moved in from your own accounts")
-    if not parts:
-        return "Refunds of spending and transfers between your own accounts are never income."
-    return "Not counted as income: " + ", ".join(parts) + "."
+        figure = cite(money(block["refunds"], cur), [flow_source(intent, "refund")])
+        parts += [" (" if k == 0 else ", ", figure]
+    if back:
+        parts.append(")")
+    parts.append(", and transfers between your own accounts.")
+    return tuple(parts)
 
 
 def refunds(intent: Intent, results: Results) -> Answer:

@@ -198,7 +198,7 @@ def series_line(p: dict[str, Any]) -> Line:
     varies = " (it varies)" if p.get("amount_varies") else ""
     moved = "".join(
         f", {'up' if dec(c['to']) > dec(c['from']) else 'down'} from {money(c['from'], cur)} "
-        f"since {md_text(c['since'])}"
+        f"since {md_text(_month_label(str(c['since'])[:7]))}"
         for c in p.get("price_changes") or []
     )
     return (

@@ -19,7 +19,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from domain.money import format_minor
-from models.finance import Budget, Category, Transaction
+from models.finance import Budget, Category
 from tools.finance.cites import budget_source, budget_title, search_result
 from tools.finance.clock import add_months, days_in_month, month_start
 from tools.finance.queries import spending_totals
@@ -81,7 +81,7 @@ def budget_outlook(
     spent_now = {
         (category_id, cur): minor
         for category_id, cur, minor, *_ in spending_totals(
-            s, user_id, first, now, Transaction.category_id
+            s, user_id, first, now, Category.id
         )
     }
     outlook = Outlook()

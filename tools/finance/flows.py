@@ -14,6 +14,10 @@ thing wherever it appears, per currency and never mixed:
 - **spending** is every other outflow. Spending after refunds (net spending) is spending less
   refunds.
 
+A refund with no category of its own counts in the category of the purchase it returns (the
+latest one it matches): `category_id()` is the category every grouping and filter reads, and
+the name a row is shown with.
+
 The user's correction (`Transaction.flow_mark`: transfer, not_transfer, refund, not_refund)
 always wins. The rule is one SQL expression, `flow()`, so that a figure, the filter that lists
 its rows (`get_transactions`' `flow`) and a cited `txns:` source all select the same rows.
@@ -24,7 +28,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import ColumnElement, and_, case, exists, func, literal_column, or_
+from sqlalchemy import ColumnElement, and_, case, exists, func, literal_column, or_, select
 from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.orm import aliased
 from sqlalchemy.sql.compiler import SQLCompiler
@@ -96,17 +100,40 @@ def _other_leg() -> ColumnElement[bool]:
     )
 
 
-def _bought_before() -> ColumnElement[bool]:
-    """Whether the user paid the same merchant at least this much in the year before."""
-    bought = aliased(Transaction, name="bought")
-    return exists().where(
+def _bought(bought: Any) -> list[ColumnElement[bool]]:
+    """The purchases an inflow may return: the same merchant, at least as much, the year before."""
+    return [
         bought.user_id == Transaction.user_id,
         bought.currency == Transaction.currency,
         bought.amount_minor <= -Transaction.amount_minor,
         func.lower(func.trim(bought.merchant)) == func.lower(func.trim(Transaction.merchant)),
         bought.posted_on <= Transaction.posted_on,
         bought.posted_on >= shifted(Transaction.posted_on, -REFUND_DAYS),
+    ]
+
+
+def _bought_before() -> ColumnElement[bool]:
+    """Whether the user paid the same merchant at least this much in the year before."""
+    return exists().where(*_bought(aliased(Transaction, name="bought")))
+
+
+def category_id() -> ColumnElement[int | None]:
+    """Return the category a row counts in: its own, or, for an uncategorised inflow that may
+    be a refund, that of the latest purchase it returns (None when there is none)."""
+    bought = aliased(Transaction, name="returned")
+    theirs = (
+        select(bought.category_id)
+        .where(*_bought(bought), bought.category_id.is_not(None))
+        .order_by(bought.posted_on.desc(), bought.id.desc())
+        .limit(1)
+        .scalar_subquery()
     )
+    returned = and_(
+        Transaction.category_id.is_(None),
+        Transaction.amount_minor > 0,
+        _mark().not_in(("not_refund", "transfer")),
+    )
+    return case((returned, theirs), else_=Transaction.category_id)
 
 
 def flow() -> ColumnElement[str]:

@@ -22,6 +22,7 @@ from models.finance import Account, Transaction
 from tools.finance.budget_outlook import budget_outlook
 from tools.finance.cites import account_result, transaction_result
 from tools.finance.clock import today
+from tools.finance.flows import TRANSFER
 from tools.finance.periods import stated
 from tools.finance.queries import resolve_account
 from tools.finance.recurring import Found, load, lookback, series_result, series_title
@@ -59,10 +60,14 @@ class Projection:
 
 
 def expected(found: list[Found], start: date, until: date) -> list[Occurrence]:
-    """Return the occurrences of the active, undismissed series from `start` to `until`."""
+    """Return the occurrences of the active, undismissed series from `start` to `until`.
+
+    A transfer of a varying amount (a card's monthly payment) pays for spending no series
+    projects, so it is left out: projected alone it would only move money between accounts.
+    """
     out = []
     for f in found:
-        if not f.active or f.status == "dismissed":
+        if not f.active or f.status == "dismissed" or (f.flow == TRANSFER and f.series.varies):
             continue
         sign = -1 if f.series.direction == "out" else 1
         after = max(f.series.last.day, start - timedelta(days=LATE_DAYS + 1))

@@ -19,7 +19,7 @@ from domain.money import (
     upper_bound_minor,
 )
 from models.finance import Account, Category, Transaction
-from tools.finance.flows import net_spending
+from tools.finance.flows import category_id, net_spending
 from tools.registry import ToolInputError
 
 UNCATEGORIZED = "Uncategorized"
@@ -80,16 +80,17 @@ def resolve_account(s: Session, user_id: int, name: str, field: str = "account")
 
 
 def category_clause(ref: CategoryRef) -> ColumnElement[bool]:
-    """Return the WHERE clause selecting `ref`'s transactions."""
+    """Return the WHERE clause selecting `ref`'s transactions (a refund with no category of its
+    own counts in its purchase's: tools/finance/flows.py)."""
     if ref.id is None:
-        return Transaction.category_id.is_(None)
-    return Transaction.category_id == ref.id
+        return category_id().is_(None)
+    return category_id() == ref.id
 
 
 def with_category(stmt: Select[*Columns], user_id: int) -> Select[*Columns]:
-    """Outer-join the transaction's category, only if it belongs to the same user."""
+    """Outer-join the category the transaction counts in, only if it is the same user's."""
     return stmt.outerjoin(
-        Category, and_(Category.id == Transaction.category_id, Category.user_id == user_id)
+        Category, and_(Category.id == category_id(), Category.user_id == user_id)
     )
 
 

@@ -10,7 +10,7 @@ from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
 from domain.money import format_minor, percent
-from models.finance import Account, Budget, Category, Transaction
+from models.finance import Account, Budget, Category
 from tools.finance.cites import account_result, budget_result, spend_result
 from tools.finance.clock import days_in_month, month_start, today
 from tools.finance.periods import stated
@@ -88,7 +88,7 @@ def budget_by_id(s: Session, user_id: int, budget_id: int) -> dict[str, Any] | N
     first = budget.month or month_start(today())
     end = first.replace(day=days_in_month(first.year, first.month))
     ref = CategoryRef(budget.category_id, name)
-    rows = spending_totals(s, user_id, first, end, Transaction.category_id, ref)
+    rows = spending_totals(s, user_id, first, end, Category.id, ref)
     spent = {currency: minor for _, currency, minor, *_ in rows}
     row = _budget_row(budget, name, spent)
     return {"id": budget.id, "month": first.strftime("%Y-%m"), **row}
@@ -113,7 +113,7 @@ def get_budget_status(ctx: ToolContext, data: dict[str, Any]) -> Sourced:
                 or_(Budget.month == first, Budget.month.is_(None)),
             )
         ).all()
-        spent_rows = spending_totals(s, ctx.user_id, first, end, Transaction.category_id)
+        spent_rows = spending_totals(s, ctx.user_id, first, end, Category.id)
     chosen: dict[int, tuple[Budget, str]] = {}
     for budget, name in budgets:
         # A budget for this very month overrides the recurring one.
