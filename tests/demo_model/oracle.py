@@ -47,9 +47,7 @@ class Oracle:
 
     def merchant(self, name: str, when: Span) -> Figures:
         """Net spending at one merchant (spending less refunds), per currency."""
-        found = self.tools(
-            "get_transactions", **when, merchant=name, flow="net_spending", limit=1
-        )
+        found = self.tools("get_transactions", **when, merchant=name, flow="net_spending", limit=1)
         return {quoted(t["net"], t["currency"]) for t in found["totals"]}
 
     def total(self, when: Span) -> Figures:

@@ -140,9 +140,7 @@ SUPPORTED = [
         "how much did i spend on grocereis last month",
         lambda o: o.category("Groceries", LAST_MONTH),
     ),
-    Case(
-        "Money in vs out in August", lambda o: o.income_total(LAST_MONTH) | o.total(LAST_MONTH)
-    ),
+    Case("Money in vs out in August", lambda o: o.income_total(LAST_MONTH) | o.total(LAST_MONTH)),
     Case("Do I have any pending transactions?", lambda o: o.pending()),
     Case(
         "What's my savings rate?",

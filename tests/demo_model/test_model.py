@@ -53,7 +53,12 @@ def test_travel_takes_three_rounds_of_tools(year: Seeded) -> None:
     turn = year.demo().ask("How much did I spend on travel this year?")
     # Thinking and the summary; the category's rows; its refunds and its money out, in parallel.
     assert [len(r) for r in turn.replies[:-1]] == [2, 1, 2]
-    assert [args.get("direction") for _, args, _ in turn.calls] == [None, None, "in", "out"]
+    assert [args.get("flow") for _, args, _ in turn.calls] == [
+        None,
+        "net_spending",
+        "refund",
+        "spending",
+    ]
 
 
 def _first_round(question: str, today: date) -> tuple[list[dict[str, Any]], dict[str, Any]]:
