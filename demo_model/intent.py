@@ -131,8 +131,12 @@ def parse(question: str, today: date) -> Parsed:
     kind = _kind(q, category, bool(after) or len(before) > 1)
     if kind == "compare" and not (category or term):
         term = _compared_term(q)  # "Amazon this month vs last month": no "at" before it
-    if kind in ("next_payment", "price_changes") and not (category or term):
-        term = _leftover(q)  # "when is Netflix due?", "has Spotify raised its price?"
+    if kind in ("price_changes", "upcoming") and category == "utilities" and not _utility(q):
+        category = None  # "which bills went up?": any bill, not only the utilities
+    if kind in ("next_payment", "price_changes") and not category:
+        # "when is Netflix due?", "has Spotify raised its price?"; "on my recurring payments"
+        # names no one series.
+        term = _leftover(term) if term else _leftover(q)
     bare = _bare(q) if words <= SHORT and not (category or term or kind) else None
     return Parsed(
         kind=kind,
@@ -253,91 +257,10 @@ def _compared_term(q: str) -> str | None:
     return term if len(term) >= 3 else None
 
 
-# The words of questions about a series' next payment or price, never what they name.
-_AHEAD_WORDS = frozenset(
-    [
-        "when",
-        "whens",
-        "day",
-        "date",
-        "due",
-        "next",
-        "paid",
-        "pay",
-        "payday",
-        "paycheck",
-        "check",
-        "charge",
-        "charged",
-        "charges",
-        "come",
-        "comes",
-        "coming",
-        "arrive",
-        "arrives",
-        "hit",
-        "hits",
-        "go",
-        "goes",
-        "out",
-        "leave",
-        "leaves",
-        "renew",
-        "renews",
-        "renewal",
-        "its",
-        "their",
-        "went",
-        "gone",
-        "up",
-        "increase",
-        "increased",
-        "increases",
-        "raise",
-        "raised",
-        "raises",
-        "hike",
-        "hiked",
-        "more",
-        "expensive",
-        "pricier",
-        "dearer",
-        "price",
-        "prices",
-        "cost",
-        "costs",
-        "changed",
-        "change",
-        "changes",
-        "cheaper",
-        "down",
-        "decreased",
-        "rise",
-        "rose",
-        "risen",
-        "drop",
-        "dropped",
-        "bill",
-        "bills",
-        "subscription",
-        "subscriptions",
-        "recurring",
-        "membership",
-        "plan",
-        "fee",
-        "fees",
-        "has",
-        "have",
-        "will",
-        "be",
-        "get",
-        "salary",
-        "wages",
-        "income",
-        "direct",
-        "debit",
-    ]
-)
+def _utility(q: str) -> bool:
+    """Whether a question names a utility itself, not just "bills"."""
+    words = [p for p in v.CATEGORY_SYNONYMS["utilities"] if p not in ("bill", "utility")]
+    return any(v.contains_phrase(v.tokens(q), p) for p in words) or "utilit" in q
 
 
 def _leftover(q: str) -> str | None:
@@ -348,7 +271,7 @@ def _leftover(q: str) -> str | None:
         for w in words
         if w
         and w not in v.NOT_A_SUBJECT
-        and w not in _AHEAD_WORDS
+        and w not in v.AHEAD_WORDS
         and w not in MONTHS
         and not w.isdigit()
     ]

@@ -141,12 +141,17 @@ INCOME = re.compile(
     r"(get|got|been|was|were|am|i) paid|paid me|came in|come in)\b"
 )
 SAVINGS_RATE = re.compile(
-    r"\b(savings? rate|rate of saving|share of (my )?income (i )?(kept|saved))\b"
+    r"\b(savings? rate|rate of saving|share of (my )?income (i )?(kept|saved)|"
+    r"(percent(age)?|share|proportion|how much|fraction) of my (income|salary|pay) "
+    r"(did |have |do )?i (save|saved|keep|kept|put aside))\b"
 )
-AVERAGE = re.compile(r"\b(average|averages|avg|on average|typical month)\b")
+AVERAGE = re.compile(
+    r"\b(average|averages|avg|on average|typical month|usually|normally|typically)\b"
+)
 TOP_MERCHANT = re.compile(
     r"\b(which|what|top|biggest|largest|most)\b.*\b(merchants?|stores?|shops?|places?|retailers?)\b"
     r"|\b(merchants?|stores?|shops?)\b.*\bmost\b"
+    r"|\bwhere (do|did) i (spend|shop|spent) (the )?most\b|\bwho (do|did) i pay (the )?most\b"
 )
 PENDING = re.compile(r"\b(pending|not (yet )?posted|uncleared|still processing)\b")
 CHART = re.compile(r"\b(charts?|chart it|plot(ted)?|graphs?|trends?|over time|visuali[sz]e)\b")
@@ -159,6 +164,7 @@ IN_AND_OUT = re.compile(
     r"income (vs\.?|versus|and|against) (spending|expenses|outgoings|spend)|"
     r"(earned|earn|earnings) (vs\.?|versus|and|against) (spent|spend|spending)|"
     r"cash ?flow|inflows? (vs\.?|versus|and) outflows?|came in (vs\.?|versus|and) went out|"
+    r"(earn|earned|made|make) and (spend|spent)|"
     r"(come|came|comes|coming) in and (go|goes|went|going) out)\b"
 )
 REFUNDS = re.compile(r"\b(refunds?|refunded|reimburse(d|ments?)?|money back|(get|got) back)\b")
@@ -186,7 +192,8 @@ PAST = re.compile(r"\b(was|were|did|had|used to)\b")
 UPCOMING = re.compile(
     r"\b(upcoming|coming up|coming out|due (soon|this|next|in)|falling due|scheduled|"
     r"(bills|payments|charges|debits|subscriptions) (due|ahead|to come|expected)|"
-    r"what (bills|payments|charges) (are|do i have|will)|expected (bills|payments|charges))\b"
+    r"what (bills|payments|charges) (are|do i have|will)|expected (bills|payments|charges)|"
+    r"(have|need|got) to pay)\b"
 )
 # When a recurring payment comes next: "when is my next rent?", "when do I get paid?".
 NEXT_PAYMENT = re.compile(
@@ -214,6 +221,18 @@ SAVED = re.compile(r"\bhow much (money )?(did|have|had) i (saved?|put aside|kept
 # Categories that move money between the user's own accounts: not income, not refunds.
 TRANSFER_NAMES = ("transfer", "internal", "card payment", "credit card payment")
 WHOLE = re.compile(r"\b(in total|overall|altogether|all categories|everything|total)\b")
+
+# The words of questions about a series' next payment or price, never what they name.
+_AHEAD = (
+    "when whens day date due next paid pay payday paycheck check charge charged charges come "
+    "comes coming arrive arrives hit hits go goes out leave leaves renew renews renewal its "
+    "their went gone up increase increased increases raise raised raises hike hiked more "
+    "expensive pricier dearer price prices cost costs changed change changes cheaper down "
+    "decreased rise rose risen drop dropped bill bills subscription subscriptions recurring "
+    "membership plan fee fees has have will be get salary wages income direct debit there been "
+    "ever any had gotten got become became"
+)
+AHEAD_WORDS = frozenset(_AHEAD.split())
 
 # Words a captured subject may not be: periods, pronouns, filler and the question's own verbs.
 _FILLER = (

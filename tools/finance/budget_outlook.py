@@ -80,9 +80,7 @@ def budget_outlook(
     first = month_start(now)
     spent_now = {
         (category_id, cur): minor
-        for category_id, cur, minor, *_ in spending_totals(
-            s, user_id, first, now, Category.id
-        )
+        for category_id, cur, minor, *_ in spending_totals(s, user_id, first, now, Category.id)
     }
     outlook = Outlook()
     month = first

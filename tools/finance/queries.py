@@ -89,9 +89,7 @@ def category_clause(ref: CategoryRef) -> ColumnElement[bool]:
 
 def with_category(stmt: Select[*Columns], user_id: int) -> Select[*Columns]:
     """Outer-join the category the transaction counts in, only if it is the same user's."""
-    return stmt.outerjoin(
-        Category, and_(Category.id == category_id(), Category.user_id == user_id)
-    )
+    return stmt.outerjoin(Category, and_(Category.id == category_id(), Category.user_id == user_id))
 
 
 def period_clause(start: date | None, end: date | None) -> list[ColumnElement[bool]]:

@@ -147,60 +147,13 @@ def step(day: date, cadence: Cadence, usual: int) -> date:
 
 
 # Words that say how a payment was made, not who was paid; legal forms; web address parts.
-NOISE = frozenset(
-    [
-        "pos",
-        "dd",
-        "so",
-        "sepa",
-        "ach",
-        "ref",
-        "pmt",
-        "payment",
-        "payments",
-        "purchase",
-        "debit",
-        "credit",
-        "card",
-        "direct",
-        "recurring",
-        "online",
-        "contactless",
-        "visa",
-        "mastercard",
-        "mc",
-        "paypal",
-        "sq",
-        "sumup",
-        "zettle",
-        "inc",
-        "ltd",
-        "llc",
-        "plc",
-        "gmbh",
-        "ag",
-        "sa",
-        "sarl",
-        "bv",
-        "ab",
-        "co",
-        "corp",
-        "corporation",
-        "company",
-        "limited",
-        "com",
-        "www",
-        "http",
-        "https",
-        "net",
-        "org",
-        "uk",
-        "usa",
-        "eu",
-        "subscription",
-        "bill",
-    ]
+_NOISE = (
+    "pos dd so sepa ach ref pmt payment payments purchase debit credit card direct recurring "
+    "online contactless visa mastercard mc paypal sq sumup zettle inc ltd llc plc gmbh ag sa "
+    "sarl bv ab co corp corporation company limited com www http https net org uk usa eu "
+    "subscription bill"
 )
+NOISE = frozenset(_NOISE.split())
 SIMILAR = 0.88  # spellings this alike (difflib ratio) name the same merchant
 
 
