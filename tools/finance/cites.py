@@ -83,11 +83,27 @@ def filters_title(filters: dict[str, Any]) -> str:
     else:
         period = f"from {_text(start)}" if start else (f"to {_text(end)}" if end else "all dates")
     named = [
-        f"{key.replace('_', ' ')} {_text(filters[key])}"
-        for key in FILTERS[2:]
-        if filters.get(key) is not None
+        _filter_words(key, filters[key]) for key in FILTERS[2:] if filters.get(key) is not None
     ]
     return " · ".join(["Transactions", *named, period])
+
+
+# What a flow filter selects, in words (tools/finance/flows.py).
+FLOW_WORDS = {
+    "spending": "spending",
+    "refund": "refunds",
+    "income": "income",
+    "transfer": "transfers between own accounts",
+    NET_SPENDING: "spending less refunds",
+}
+
+
+def _filter_words(key: str, value: Any) -> str:
+    if key == "flow":
+        return FLOW_WORDS.get(str(value), str(value))
+    if key == "ids":
+        return f"{len(str(value).split(','))} chosen rows"
+    return f"{key.replace('_', ' ')} {_text(value)}"
 
 
 def txns_result(filters: dict[str, Any], totals: list[dict[str, Any]]) -> dict[str, Any]:
