@@ -1,9 +1,10 @@
 """balance_forecast chart: a balance as it was (actual) and as it is expected to be (projected).
 
-The actual line is today's posted balance less the posted rows after each point; the projected
-line starts from today's balance and adds the pending rows and each expected occurrence of the
-active recurring series (tools/finance/forecast.py), up to end_date. One chart for an account,
-or one per currency for all the user's accounts in it; each point cites what it rests on.
+The actual line is today's posted balance less the posted rows after each point, each point
+citing the account and those rows; the projected line, dashed, starts from today's balance and
+adds the pending rows and each expected occurrence of the active recurring series
+(tools/finance/forecast.py) up to end_date, the series it used named in the result. One chart
+for an account, or one per currency for all the user's accounts in it.
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ from tools.finance.cites import account_source, txns_source
 from tools.finance.clock import add_months, days_in_month, today
 from tools.finance.forecast import MAX_DAYS_AHEAD, Projection, project
 from tools.finance.periods import stated
-from tools.finance.recurring import series_source
 from tools.registry import Sourced, ToolContext, ToolInputError
 
 BALANCE, PROJECTED = "Balance", "Projected"
@@ -116,17 +116,14 @@ def _spec(
     moves: list[tuple[date, int, str]] = []
     for p in group:
         moves += [(max(d, now + timedelta(days=1)), a, f"txn:{i}") for i, d, a in p.pending]
-        moves += [(o.day, o.amount, series_source(o.found)) for o in p.occurrences]
-    moves.sort(key=lambda m: (m[0], m[2]))
-    running, cited, ahead = balance, list(accounts), []
+        moves += [(o.day, o.amount, o.found.series.id) for o in p.occurrences]
+    # Projected rows carry no sources (docs/tools.md#charts): the result's series_used and the
+    # forecast tool name and cite what they rest on.
+    running, ahead = balance, []
     days = sorted({d for d, _, _ in moves if now < d <= end} | {end})
     for day in days[:MAX_POINTS]:
-        for when, amount, source in moves:
-            if when == day:
-                running += amount
-                if source not in cited:
-                    cited.append(source)
-        ahead.append(chart_specs.value(day.isoformat(), BALANCE, running, cur, 0, list(cited)))
+        running += sum(amount for when, amount, _ in moves if when == day)
+        ahead.append(chart_specs.value(day.isoformat(), BALANCE, running, cur, 0, []))
     names = group[0].account.name if len(group) == 1 else f"All {cur} accounts"
     title = f"{names} balance: actual to {now.isoformat()}, projected to {end.isoformat()} ({cur})"
     values = chart_specs.projection(recorded, ahead)
