@@ -13,9 +13,7 @@ from models import User
 
 @click.command("seed-demo")
 @click.argument("user")
-@click.option(
-    "--months", default=DEFAULT_MONTHS, show_default=True, type=click.IntRange(1, 120)
-)
+@click.option("--months", default=DEFAULT_MONTHS, show_default=True, type=click.IntRange(1, 120))
 @click.option("--seed", default=42, show_default=True, type=int)
 @click.option(
     "--if-empty",

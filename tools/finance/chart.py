@@ -107,7 +107,7 @@ def chart(ctx: ToolContext, data: dict[str, Any]) -> Sourced:
 
 def _rows(
     s: Any, user_id: int, start: date, end: date, ref: CategoryRef | None
-) -> list[tuple[date, str | None, str | None, str, int]]:
+) -> list[tuple[date, str | None, str, str, int]]:
     columns: Any = select(
         Transaction.posted_on,
         Category.name,
