@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from demo_model.periods import Period
-from tools.finance.cites import txns_source
+from tools.finance.cites import series_title
 
 Call = tuple[str, dict[str, Any]]
 Results = list[tuple[str, dict[str, Any], Any]]  # (tool name, input, parsed result or error)
@@ -162,5 +162,8 @@ def by_month(period: Period, category: str | None = None) -> Call:
 
 
 def series_source(item: dict[str, Any]) -> str:
-    """Return the source of a recurring series the tools listed: its rows, by id."""
-    return txns_source({"ids": item["transaction_ids"]})
+    """Return how a recurring series the tools listed is cited: by its search result's title
+    (its rows, by id, are that result's source)."""
+    return series_title(
+        item["name"], item["cadence"], item["next_expected_amount"], item["currency"]
+    )

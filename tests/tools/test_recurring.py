@@ -150,7 +150,8 @@ def test_tool_finds_rent_netflix_and_nothing_from_three_grocery_trips(call: Call
         "cadence": "monthly",
         "typical_amount": "1500.00",
     }
-    assert rent["transaction_ids"] == "1,8,16"
+    sources = [b["source"] for b in call.outcome("find_recurring_payments").sources]
+    assert sources[0] == "txns:ids=1%2C8%2C16"  # the rent's three rows
     assert rent["next_expected_date"] == "2025-04-01"
     assert rent["next_expected_amount"] == "1500.00"
     assert netflix["name"] == "Netflix" and netflix["next_expected_date"] == "2025-04-05"

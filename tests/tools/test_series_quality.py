@@ -7,6 +7,7 @@ matched to the truth by the rows it cites.
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from typing import Any
 
@@ -19,6 +20,8 @@ from tests.conftest import make_user
 from tests.tools.conftest import Caller, insert_ledger
 from tests.tools.synthetic_series import ACCOUNTS, END, Synth, ledger, truth
 from tools.finance.clock import pinned_today
+from tools.finance.sources import parse
+from tools.registry import ToolOutcome
 
 BOUND = 0.95
 
@@ -44,12 +47,21 @@ def seeded(db: Database, seed: int) -> tuple[Caller, list[Synth], dict[int, Synt
     return Caller(db, user_id), rows, dict(zip(ids, rows, strict=True))
 
 
-def scored(found: list[dict[str, Any]], by_id: dict[int, Synth], true: set[str]) -> dict[str, Any]:
+def cited_ids(outcome: ToolOutcome) -> list[list[int]]:
+    """The ids of the rows each series cites, in the order the series are listed."""
+    return [
+        [int(i) for i in parse(block["source"])[1]["ids"].split(",")] for block in outcome.sources
+    ]
+
+
+def scored(
+    found: list[dict[str, Any]], cited: list[list[int]], by_id: dict[int, Synth], true: set[str]
+) -> dict[str, Any]:
     """Match each found series to the truth by the majority of its rows' labels."""
     matched: dict[str, dict[str, Any]] = {}
     wrong: list[str] = []
-    for item in found:
-        labels = Counter(by_id[int(i)].series for i in item["transaction_ids"].split(","))
+    for item, ids in zip(found, cited, strict=True):
+        labels = Counter(by_id[i].series for i in ids)
         label, _ = labels.most_common(1)[0]
         if label in true and label not in matched:
             matched[label] = item
@@ -71,8 +83,9 @@ def scored(found: list[dict[str, Any]], by_id: dict[int, Synth], true: set[str])
 def test_precision_and_recall_on_the_labelled_ledger(db: Database, seed: int) -> None:
     call, rows, by_id = seeded(db, seed)
     with pinned_today(END):
-        found = call("find_recurring_payments")["recurring"]
-    score = scored(found, by_id, truth(rows))
+        outcome = call.outcome("find_recurring_payments")
+    found = json.loads(outcome.content)["recurring"]
+    score = scored(found, cited_ids(outcome), by_id, truth(rows))
     print(
         f"seed {seed}: {len(found)} series found, {len(truth(rows))} true; "
         f"precision {score['precision']:.3f}, recall {score['recall']:.3f}; "
@@ -85,9 +98,10 @@ def test_precision_and_recall_on_the_labelled_ledger(db: Database, seed: int) ->
 def test_what_the_series_say_on_the_labelled_ledger(db: Database) -> None:
     call, rows, by_id = seeded(db, 38)
     with pinned_today(END):
-        found = call("find_recurring_payments")["recurring"]
+        outcome = call.outcome("find_recurring_payments")
         transfers = call("find_recurring_payments", include_transfers=True)["recurring"]
-    matched = scored(found, by_id, truth(rows))["matched"]
+    found = json.loads(outcome.content)["recurring"]
+    matched = scored(found, cited_ids(outcome), by_id, truth(rows))["matched"]
     netflix, salary, energy = matched["netflix"], matched["salary"], matched["energy"]
     assert [c["text"] for c in netflix["price_changes"]] == [
         "10.99 -> 12.99 GBP since September 2025"

@@ -170,7 +170,8 @@ def test_a_recurring_series_cites_its_rows(call: Caller, db: Database) -> None:
     sources = call.outcome("find_recurring_payments", min_occurrences=3).sources
     assert len(sources) == len(result["recurring"]) >= 2  # rent and Netflix
     for block, item in zip(sources, result["recurring"], strict=True):
-        assert block["source"] == txns_source({"ids": item["transaction_ids"]})
+        assert block["source"].startswith("txns:ids=")
+        assert block["title"] == f"{item['name']} · monthly · {item['typical_amount']} USD"
         charges = resolve(db, call.user_id, block["source"]) or []
         assert len(charges) == item["occurrences"]
         assert {c["merchant"] for c in charges} == {item["merchant"]}

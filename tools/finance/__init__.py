@@ -24,14 +24,10 @@ AMOUNTS = (
     "currencies are never converted or mixed."
 )
 SPEND = (
-    "Spending follows the one money rule: money out that is not a transfer between the user's "
-    "own accounts, less its refunds (money back at the same merchant, or in an expense "
-    "category); income and transfers are excluded; pending transactions count."
+    "Spend = money out that is not a transfer between the user's own accounts, less refunds; "
+    "pending rows count."
 )
-PERIOD = (
-    "The result states its period (period: from, to, label); without dates it covers all of "
-    "the user's history, never just this month."
-)
+PERIOD = "The result states its period; without dates it covers all of the user's history."
 WRITE = (
     "This CHANGES the user's data: it runs only after the user approves the change in the "
     "chat (if they decline, nothing changes). Call it only when the user asked for this change."
@@ -41,14 +37,13 @@ FINANCE_TOOLS: list[Tool] = [
     Tool(
         name="get_transactions",
         description=(
-            "List the user's bank and card transactions, newest first by default. Filter by "
-            "date range, category, merchant text, account, direction, flow (spending, refund, "
-            "income, transfer, net_spending), amount range, pending, imported (rows a "
-            "statement import added) and ids. Amounts are signed: negative = money out, "
-            "positive = money in; each row's flow says what it is by the money rule. "
-            "min_amount/max_amount compare the ABSOLUTE amount. Returns one page of rows plus "
-            "count and totals per currency over ALL matching rows; when has_more is true, call "
-            f"again with the same filters and cursor=next_cursor. {PERIOD} {AMOUNTS}"
+            "List the user's bank and card transactions, newest first by default, filtered by "
+            "dates, category, merchant text, account, direction, flow, amounts, pending, "
+            "imported (added by a statement import) or ids. Amounts are signed: negative = "
+            "money out; each row's flow says what it counts as (spending, refund, income, "
+            "transfer). min_amount/max_amount compare the ABSOLUTE amount. Returns one page of "
+            "rows plus count and totals per currency over ALL matches; when has_more is true, "
+            f"call again with the same filters and cursor=next_cursor. {PERIOD} {AMOUNTS}"
         ),
         schema=schemas.TransactionsInput,
         handler=get_transactions,
@@ -56,12 +51,11 @@ FINANCE_TOOLS: list[Tool] = [
     Tool(
         name="get_spending_summary",
         description=(
-            "Total spending over a period grouped by category, merchant, month or week, with "
-            "count and share of the total per group, per currency, and each currency's "
-            "spending before refunds, refunds and spending after refunds (total_spent). Use it "
-            "for 'how much did I spend on X', 'where does my money go', top merchants (group "
-            f"by merchant: each currency has its own leaders). Spend is reported positive. "
-            f"{SPEND} {PERIOD} {AMOUNTS}"
+            "Spending over a period grouped by category, merchant, month or week, per currency: "
+            "each group's spend, count and share, and the total before refunds, the refunds "
+            "and the total after them (total_spent). Use it for 'how much did I spend on X', "
+            "'where does my money go', top merchants (each currency has its own). Spend is "
+            f"positive. {SPEND} {PERIOD} {AMOUNTS}"
         ),
         schema=schemas.SpendingSummaryInput,
         handler=get_spending_summary,
@@ -69,12 +63,11 @@ FINANCE_TOOLS: list[Tool] = [
     Tool(
         name="get_cash_flow",
         description=(
-            "Money in vs money out over a period, per currency: income (every inflow that is "
-            "not a refund or a transfer, categorized or not, by category), spending before "
-            "refunds, refunds, spending after refunds, net (income - spending) and the savings "
-            "rate; transfers between the user's own accounts are shown apart and counted in "
-            "neither. Use it for income, 'money in vs out', savings rate, 'did I save'; "
-            f"group_by month for each month's figures. {PERIOD} {AMOUNTS}"
+            "Money in vs money out per currency: income (every inflow that is not a refund or a "
+            "transfer, categorized or not; by category), spending before and after refunds, "
+            "refunds, net (income - spending) and savings rate; transfers between the user's "
+            "accounts are shown apart. Use it for income, 'money in vs out', savings rate, 'how "
+            f"much did I save'; group_by month for each month. {PERIOD} {AMOUNTS}"
         ),
         schema=schemas.CashFlowInput,
         handler=get_cash_flow,
@@ -115,15 +108,13 @@ FINANCE_TOOLS: list[Tool] = [
     Tool(
         name="find_recurring_payments",
         description=(
-            "Recurring series in the user's history, money out (subscriptions, rent, bills) and "
-            "in (salary): same merchant (spellings normalised), a weekly, biweekly, monthly, "
-            "quarterly or yearly cadence, a steady amount (price changes listed, e.g. '15.49 -> "
-            "17.99 USD since March 2025') or a moderately varying bill. Each series: series_id, "
-            "name, direction, cadence, typical, last and next expected amount, next expected "
-            "date, active, monthly cost, price_changes, status (detected, confirmed or "
-            "dismissed by the user) and the ids of its rows (cited). Use it for subscriptions "
-            "(filter category), 'what went up in price', 'when is my next rent / payday'. "
-            f"Totals: estimated monthly cost of active payments out, and of income. {AMOUNTS}"
+            "Recurring series, money out (subscriptions, rent, bills) and in (salary): one "
+            "merchant (spellings normalised), weekly to yearly, a steady amount or a varying "
+            "bill. Each: series_id, name, direction, cadence, last and next amount, next date, "
+            "active, monthly cost, price_changes ('15.49 -> 17.99 USD since March 2025'), "
+            "status (the user's word) and its rows' ids. Use it for subscriptions (filter "
+            "category), 'what went up in price', 'when is my next rent / payday'. Totals: the "
+            f"monthly cost of active payments out, and of income. {AMOUNTS}"
         ),
         schema=schemas.RecurringInput,
         handler=find_recurring_payments,
@@ -131,12 +122,11 @@ FINANCE_TOOLS: list[Tool] = [
     Tool(
         name="forecast_balance",
         description=(
-            "What the user's balance will be on a future date, per account and per currency: "
-            "today's posted balance + pending rows + each expected occurrence of the account's "
-            "active recurring series (salary in, bills out, transfers between accounts) up to "
-            "the date; optionally less what monthly budgets still allow. Names every series "
-            "used, with dates and amounts, each citing its rows. Use it for 'what will my "
-            f"balance be on <date>', 'will I have enough by the end of the month'. {AMOUNTS}"
+            "The user's balance on a future date, per account and currency: today's posted "
+            "balance + pending rows + each expected occurrence of the account's active "
+            "recurring series (salary, bills, transfers) up to the date; optionally less what "
+            "budgets still allow. Names every series used. Use it for 'what will my balance "
+            f"be on <date>', 'will I have enough by the end of the month'. {AMOUNTS}"
         ),
         schema=schemas.ForecastInput,
         handler=forecast_balance,
@@ -144,10 +134,9 @@ FINANCE_TOOLS: list[Tool] = [
     Tool(
         name="get_upcoming_bills",
         description=(
-            "The recurring payments expected in the next days (default 30), oldest first: date, "
-            "name, amount, account, cadence, whether its price changed, and totals per "
-            "currency; optionally expected income too. From the user's active recurring series "
-            f"(transfers between their own accounts are not bills). {AMOUNTS}"
+            "The recurring payments due in the next days (default 30), oldest first: date, name, "
+            "amount, account, cadence, price changed or not; totals per currency; optionally "
+            f"expected income too. Transfers between the user's accounts are not bills. {AMOUNTS}"
         ),
         schema=schemas.UpcomingBillsInput,
         handler=get_upcoming_bills,
@@ -156,11 +145,10 @@ FINANCE_TOOLS: list[Tool] = [
         name="chart",
         description=(
             "Chart of the user's records (bars, a donut, stacked bars or a line), computed from "
-            "their transactions (one Vega-Lite spec per currency; the page draws it): spending "
-            "by month or category, category shares, income vs spending, a budget's progress, an "
-            "account's balance, or a balance forecast (the actual line, then the projected one). "
-            "Use for chart, plot, graph, trend, share, 'over time' and comparisons over several "
-            f"periods; do not restate the figures as numbers. {PERIOD}"
+            "their transactions (one Vega-Lite spec per currency; the page draws it), a balance "
+            "forecast included. Use for chart, plot, graph, trend, share, 'over time' and "
+            "comparisons over several periods; do not restate the figures as numbers. "
+            f"{PERIOD}"
         ),
         schema=schemas.ChartInput,
         handler=chart,

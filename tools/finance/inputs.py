@@ -58,9 +58,8 @@ class TransactionsInput(Schema):
     flow = fields.String(
         validate=validate.OneOf(FLOWS),
         metadata={
-            "description": "What the money is, by the one money rule: 'spending' (money out, "
-            "not a transfer), 'refund' (money back for spending), 'income' (every other money "
-            "in, categorized or not), 'transfer' (between the user's own accounts), or "
+            "description": "'spending' (money out, not a transfer), 'refund', 'income' (other "
+            "money in, categorized or not), 'transfer' (between the user's accounts), or "
             "'net_spending' (spending and refunds: their sum is net spending)."
         },
     )
@@ -84,10 +83,7 @@ class TransactionsInput(Schema):
         }
     )
     ids = IdList(
-        metadata={
-            "description": "Only these transactions: ids separated by commas, e.g. '12,40' "
-            "(the rows a recurring series or a forecast cites)."
-        }
+        metadata={"description": "Only these transactions: ids separated by commas, e.g. '12,40'."}
     )
     sort = fields.String(
         load_default="date_desc",

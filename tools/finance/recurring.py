@@ -192,7 +192,6 @@ def item(f: Found) -> dict[str, Any]:
         "amount_varies": s.varies,
         "price_changes": [price_change(c.before, c.after, c.since, cur) for c in s.changes],
         "status": f.status,
-        "transaction_ids": cited_ids(f),
     }
     if len(variants) > 1:
         out["merchant_variants"] = variants[:5]
