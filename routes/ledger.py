@@ -182,9 +182,7 @@ def unmark_flow(transaction_id: int) -> dict[str, Any]:
 @bp.doc(security=BEARER)
 def choose_series(data: dict[str, Any], series_id: str) -> dict[str, Any]:
     """Confirm, dismiss or rename a recurring series (its `series_id` from the recurring tools)."""
-    if not SERIES_ID.fullmatch(series_id):
-        raise NotFound("recurring series", series_id)
-    return corrections.choose_series(get_db(), g.user_id, series_id, data)
+    return corrections.choose_series(get_db(), g.user_id, _series(series_id), data)
 
 
 @bp.delete("/recurring/<series_id>")
@@ -194,7 +192,12 @@ def choose_series(data: dict[str, Any], series_id: str) -> dict[str, Any]:
 @bp.doc(security=BEARER)
 def forget_series(series_id: str) -> tuple[str, int]:
     """Forget the caller's word on a series: it is shown as detected again."""
+    corrections.forget_series(get_db(), g.user_id, _series(series_id))
+    return "", 204
+
+
+def _series(series_id: str) -> str:
+    """Return a path's series id, or 404: no series has another shape."""
     if not SERIES_ID.fullmatch(series_id):
         raise NotFound("recurring series", series_id)
-    corrections.forget_series(get_db(), g.user_id, series_id)
-    return "", 204
+    return series_id
