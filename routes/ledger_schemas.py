@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from marshmallow import Schema, ValidationError, fields, validate, validates_schema
+from marshmallow import Schema, fields, validate
 
 from models.finance import ACCOUNT_KINDS, CATEGORY_KINDS, FLOW_MARKS, SERIES_STATUSES
 from routes.record_responses import AccountRecord
@@ -144,11 +144,6 @@ class SeriesChoice(Schema):
     name = _name(
         120, allow_none=True, metadata={"description": "The series' name; null: its merchant's."}
     )
-
-    @validates_schema
-    def _something(self, data: dict[str, Any], **_: Any) -> None:
-        if not data:
-            raise ValidationError("Give status, name or both.", "_schema")
 
 
 class SeriesChoiceRecord(Schema):

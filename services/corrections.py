@@ -40,7 +40,18 @@ def mark_flow(db: Database, user_id: int, transaction_id: int, mark: str | None)
 def choose_series(
     db: Database, user_id: int, series_id: str, data: dict[str, Any]
 ) -> dict[str, Any]:
-    """Confirm, dismiss or rename a series (the fields given change); return the choice."""
+    """Confirm, dismiss or rename a series (the fields given change); return the choice.
+
+    With no field given nothing changes (and nothing is stored).
+    """
+    if not data:
+        with db.read() as s:
+            kept = s.scalar(
+                select(RecurringChoice).where(
+                    RecurringChoice.user_id == user_id, RecurringChoice.series_id == series_id
+                )
+            )
+            return _choice(kept) if kept else {"series_id": series_id, "status": None, "name": None}
     for attempt in range(2):
         try:
             with db.transaction() as s:

@@ -35,6 +35,7 @@ SAMPLE_IDS = {
     "import_id": "1",
     "row_id": "1",
     "rule_id": "1",
+    "series_id": "s0123456789ab",
 }
 
 
