@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 
+from models.migrate import upgrade
+from tests.backends import fresh_postgres
 from tests.conftest import make_user
 from tests.demo_model.conftest import Demo
 from tests.tools import known_ledger as k
@@ -20,19 +22,35 @@ from tests.tools.conftest import Caller
 from tools.finance.clock import pinned_today
 
 
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def database(
+    request: pytest.FixtureRequest,
+    migrated_template: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[str]:
+    """The ledger's database, on SQLite and on PostgreSQL (the rule is SQL: both must agree)."""
+    if request.param == "postgresql":
+        with fresh_postgres() as url:
+            upgrade(url)
+            yield url
+        return
+    folder = tmp_path_factory.mktemp("known")
+    shutil.copy(migrated_template, folder / "known.db")
+    yield f"sqlite:///{folder / 'known.db'}"
+
+
 @pytest.fixture(scope="module")
 def built(
-    migrated_template: Path, tmp_path_factory: pytest.TempPathFactory
+    database: str, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[tuple[Caller, dict[str, str], Any]]:
     """The ledger posted over the API once for the module: a tool caller for its user, their
     auth headers and the test client."""
     from app import create_app
 
-    folder = tmp_path_factory.mktemp("known")
-    shutil.copy(migrated_template, folder / "known.db")
+    folder = tmp_path_factory.mktemp("spool")
     config = {
         "TESTING": True,
-        "DATABASE_URL": f"sqlite:///{folder / 'known.db'}",
+        "DATABASE_URL": database,
         "ANTHROPIC_API_KEY": None,
         "SECRET_KEY": "test-secret",
         "DEMO_EVENT_DELAY": 0.0,
