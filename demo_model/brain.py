@@ -162,6 +162,7 @@ def describe(intent: Intent) -> str:
         "upcoming": f"the recurring payments due in {period}",
         "next_payment": f"when the next {about} payment comes",
         "price_changes": "which recurring payments changed price",
+        "transfers": f"the money moved between your own accounts in {period}",
         "place": f"spending in a place, which the records do not carry; totals of {period}",
         "chart": f"a chart ({dict(intent.details).get('chart', '').replace('_', ' ')}) of {period}",
     }.get(intent.kind, "something I cannot help with")

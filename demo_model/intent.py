@@ -45,11 +45,20 @@ FINANCE_KINDS = (
     "upcoming",
     "next_payment",
     "price_changes",
+    "transfers",
 )
 # Questions about what lies ahead: read before the words that make a question beyond the demo.
-AHEAD_KINDS = ("forecast", "upcoming", "next_payment", "price_changes", "savings_rate")
+AHEAD_KINDS = (
+    "forecast",
+    "upcoming",
+    "next_payment",
+    "price_changes",
+    "savings_rate",
+    "transfers",
+)
 # Without a period, these cover all of the user's history (stated in the answer).
 WHOLE_HISTORY = (
+    "transfers",
     "spending",
     "largest",
     "refunds",
@@ -131,6 +140,8 @@ def parse(question: str, today: date) -> Parsed:
     kind = _kind(q, category, bool(after) or len(before) > 1)
     if kind == "compare" and not (category or term):
         term = _compared_term(q)  # "Amazon this month vs last month": no "at" before it
+    if kind == "transfers" and (account := re.search(r"\b(savings|checking|card|pot)\b", q)):
+        category, term = None, account[1]  # "moved into my savings account": to savings
     if kind in ("price_changes", "upcoming") and category == "utilities" and not _utility(q):
         category = None  # "which bills went up?": any bill, not only the utilities
     if kind in ("next_payment", "price_changes") and not category:
@@ -214,6 +225,8 @@ def _ahead(q: str) -> str | None:
     """Return the kind of a question about a balance ahead, payments due or prices, if it is."""
     if v.SAVED.search(q):
         return "savings_rate"
+    if v.TRANSFERS.search(q) and not v.ORDER.search(q):
+        return "transfers"
     if _balance_ahead(q):
         return "forecast"
     if v.UPCOMING.search(q) and not v.NEXT_PAYMENT.search(q):

@@ -42,6 +42,7 @@ def next_calls(intent: Intent, results: Results) -> list[Call]:
         "upcoming": lambda i, r: c.missing(r, [c.upcoming(int(dict(i.details)["days"]))]),
         "next_payment": lambda i, r: c.missing(r, [c.recurring()]),
         "price_changes": lambda i, r: c.missing(r, [c.recurring()]),
+        "transfers": lambda i, r: c.missing(r, transfer_calls(i)),
         "balances": lambda i, r: c.missing(r, [c.balances()]),
         "overview": lambda i, r: c.missing(r, [c.balances(), c.by_category(i.period)]),
     }
@@ -200,6 +201,12 @@ def _recurring(intent: Intent, results: Results) -> list[Call]:
         name = subscriptions_category(found)
         return c.missing(results, [c.recurring(category=name, direction="out")]) if name else []
     return []
+
+
+def transfer_calls(intent: Intent) -> list[Call]:
+    """Money moved out of and into the user's accounts (of the transfers a term names)."""
+    where = {"merchant": intent.term} if intent.term else {}
+    return [c.transfers(intent.period, where, way) for way in ("out", "in")]
 
 
 def subscriptions_category(found: Any) -> str | None:

@@ -167,3 +167,12 @@ def series_source(item: dict[str, Any]) -> str:
     return series_title(
         item["name"], item["cadence"], item["next_expected_amount"], item["currency"]
     )
+
+
+TRANSFERS_LISTED = 10
+
+
+def transfers(period: Period, where: dict[str, str], direction: str) -> Call:
+    """Money moved between the user's own accounts, out of or into them, newest first."""
+    args = {**period.span(), **where, "flow": "transfer", "direction": direction}
+    return "get_transactions", {**args, "sort": "date_desc", "limit": TRANSFERS_LISTED}

@@ -217,6 +217,13 @@ PRICED = re.compile(
     r"recurring|memberships?|plans?|fees?|tariffs?)\b"
 )
 # "How much did I save?": what income left after spending.
+# Money moved between the user's own accounts, asked about (not asked to be moved).
+TRANSFERS = re.compile(
+    r"\b(how much|what|which|show|list|any|did i|have i|total)\b.*\b(transfer(s|red)?|"
+    r"moved?|put|sent)\b.*\b(to|into|from|between|in)\b.*\b(savings?|accounts?|checking|"
+    r"card|pot)\b|\b(my|the) transfers\b|\btransfers between\b"
+)
+ORDER = re.compile(r"^\s*(please )?(transfer|send|move|pay)\b")
 SAVED = re.compile(r"\bhow much (money )?(did|have|had) i (saved?|put aside|kept)\b|\bdid i save\b")
 # Categories that move money between the user's own accounts: not income, not refunds.
 TRANSFER_NAMES = ("transfer", "internal", "card payment", "credit card payment")

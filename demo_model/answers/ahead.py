@@ -6,15 +6,25 @@ from __future__ import annotations
 from typing import Any
 
 from demo_model import tool_calls as c
-from demo_model.answers.fmt import cite, currency_note, dec, lines_md, money, plural, signed
+from demo_model.answers.fmt import (
+    cite,
+    currency_note,
+    dec,
+    lines_md,
+    money,
+    plural,
+    row_line,
+    signed,
+)
 from demo_model.answers.honest import data_note
 from demo_model.answers.standing import series_line
 from demo_model.cite import Answer, Line, Part
 from demo_model.intent import Intent
 from demo_model.mdtext import md_text
+from demo_model.planner import transfer_calls
 from demo_model.tool_calls import Results
 from demo_model.vocabulary import names_term, names_topic
-from tools.finance.cites import account_title, series_title, txn_source
+from tools.finance.cites import account_title, series_title, txn_source, txns_source
 
 LISTED_SERIES = 8  # the series a forecast lists with their amounts; the others by name
 
@@ -28,8 +38,9 @@ def forecast(intent: Intent, results: Results) -> Answer:
         return data_note(results) or "I don't see any accounts to project a balance for."
     said = md_text(intent.period.label)
     when = md_text(day)
+    named = f"{when} ({said})" if said != when else when
     lines: list[Line] = [
-        f"Your balances on {said} ({when}), projected from today's posted balances, the pending "
+        f"Your balances projected to {named}, from today's posted balances, the pending "
         "transactions and your active recurring payments and income:"
     ]
     listed = 0
@@ -162,3 +173,24 @@ def price_changes(intent: Intent, results: Results) -> Answer:
     lines: list[Line] = [f"Price changes in your recurring payments ({period}):"]
     lines += [series_line(p) for p in moved]
     return lines_md(lines + currency_note({str(p.get("currency")) for p in moved}))
+
+
+def transfers(intent: Intent, results: Results) -> Answer:
+    """Return the money moved between the user's own accounts: out of them, into them."""
+    period = intent.period.text()
+    about = f" (matching “{md_text(intent.term)}”)" if intent.term else ""
+    lines: list[Line] = [f"Transfers between your own accounts{about} in {period}:"]
+    rows: list[dict[str, Any]] = []
+    for call, way in zip(transfer_calls(intent), ("moved out of", "moved into"), strict=True):
+        found = c.result_of(results, call) or {}
+        rows += found.get("transactions") or []
+        for t in found.get("totals") or []:
+            figure = cite(f"**{money(t['net'], t['currency'])}**", [txns_source(call[1])])
+            count = plural(int(t["count"]), "transfer")
+            lines.append((f"- {md_text(t['currency'])}: ", figure, f" {way} an account ({count})"))
+    if not rows:
+        return f"I found no transfers between your own accounts{about} in {period}."
+    rows.sort(key=lambda r: (r.get("date", ""), r.get("id", 0)), reverse=True)
+    lines += ["", "The latest:", *(row_line(r, refund=False) for r in rows[:LISTED_SERIES])]
+    lines.append("They are neither spending nor income: the money stays yours.")
+    return lines_md(lines + currency_note({str(r.get("currency")) for r in rows}))

@@ -178,3 +178,26 @@ def test_a_period_is_always_stated_and_never_silently_this_month(
 ) -> None:
     text, _, _ = asked(year, question)
     assert period in text, text
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "How much did I transfer to savings?",
+        "How much money did I move into my savings account?",
+        "What transfers did I make to savings?",
+    ],
+)
+def test_transfers_are_money_moved_not_spent(year: Seeded, question: str) -> None:
+    assert resolve([question], DEMO_DAY).kind == "transfers"
+    text, quoted, _ = asked(year, question)
+    moved = year.tools()(
+        "get_transactions", flow="transfer", merchant="savings", direction="out", limit=1
+    )
+    (usd,) = moved["totals"]
+    assert (Decimal(usd["net"]).copy_abs(), "USD") in quoted, text
+    assert "neither spending nor income" in text
+
+
+def test_an_order_to_move_money_is_not_read_as_a_question_about_transfers() -> None:
+    assert resolve(["Transfer 200 dollars to my savings account"], DEMO_DAY).kind == "unknown"
