@@ -143,3 +143,37 @@ def test_the_balance_forecast_chart_draws_actual_then_projected(call: Caller) ->
     assert spec["layer"][0]["encoding"]["strokeDash"]["field"] == "projected"
     assert spec["totals"] == {"Balance": "1000.00", "Projected": "-500.00"}
     assert result["series_used"][0]["name"] == "Landlord LLC"
+
+
+READ_CALLS = [
+    ("get_transactions", {}),
+    ("get_spending_summary", {}),
+    ("get_cash_flow", {}),
+    ("get_account_balances", {}),
+    ("get_budget_status", {}),
+    ("compare_spending", {"period_a_start": "2025-01-01", "period_a_end": "2025-01-31",
+                          "period_b_start": "2025-02-01", "period_b_end": "2025-02-28"}),
+    ("find_recurring_payments", {}),
+    ("forecast_balance", {"date": "2025-04-30"}),
+    ("get_upcoming_bills", {}),
+    ("chart", {"kind": "spending_by_month"}),
+    ("chart", {"kind": "category_share"}),
+    ("chart", {"kind": "budget_progress", "category": "Groceries"}),
+    ("chart", {"kind": "account_balance", "account": "Checking"}),
+    ("chart", {"kind": "balance_forecast"}),
+]  # fmt: skip
+
+
+def test_every_read_tool_states_its_period(call: Caller) -> None:
+    from tools.finance import FINANCE_TOOLS
+
+    reads = {t.name for t in FINANCE_TOOLS if not t.side_effects}
+    assert {name for name, _ in READ_CALLS} == reads
+    for name, args in READ_CALLS:
+        period = call(name, **args)["period"]
+        assert set(period) == {"from", "to", "label"}, (name, period)
+        assert period["from"] <= period["to"] and period["label"], (name, period)
+    # Without dates: all of the history, said so.
+    for name in ("get_transactions", "get_spending_summary", "get_cash_flow"):
+        assert call(name)["period"] == {"from": "2025-01-01", "to": "2025-03-15",
+                                        "label": "all history"}  # fmt: skip

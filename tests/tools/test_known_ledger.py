@@ -103,6 +103,14 @@ def by_currency(blocks: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return {b["currency"]: b for b in blocks}
 
 
+def test_the_new_read_tools_are_served_over_mcp(built: tuple[Caller, dict[str, str], Any]) -> None:
+    _, h, client = built
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    listed = {t["name"] for t in client.post("/mcp", json=body, headers=h).json["result"]["tools"]}
+    assert {"get_cash_flow", "forecast_balance", "get_upcoming_bills"} <= listed
+    assert "set_budget" not in listed
+
+
 def test_money_in_and_out_by_the_rule(built: tuple[Caller, dict[str, str], Any]) -> None:
     call, h, client = built
     flow = call("get_cash_flow")
