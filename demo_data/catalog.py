@@ -46,6 +46,14 @@ FIXED_MONTHLY = (
     ("Acme Corp Payroll", 520_000, 25, "Salary", CHECKING, "Direct deposit"),
 )
 SUBSCRIPTIONS = ("Netflix", "Spotify", "iCloud+", "FitLife Gym")
+# Netflix's price went up three months before the end of the history.
+NETFLIX_NEW_PRICE = -1_799
+PRICE_CHANGE_MONTHS_BACK = 3
+# A yearly charge, on this day of the history's second month (and a year later).
+YEARLY = ("Amazon Prime", -13_900, 14, "Subscriptions", VISA, "Annual membership")
+
+# Freelance invoices paid in, imported without a category: income all the same.
+FREELANCE = ("Brightside Studio", 60_000, 140_000, 12)
 
 # Day-to-day spending on the Visa: (merchant, min minor, max minor) per kind.
 GROCERS = (

@@ -9,14 +9,14 @@ from flask import current_app
 from flask.cli import with_appcontext
 from sqlalchemy import select
 
-from demo_data.generator import seed_finance
+from demo_data.generator import DEFAULT_MONTHS, seed_finance
 from models import User
 from models.db import Database
 
 
 @click.command("seed-demo")
 @click.argument("user")
-@click.option("--months", default=12, show_default=True, type=click.IntRange(1, 120))
+@click.option("--months", default=DEFAULT_MONTHS, show_default=True, type=click.IntRange(1, 120))
 @click.option("--seed", default=42, show_default=True, type=int)
 @click.option(
     "--if-empty",

@@ -1,4 +1,10 @@
-"""Seed one user with a realistic, deterministic year of finances (same seed -> same rows)."""
+"""Seed one user with realistic, deterministic finances (same seed -> same rows).
+
+The history exercises the money rule and the recurring series: a monthly move to savings whose
+two legs carry no category (a transfer all the same), online orders returned for a refund with
+no category, freelance income with no category, a yearly charge and a subscription whose price
+went up.
+"""
 
 from __future__ import annotations
 
@@ -26,15 +32,18 @@ class Row:
     account: str
     amount: int
     merchant: str
-    category: str
+    category: str | None
     description: str = "Card purchase"
     pending: bool = False
+
+
+DEFAULT_MONTHS = 18
 
 
 def seed_finance(
     db: Database,
     user_id: int,
-    months: int = 12,
+    months: int = DEFAULT_MONTHS,
     seed: int = 42,
     today: date | None = None,
     if_empty: bool = False,
@@ -47,7 +56,7 @@ def seed_finance(
         raise ValueError("months must be at least 1")
     end = today or clock_today()
     start = month_start(add_months(end, -(months - 1)))
-    travel = month_start(add_months(end, -(months // 2)))
+    travel = month_start(add_months(end, -min(months // 2, 6)))
     rows = plan_rows(random.Random(seed), start, end, travel)
     # One transaction, so nobody ever sees the user's data half replaced.
     with db.transaction() as s:
@@ -56,7 +65,6 @@ def seed_finance(
         for model in (Transaction, Budget, Category, Account):
             s.execute(delete(model).where(model.user_id == user_id))
         budgets = _insert(s, user_id, rows, travel)
-    expense = {name for name, kind in c.CATEGORIES if kind == "expense"}
     return {
         "user_id": user_id,
         "seed": seed,
@@ -68,7 +76,7 @@ def seed_finance(
         "budgets": budgets,
         "transactions": len(rows),
         "pending": sum(r.pending for r in rows),
-        "refunds": sum(r.amount > 0 and r.category in expense for r in rows),
+        "refunds": sum(r.amount > 0 and r.description.startswith("Refund") for r in rows),
         "currencies": sorted({_currency(r.account) for r in rows}),
     }
 
@@ -110,7 +118,7 @@ def _insert(s: Session, user_id: int, rows: list[Row], travel: date) -> int:
             currency=_currency(r.account),
             merchant=r.merchant,
             description=r.description,
-            category=categories[r.category],
+            category=categories[r.category] if r.category else None,
             pending=r.pending,
         )
         for r in rows
@@ -125,9 +133,12 @@ def plan_rows(rng: random.Random, start: date, end: date, travel: date) -> list[
     next_grocery = start + timedelta(days=rng.randint(0, 3))
     purchases = 0
     day = start
+    price_up = month_start(add_months(end, -c.PRICE_CHANGE_MONTHS_BACK))
+    yearly = add_months(start, 1)
     while day <= end:
         if day.day == 1:
-            rows += _monthly(rng, day, travel)
+            rows += _monthly(rng, day, travel, price_up)
+            rows += _yearly_and_freelance(rng, day, yearly)
         if day in trip:
             rows += _trip_day(rng, day, trip)
         else:
@@ -143,7 +154,8 @@ def plan_rows(rng: random.Random, start: date, end: date, travel: date) -> list[
                 if rng.random() < chance:
                     rows.append(_pick(rng, choices, day, category))
                     purchases += category == "Shopping"
-                    # Every seventh online order goes back, refunded a week later.
+                    # Every seventh online order goes back, refunded a week later (the
+                    # bank's row carries no category: the money rule finds the purchase).
                     if category == "Shopping" and purchases % 7 == 3:
                         last = rows[-1]
                         rows.append(
@@ -152,7 +164,7 @@ def plan_rows(rng: random.Random, start: date, end: date, travel: date) -> list[
                                 c.VISA,
                                 -last.amount,
                                 last.merchant,
-                                "Shopping",
+                                None,
                                 "Refund: returned item",
                             )
                         )
@@ -166,12 +178,16 @@ def plan_rows(rng: random.Random, start: date, end: date, travel: date) -> list[
     return sorted(kept, key=lambda r: (r.day, r.account, r.merchant, r.amount, r.description))
 
 
-def _monthly(rng: random.Random, first: date, travel: date) -> list[Row]:
+def _monthly(rng: random.Random, first: date, travel: date, price_up: date) -> list[Row]:
     last_day = days_in_month(first.year, first.month)
     rows = [
         Row(first.replace(day=min(d, last_day)), acct, amount, merchant, cat, desc)
         for merchant, amount, d, cat, acct, desc in c.FIXED_MONTHLY
     ]
+    if first >= price_up:
+        rows = [
+            replace(r, amount=c.NETFLIX_NEW_PRICE) if r.merchant == "Netflix" else r for r in rows
+        ]
     name, d, lo, hi = c.ELECTRICITY
     rows.append(
         Row(
@@ -184,17 +200,17 @@ def _monthly(rng: random.Random, first: date, travel: date) -> list[Row]:
             c.CHECKING,
             -c.SAVINGS_TRANSFER,
             f"Transfer to {c.SAVINGS}",
-            "Transfers",
+            None,
             "Scheduled transfer",
         )
     )
     rows.append(
         Row(
-            first.replace(day=26),
+            first.replace(day=27),
             c.SAVINGS,
             c.SAVINGS_TRANSFER,
             f"Transfer from {c.CHECKING}",
-            "Transfers",
+            None,
             "Scheduled transfer",
         )
     )
@@ -213,6 +229,19 @@ def _monthly(rng: random.Random, first: date, travel: date) -> list[Row]:
         rows.append(
             Row(first.replace(day=2), c.VISA, amount, merchant, "Travel", "Flights JFK-CDG return")
         )
+    return rows
+
+
+def _yearly_and_freelance(rng: random.Random, first: date, yearly: date) -> list[Row]:
+    """The yearly charge in its month, and a freelance invoice paid every other month."""
+    rows = []
+    if first.month == yearly.month:
+        merchant, amount, day, category, account, description = c.YEARLY
+        rows.append(Row(first.replace(day=day), account, amount, merchant, category, description))
+    if first.month % 2:
+        merchant, lo, hi, day = c.FREELANCE
+        paid = rng.randint(lo, hi) // 100 * 100
+        rows.append(Row(first.replace(day=day), c.CHECKING, paid, merchant, None, "Invoice paid"))
     return rows
 
 

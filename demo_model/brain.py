@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date
 from typing import Any
 
+from demo_model import tool_calls as calls
 from demo_model.answers import compose_cited
 from demo_model.answers.honest import HELP
 from demo_model.binding import sign_reply
 from demo_model.cite import Answer, Part, SearchResults, text_blocks
 from demo_model.intent import Intent, resolve
+from demo_model.periods import settle
 from demo_model.planner import next_calls
 from demo_model.reading import question_indexes, results_since, rounds_since, text_of, today_of
+from demo_model.tool_calls import Call, Results
 from tools.finance.clock import today as clock_today
 
 LABEL = "offline demo model"
@@ -47,7 +50,8 @@ def respond(body: dict[str, Any], today: date | None = None) -> Reply:
     intent = resolve([text_of(messages[i]) for i in asked], today)
     results = results_since(messages, start)
     rounds = rounds_since(messages, start)
-    wanted = next_calls(intent, results) if rounds < MAX_ROUNDS else []
+    intent, history = settled(intent, results, today)
+    wanted = (history or next_calls(intent, results)) if rounds < MAX_ROUNDS else []
     loaded, deferred, search = offered_tools(body, messages)
     calls = [(name, args) for name, args in wanted if name in loaded or name in deferred]
     if wanted and not calls:
@@ -94,6 +98,23 @@ def progress_note(tools: list[str], results: int) -> str:
 
 def _label(tool: str) -> str:
     return tool.removeprefix("get_").replace("_", " ")
+
+
+def settled(intent: Intent, results: Results, today: date) -> tuple[Intent, list[Call]]:
+    """Return the intent with all of the history dated, or the call that tells where it starts.
+
+    A question naming no period covers all of the user's history: from their first transaction
+    (asked for once) to today; an average, the whole months of it.
+    """
+    if intent.period.unit != "all":
+        return intent, []
+    first = calls.result_of(results, calls.first_row())
+    if not isinstance(first, dict):
+        return intent, [calls.first_row()]
+    rows = first.get("transactions") or []
+    start = date.fromisoformat(rows[0]["date"]) if rows else None
+    period = settle(intent.period, start, today, whole_months=intent.kind == "average")
+    return replace(intent, period=period), []
 
 
 def offered_tools(
@@ -189,9 +210,15 @@ def describe(intent: Intent) -> str:
         "categorize_rows": "a change: propose categories for the uncategorized transactions",
         "in_and_out": f"money in (income) against money out (spending) in {period}",
         "pending": "transactions still pending",
-        "savings_rate": f"the savings rate (income less spending, over income) in {period}",
+        "savings_rate": f"what I kept and the savings rate (income less spending, over income) "
+        f"in {period}",
         "average": f"the average month of {about} spending over {period}",
-        "merchants": f"the merchants with the most spending in {period}",
+        "merchants": f"the merchants with the most spending in {period}, in each currency",
+        "forecast": f"each account's balance projected to {period}, from the recurring series",
+        "upcoming": f"the recurring payments due in {period}",
+        "next_payment": f"when the next {about} payment comes",
+        "price_changes": "which recurring payments changed price",
+        "transfers": f"the money moved between your own accounts in {period}",
         "place": f"spending in a place, which the records do not carry; totals of {period}",
         "chart": f"a chart ({dict(intent.details).get('chart', '').replace('_', ' ')}) of {period}",
     }.get(intent.kind, "something I cannot help with")

@@ -4,19 +4,22 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
-from datetime import date
+from datetime import date, timedelta
 
 from demo_model import vocabulary as v
 from demo_model.change_requests import read_change
+from demo_model.future import days_ahead, future_day
 from demo_model.language import language_of
 from demo_model.periods import (
     MONTHS,
     Period,
+    all_history,
     asks_relative,
     find_periods,
     month_back,
     rolling,
     shift,
+    spelled_out,
     without_periods,
 )
 from demo_model.spelling import corrected
@@ -38,8 +41,35 @@ FINANCE_KINDS = (
     "merchants",
     "savings_rate",
     "place",
+    "forecast",
+    "upcoming",
+    "next_payment",
+    "price_changes",
+    "transfers",
 )
-SUBJECT_KINDS = ("spending", "compare", "budget", "largest", "refunds")
+# Questions about what lies ahead: read before the words that make a question beyond the demo.
+AHEAD_KINDS = (
+    "forecast",
+    "upcoming",
+    "next_payment",
+    "price_changes",
+    "savings_rate",
+    "transfers",
+)
+# Without a period, these cover all of the user's history (stated in the answer).
+WHOLE_HISTORY = (
+    "transfers",
+    "spending",
+    "largest",
+    "refunds",
+    "income",
+    "in_and_out",
+    "savings_rate",
+    "merchants",
+    "average",
+    "place",
+)
+SUBJECT_KINDS = ("spending", "compare", "budget", "largest", "refunds", "next_payment")
 REFUND_SUBJECT = re.compile(r"(?P<t>[a-z0-9&'\u2019. -]+?)\s+(?:refunds?|reimbursements?)\b")
 CONNECTOR = re.compile(r"\b(vs\.?|versus|compared? (to|with)|against|than)\b")
 TERM = re.compile(
@@ -97,7 +127,7 @@ class Parsed:
 
 def parse(question: str, today: date) -> Parsed:
     """Read one question without context."""
-    q = corrected(v.fold(re.sub(r"\(#\d+\)", " ", question)).strip())
+    q = spelled_out(corrected(v.fold(re.sub(r"\(#\d+\)", " ", question)).strip()))
     cut = CONNECTOR.search(q)
     before = find_periods(q[: cut.start()] if cut else q, today)
     after = find_periods(q[cut.end() :], today) if cut else []
@@ -110,6 +140,14 @@ def parse(question: str, today: date) -> Parsed:
     kind = _kind(q, category, bool(after) or len(before) > 1)
     if kind == "compare" and not (category or term):
         term = _compared_term(q)  # "Amazon this month vs last month": no "at" before it
+    if kind == "transfers" and (account := re.search(r"\b(savings|checking|card|pot)\b", q)):
+        category, term = None, account[1]  # "moved into my savings account": to savings
+    if kind in ("price_changes", "upcoming") and category == "utilities" and not _utility(q):
+        category = None  # "which bills went up?": any bill, not only the utilities
+    if kind in ("next_payment", "price_changes") and not category:
+        # "when is Netflix due?", "has Spotify raised its price?"; "on my recurring payments"
+        # names no one series.
+        term = _leftover(term) if term else _leftover(q)
     bare = _bare(q) if words <= SHORT and not (category or term or kind) else None
     return Parsed(
         kind=kind,
@@ -125,7 +163,9 @@ def parse(question: str, today: date) -> Parsed:
         off_topic=bool(v.OFF_TOPIC_WORDS.search(q)) and not finance,
         greeting=bool(v.GREETING.search(q) or v.HELP.search(q)) and not finance,
         bare=bare,
-        beyond=bool(v.BEYOND.search(q)),
+        beyond=bool(v.BEYOND.search(q))
+        and kind not in AHEAD_KINDS
+        and not (kind == "chart" and _balance_ahead(q)),
         language=language_of(question),
         change=read_change(question, today),
         text=q,
@@ -134,6 +174,8 @@ def parse(question: str, today: date) -> Parsed:
 
 def _kind(q: str, category: str | None, two_periods: bool) -> str | None:
     spending = bool(v.SPENDING.search(q))
+    if not v.CHART.search(q) and (ahead := _ahead(q)):
+        return ahead
     if v.CHART.search(q) and not (v.BUDGET.search(q) or v.BALANCES.search(q)):
         return "chart"
     if v.CHART.search(q) and (v.BALANCES.search(q) or (v.BUDGET.search(q) and category)):
@@ -172,6 +214,30 @@ def _kind(q: str, category: str | None, two_periods: bool) -> str | None:
     return None
 
 
+def _balance_ahead(q: str) -> bool:
+    """Whether a question asks about a balance ahead: "what will my balance be on 1 May?"."""
+    # Whether a day is named at all (any reference day tells that).
+    looks_ahead = v.AHEAD.search(q) or future_day(q, date(2000, 1, 1)) is not None
+    return bool(v.HOLDINGS.search(q) and looks_ahead and not v.PAST.search(q))
+
+
+def _ahead(q: str) -> str | None:
+    """Return the kind of a question about a balance ahead, payments due or prices, if it is."""
+    if v.SAVED.search(q):
+        return "savings_rate"
+    if v.TRANSFERS.search(q) and not v.ORDER.search(q):
+        return "transfers"
+    if _balance_ahead(q):
+        return "forecast"
+    if v.UPCOMING.search(q) and not v.NEXT_PAYMENT.search(q):
+        return "upcoming"
+    if v.NEXT_PAYMENT.search(q):
+        return "next_payment"
+    if v.PRICE_CHANGE.search(q) and v.PRICED.search(q):
+        return "price_changes"
+    return None
+
+
 def _term(q: str, today: date) -> str | None:
     for m in TERM.finditer(q):
         if found := _clean_term(m["t"], today):
@@ -200,6 +266,28 @@ def _compared_term(q: str) -> str | None:
     """Return what a comparison names besides its periods and comparing words, if anything."""
     words = (w.strip(".-") for w in re.findall(r"[a-z0-9&.-]+", without_periods(q)))
     kept = [w for w in words if w and w not in v.COMPARING and w not in MONTHS and not w.isdigit()]
+    term = " ".join(kept)
+    return term if len(term) >= 3 else None
+
+
+def _utility(q: str) -> bool:
+    """Whether a question names a utility itself, not just "bills"."""
+    words = [p for p in v.CATEGORY_SYNONYMS["utilities"] if p not in ("bill", "utility")]
+    return any(v.contains_phrase(v.tokens(q), p) for p in words) or "utilit" in q
+
+
+def _leftover(q: str) -> str | None:
+    """Return what a question about a series names besides its own words: "netflix"."""
+    words = (w.strip(".-") for w in re.findall(r"[a-z0-9&.-]+", without_periods(q)))
+    kept = [
+        w
+        for w in words
+        if w
+        and w not in v.NOT_A_SUBJECT
+        and w not in v.AHEAD_WORDS
+        and w not in MONTHS
+        and not w.isdigit()
+    ]
     term = " ".join(kept)
     return term if len(term) >= 3 else None
 
@@ -238,7 +326,7 @@ def _intent(p: Parsed, prev: Intent | None, today: date) -> Intent:
     place = v.PLACE.search(p.text)
     if place is not None:
         periods = p.periods()
-        period = periods[0] if periods else rolling(today, 12, "month")
+        period = periods[0] if periods else all_history(today)
         return Intent("place", period, details=(("place", place.group(1)),))
     if p.bare and (p.periods() or (prev is not None and p.marker)):
         p = replace(p, term=p.bare)  # "coffee this month?", "and Uber?"
@@ -265,6 +353,12 @@ def _chart(p: Parsed, q: str, today: date) -> Intent:
     if v.BUDGET.search(q) and p.category:
         period = periods[0] if periods else month_back(today, 0)
         return Intent("chart", period, None, p.category, details=(("chart", "budget_progress"),))
+    if v.BALANCES.search(q) and _balance_ahead(q):
+        day, _ = future_day(q, today) or (today + timedelta(days=90), "")
+        period = Period(
+            today - timedelta(days=91), max(day, today + timedelta(days=1)), "", "ahead"
+        )
+        return Intent("chart", period, details=(("chart", "balance_forecast"), ("words", q)))
     if v.BALANCES.search(q):
         period = periods[0] if periods else rolling(today, 6, "month")
         return Intent("chart", period, details=(("chart", "account_balance"), ("words", q)))
@@ -301,24 +395,11 @@ def _fresh(p: Parsed, kind: str, today: date) -> Intent:
     periods = p.periods()
     if p.relative and not periods:
         periods = [month_back(today, 1)]
-    if kind == "refunds" and not periods:
-        periods = [rolling(today, 12, "month")]  # refunds are rare: a month would miss most
-    if kind == "average" and not periods:
-        # The last six whole months: the current one is not over.
-        first = month_back(today, 6).start
-        return Intent(
-            kind,
-            replace(
-                month_back(today, 1), start=first, label="the last 6 whole months", unit="rolling"
-            ),
-            None,
-            p.category,
-            p.term,
-        )
-    if kind == "savings_rate" and not periods:
-        return Intent(kind, month_back(today, 1), None, p.category, p.term)  # the last whole month
-    if kind == "merchants" and not periods:
-        return Intent(kind, rolling(today, 12, "month"), None, p.category, p.term)
+    if kind in ("forecast", "upcoming", "next_payment", "price_changes"):
+        return _looking_ahead(p, kind, today)
+    if kind in WHOLE_HISTORY and not periods:
+        # No period named: all of the history, never silently this month (the answer says so).
+        return Intent(kind, all_history(today), None, p.category, p.term)
     if kind == "recurring" and "subscription" in p.text:
         # Subscriptions are the recurring payments of a subscription category: rent apart.
         only = (("only", "subscriptions"),)
@@ -328,6 +409,24 @@ def _fresh(p: Parsed, kind: str, today: date) -> Intent:
         return Intent(kind, period, None, p.category, p.term)
     period, baseline = _compared(p, today)
     return Intent(kind, period, baseline, p.category, p.term)
+
+
+def _looking_ahead(p: Parsed, kind: str, today: date) -> Intent:
+    """A balance on a day ahead, the payments due soon, a series' next payment, price moves."""
+    if kind == "forecast":
+        found = future_day(p.text, today)
+        if found is None:  # "will I have enough?": by the end of this month
+            end = (today.replace(day=28) + timedelta(days=4)).replace(day=1) - timedelta(days=1)
+            found = (end, f"the end of {end:%B %Y}")
+        day, said = found
+        period = Period(today, max(day, today), said, "ahead")
+        return Intent(kind, period, details=(("date", period.end.isoformat()),))
+    if kind == "upcoming":
+        days, said = days_ahead(p.text, today) or (30, "the next 30 days")
+        period = Period(today, today + timedelta(days=days - 1), said, "ahead")
+        return Intent(kind, period, details=(("days", str(days)),))
+    paid = (("income", "yes"),) if v.GETTING_PAID.search(p.text) else ()
+    return Intent(kind, month_back(today, 0), None, p.category, p.term, details=paid)
 
 
 def _compared(p: Parsed, today: date) -> tuple[Period, Period]:

@@ -39,7 +39,9 @@ class Period:
     start: date
     end: date
     label: str
-    unit: str  # day, week, month, quarter, year, or "rolling" (steps back by its own length)
+    # day, week, month, quarter, year, "rolling" (steps back by its own length), or "all": all
+    # of the user's history, its dates known once the tools said when it starts (`settle`)
+    unit: str
 
     def span(self) -> dict[str, str]:
         """Return the range as the tools' start_date / end_date input."""
@@ -50,6 +52,31 @@ class Period:
         if self.start == self.end:
             return f"{self.label} ({self.start.isoformat()})"
         return f"{self.label} ({self.start.isoformat()} to {self.end.isoformat()})"
+
+
+ALL_HISTORY = "all your history"
+
+
+def all_history(today: date) -> Period:
+    """Return the default period of a question that names none: all of the user's history.
+
+    Its start is not known yet: `settle` sets it from the user's first transaction.
+    """
+    return Period(today, today, ALL_HISTORY, "all")
+
+
+def settle(period: Period, first: date | None, today: date, whole_months: bool = False) -> Period:
+    """Return all of the history from `first` (None: no rows) to today; with `whole_months`,
+    only the calendar months it covers whole (the current one is not over)."""
+    start = min(first or today, today)
+    if not whole_months:
+        return Period(start, today, ALL_HISTORY, "all")
+    begin = start if start.day == 1 else _month_end(start.year, start.month) + timedelta(days=1)
+    end = today.replace(day=1) - timedelta(days=1)
+    if begin > end:  # not one whole month yet: the month so far
+        return Period(today.replace(day=1), today, f"{today:%B %Y} so far", "month")
+    months = (end.year - begin.year) * 12 + end.month - begin.month + 1
+    return Period(begin, end, f"the {months} whole months of your history", "rolling")
 
 
 def month(today: date, year: int, number: int) -> Period:
@@ -187,6 +214,24 @@ PATTERNS: list[tuple[str, Callable[[date, re.Match[str]], Period | None]]] = [
     (r"\b(?:the )?past (?P<u>day|week|month|year)\b", lambda t, m: rolling(t, 1, m["u"])),
     (r"\b(?:in |during |for )?(?P<y>(?:19|20)\d{2})\b", lambda t, m: _year_named(t, m)),
 ]
+# Short forms people type: "this yr", "last mo", "past 3 wks".
+SHORT_FORMS = (
+    (r"\byrs\b", "years"),
+    (r"\byr\b", "year"),
+    (r"\bmos\b", "months"),
+    (r"\b(mo|mth|mnth)\b", "month"),
+    (r"\bwks\b", "weeks"),
+    (r"\bwk\b", "week"),
+)
+
+
+def spelled_out(text: str) -> str:
+    """Return `text` with the short forms of periods written out: "this yr" -> "this year"."""
+    for short, long in SHORT_FORMS:
+        text = re.sub(short, long, text)
+    return text
+
+
 RELATIVE = re.compile(
     r"\b(the )?(?P<u>day|week|month|quarter|year) before\b|\bprevious one\b|\bbefore that\b|"
     r"\bprior one\b"

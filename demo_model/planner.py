@@ -11,7 +11,7 @@ from demo_model.change_plans import plan_change
 from demo_model.intent import Intent
 from demo_model.subjects import Subject, compared_categories, currencies, group_keys, resolve
 from demo_model.tool_calls import Call, Results
-from demo_model.vocabulary import is_transfer
+from demo_model.vocabulary import category_in
 
 
 def next_calls(intent: Intent, results: Results) -> list[Call]:
@@ -38,6 +38,11 @@ def next_calls(intent: Intent, results: Results) -> list[Call]:
         "in_and_out": _in_and_out,
         "savings_rate": _in_and_out,
         "pending": lambda i, r: c.missing(r, [c.pending()]),
+        "forecast": lambda i, r: c.missing(r, [c.forecast(dict(i.details)["date"])]),
+        "upcoming": lambda i, r: c.missing(r, [c.upcoming(int(dict(i.details)["days"]))]),
+        "next_payment": lambda i, r: c.missing(r, [c.recurring()]),
+        "price_changes": lambda i, r: c.missing(r, [c.recurring()]),
+        "transfers": lambda i, r: c.missing(r, transfer_calls(i)),
         "balances": lambda i, r: c.missing(r, [c.balances()]),
         "overview": lambda i, r: c.missing(r, [c.balances(), c.by_category(i.period)]),
     }
@@ -101,7 +106,8 @@ def _spending(intent: Intent, results: Results) -> list[Call]:
     if subject is None:
         return todo
     if subject.kind == "all":
-        return c.missing(results, [c.inflows(intent.period)])
+        # The refunds already taken off the totals, listed.
+        return c.missing(results, [c.refunds(intent.period, {})])
     listed = c.rows(intent.period, subject.where())
     if todo := c.missing(results, [listed]):
         return todo
@@ -112,53 +118,23 @@ def _spending(intent: Intent, results: Results) -> list[Call]:
     return []
 
 
-def income_categories(intent: Intent, results: Results) -> list[str] | None:
-    """Return the categories money came in to that are neither spending nor transfers."""
-    summary = c.result_of(results, c.by_category(intent.period))
-    found = c.result_of(results, c.inflows(intent.period))
-    if summary is None or found is None:
-        return None
-    spend = set(group_keys(summary))
-    names: list[str] = []
-    for row in found.get("transactions") or []:
-        name = row.get("category")
-        if name and name not in spend and name not in names and not is_transfer(name):
-            names.append(name)
-    return names
-
-
 def _income(intent: Intent, results: Results) -> list[Call]:
-    if todo := c.missing(results, [c.by_category(intent.period), c.inflows(intent.period)]):
+    """Income by the money rule (categorised or not) and its first payments."""
+    if todo := c.missing(results, [c.cash_flow(intent.period), c.income_rows(intent.period)]):
         return todo
-    names = income_categories(intent, results) or []
-    found = c.result_of(results, c.inflows(intent.period))
-    if not names and not (found or {}).get("count"):
+    found = c.result_of(results, c.income_rows(intent.period))
+    if not (found or {}).get("count") and not currencies(
+        c.result_of(results, c.cash_flow(intent.period))
+    ):
         return c.missing(results, c.any_data())
-    return c.missing(results, [c.money_in(intent.period, {"category": n}) for n in names])
-
-
-def refund_categories(intent: Intent, results: Results) -> list[str] | None:
-    """Return the spending categories money came back to (refunds), in order of the first."""
-    summary = c.result_of(results, c.by_category(intent.period))
-    found = c.result_of(results, c.inflows(intent.period))
-    if summary is None or found is None:
-        return None
-    spend = set(group_keys(summary))
-    rows = found.get("transactions") or []
-    return list(dict.fromkeys(str(r["category"]) for r in rows if r.get("category") in spend))
+    return []
 
 
 def _refunds(intent: Intent, results: Results) -> list[Call]:
     todo, subject = _subject(intent, results)
     if subject is None:
         return todo
-    if subject.kind != "all":
-        return c.missing(results, [c.refunds(intent.period, subject.where())])
-    if todo := c.missing(results, [c.inflows(intent.period)]):
-        return todo
-    # Each category's refunds, totalled by the tool: its totals are a figure the answer can cite.
-    names = refund_categories(intent, results) or []
-    return c.missing(results, [c.refunds(intent.period, {"category": n}) for n in names])
+    return c.missing(results, [c.refunds(intent.period, subject.where())])
 
 
 def _change(intent: Intent, results: Results) -> list[Call]:
@@ -220,12 +196,29 @@ def _recurring(intent: Intent, results: Results) -> list[Call]:
     found = c.result_of(results, c.recurring())
     if isinstance(found, dict) and not found.get("count"):
         return c.missing(results, c.any_data())
+    if dict(intent.details).get("only") == "subscriptions":
+        # Their own total: the subscriptions category's payments alone, never the rent.
+        name = subscriptions_category(found)
+        return c.missing(results, [c.recurring(category=name, direction="out")]) if name else []
     return []
+
+
+def transfer_calls(intent: Intent) -> list[Call]:
+    """Money moved out of and into the user's accounts (of the transfers a term names)."""
+    where = {"merchant": intent.term} if intent.term else {}
+    return [c.transfers(intent.period, where, way) for way in ("out", "in")]
+
+
+def subscriptions_category(found: Any) -> str | None:
+    """Return the user's category of subscriptions among the series' categories, if any."""
+    items = found.get("recurring") if isinstance(found, dict) else None
+    names = dict.fromkeys(str(i.get("category")) for i in items or [] if i.get("category"))
+    return next((n for n in names if category_in(n) == "subscriptions"), None)
 
 
 def _chart(intent: Intent, results: Results) -> list[Call]:
     drawn = dict(intent.details).get("chart", "spending_by_month")
-    if drawn == "account_balance":
+    if drawn in ("account_balance", "balance_forecast"):
         return _balance_chart(intent, results)
     category = None
     if intent.category:
@@ -249,33 +242,46 @@ def _balance_chart(intent: Intent, results: Results) -> list[Call]:
     if not candidates:
         return []
     chosen = candidates[0]
-    args = {"kind": "account_balance", **intent.period.span(), "account": chosen["name"]}
+    drawn = dict(intent.details).get("chart", "account_balance")
+    args = {"kind": drawn, **intent.period.span(), "account": chosen["name"]}
     return c.missing(results, [("chart", args)])
 
 
 def _in_and_out(intent: Intent, results: Results) -> list[Call]:
-    """Money in (income, as its answer reads it) and money out (all spending) of one period."""
-    return _income(intent, results) or _spending(intent, results)
+    """Money in (income) against money out (spending), per currency, as get_cash_flow counts."""
+    if todo := c.missing(results, [c.cash_flow(intent.period)]):
+        return todo
+    if not currencies(c.result_of(results, c.cash_flow(intent.period))):
+        return c.missing(results, c.any_data())
+    return []
 
 
 def _average(intent: Intent, results: Results) -> list[Call]:
-    """A category's spend per month (its average is the answer); without one, the chart."""
+    """Spend per month, of a category or all: its average is the answer (a number)."""
     if not intent.subject():
-        return c.missing(results, [c.chart("spending_by_month", intent.period)])
+        return c.missing(results, [c.by_month(intent.period)])
     todo, subject = _subject(intent, results)
     if subject is None or subject.kind != "category":
         return todo
     return c.missing(results, [c.by_month(intent.period, subject.name)])
 
 
-def top_merchants(intent: Intent, results: Results) -> list[str] | None:
-    """Return the merchants with the most spending, largest first (None until summarised)."""
+def top_merchants(intent: Intent, results: Results) -> dict[str, list[str]] | None:
+    """Return each currency's merchants with the most spending, largest first (None until
+    summarised): every currency has its own leaders."""
     found = c.result_of(results, c.by_merchant(intent.period))
-    return None if found is None else group_keys(found)[: c.TOP_MERCHANTS]
+    if found is None:
+        return None
+    return {
+        str(block.get("currency")): [
+            str(g.get("key")) for g in (block.get("groups") or [])[: c.TOP_MERCHANTS]
+        ]
+        for block in currencies(found)
+    }
 
 
 def _merchants(intent: Intent, results: Results) -> list[Call]:
     if todo := c.missing(results, [c.by_merchant(intent.period)]):
         return todo
-    names = top_merchants(intent, results) or []
+    names = dict.fromkeys(n for ns in (top_merchants(intent, results) or {}).values() for n in ns)
     return c.missing(results, [c.totals(intent.period, {"merchant": n}) for n in names])

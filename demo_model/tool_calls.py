@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from demo_model.periods import Period
+from tools.finance.cites import series_title
 
 Call = tuple[str, dict[str, Any]]
 Results = list[tuple[str, dict[str, Any], Any]]  # (tool name, input, parsed result or error)
@@ -12,8 +13,6 @@ Results = list[tuple[str, dict[str, Any], Any]]  # (tool name, input, parsed res
 ALL_GROUPS = 50  # the tool's top_n maximum: every category or merchant, nothing summed as other
 REFUNDS_LISTED = 20
 INCOME_LISTED = 10  # payments in an income answer lists: each category's first ones are cited
-INFLOWS = 200  # get_transactions' page maximum
-LARGEST_POOL = 50  # payments out, largest first: transfers among them are left out
 
 
 def result_of(results: Results, call: Call) -> Any:
@@ -40,52 +39,58 @@ def by_merchant(period: Period) -> Call:
     return "get_spending_summary", {**period.span(), "group_by": "merchant", "top_n": ALL_GROUPS}
 
 
+# The flows of the one money rule (tools/finance/flows.py), as get_transactions filters them.
+NET_SPENDING = {"flow": "net_spending"}
+
+
 def rows(period: Period, where: dict[str, str]) -> Call:
-    """A subject's transactions, largest first, with money out and in totalled per currency."""
-    return "get_transactions", {**period.span(), **where, "sort": "amount_desc", "limit": 5}
+    """A subject's spending rows, largest first, with charged and refunded totalled per
+    currency (money out, money in): transfers and income at the same merchant left out."""
+    args = {**period.span(), **where, **NET_SPENDING, "sort": "amount_desc"}
+    return "get_transactions", {**args, "limit": 5}
 
 
 def refunds(period: Period, where: dict[str, str]) -> Call:
-    """A subject's money coming back (refunds), oldest first."""
-    args = {**period.span(), **where, "direction": "in", "sort": "date_asc"}
+    """A subject's refunds (money back for spending, by the money rule), oldest first."""
+    args = {**period.span(), **where, "flow": "refund", "sort": "date_asc"}
     return "get_transactions", {**args, "limit": REFUNDS_LISTED}
 
 
 def totals(period: Period, where: dict[str, str]) -> Call:
-    """Only the per-currency totals of a subject's transactions (one row is the minimum page)."""
-    return "get_transactions", {**period.span(), **where, "limit": 1}
+    """Only the per-currency totals of a subject's spending and refunds (one row, the least)."""
+    return "get_transactions", {**period.span(), **where, **NET_SPENDING, "limit": 1}
 
 
 def charges(period: Period, where: dict[str, str]) -> Call:
-    """Only the per-currency totals of a subject's money out: what was charged before refunds."""
-    return "get_transactions", {**period.span(), **where, "direction": "out", "limit": 1}
+    """Only the per-currency totals of a subject's spending before refunds."""
+    return "get_transactions", {**period.span(), **where, "flow": "spending", "limit": 1}
 
 
 def refunded(period: Period, where: dict[str, str]) -> Call:
-    """Only the per-currency totals of a subject's money coming back (refunds)."""
-    return "get_transactions", {**period.span(), **where, "direction": "in", "limit": 1}
+    """Only the per-currency totals of a subject's refunds."""
+    return "get_transactions", {**period.span(), **where, "flow": "refund", "limit": 1}
 
 
-def inflows(period: Period) -> Call:
-    """Every incoming transaction of a period: refunds are those in spending categories."""
-    return "get_transactions", {
-        **period.span(),
-        "direction": "in",
-        "sort": "date_asc",
-        "limit": INFLOWS,
-    }
-
-
-def money_in(period: Period, where: dict[str, str]) -> Call:
-    """A category's money coming in, oldest first, with per-currency totals over every row."""
-    args = {**period.span(), **where, "direction": "in", "sort": "date_asc"}
+def income_rows(period: Period) -> Call:
+    """The payments in that are income by the money rule, oldest first, totals over all."""
+    args = {**period.span(), "flow": "income", "sort": "date_asc"}
     return "get_transactions", {**args, "limit": INCOME_LISTED}
 
 
+def cash_flow(period: Period) -> Call:
+    """Money in (income) against money out (spending before and after refunds), per currency."""
+    return "get_cash_flow", period.span()
+
+
+def first_row() -> Call:
+    """The user's first transaction: where all of their history starts."""
+    return "get_transactions", {"sort": "date_asc", "limit": 1}
+
+
 def largest(period: Period, where: dict[str, str]) -> Call:
-    """The biggest payments out of a period; without a subject, enough to skip transfers."""
-    args = {**period.span(), **where, "direction": "out", "sort": "amount_desc"}
-    return "get_transactions", {**args, "limit": 5 if where else LARGEST_POOL}
+    """The biggest payments out that are spending (transfers between accounts are not)."""
+    args = {**period.span(), **where, "flow": "spending", "sort": "amount_desc"}
+    return "get_transactions", {**args, "limit": 5}
 
 
 def compare(period: Period, baseline: Period) -> Call:
@@ -109,9 +114,19 @@ def balances() -> Call:
     return "get_account_balances", {}
 
 
-def recurring() -> Call:
-    """Recurring payments over the last year."""
-    return "find_recurring_payments", {}
+def recurring(**filters: str) -> Call:
+    """The recurring series (money out and in), optionally of one category or direction."""
+    return "find_recurring_payments", dict(filters)
+
+
+def forecast(day: str) -> Call:
+    """Each account's balance projected to a day ahead, from the recurring series."""
+    return "forecast_balance", {"date": day}
+
+
+def upcoming(days: int) -> Call:
+    """The recurring payments expected in the next `days` days."""
+    return "get_upcoming_bills", {"days": days}
 
 
 def any_data() -> list[Call]:
@@ -138,7 +153,26 @@ def pending() -> Call:
 TOP_MERCHANTS = 3
 
 
-def by_month(period: Period, category: str) -> Call:
-    """One category's spend per month of a period."""
-    args = {**period.span(), "group_by": "month", "top_n": ALL_GROUPS, "category": category}
+def by_month(period: Period, category: str | None = None) -> Call:
+    """Spend per month of a period (of one category, or all)."""
+    args: dict[str, Any] = {**period.span(), "group_by": "month", "top_n": ALL_GROUPS}
+    if category:
+        args["category"] = category
     return "get_spending_summary", args
+
+
+def series_source(item: dict[str, Any]) -> str:
+    """Return how a recurring series the tools listed is cited: by its search result's title
+    (its rows, by id, are that result's source)."""
+    return series_title(
+        item["name"], item["cadence"], item["next_expected_amount"], item["currency"]
+    )
+
+
+TRANSFERS_LISTED = 10
+
+
+def transfers(period: Period, where: dict[str, str], direction: str) -> Call:
+    """Money moved between the user's own accounts, out of or into them, newest first."""
+    args = {**period.span(), **where, "flow": "transfer", "direction": direction}
+    return "get_transactions", {**args, "sort": "date_desc", "limit": TRANSFERS_LISTED}

@@ -141,12 +141,17 @@ INCOME = re.compile(
     r"(get|got|been|was|were|am|i) paid|paid me|came in|come in)\b"
 )
 SAVINGS_RATE = re.compile(
-    r"\b(savings? rate|rate of saving|share of (my )?income (i )?(kept|saved))\b"
+    r"\b(savings? rate|rate of saving|share of (my )?income (i )?(kept|saved)|"
+    r"(percent(age)?|share|proportion|how much|fraction) of my (income|salary|pay) "
+    r"(did |have |do )?i (save|saved|keep|kept|put aside))\b"
 )
-AVERAGE = re.compile(r"\b(average|averages|avg|on average|typical month)\b")
+AVERAGE = re.compile(
+    r"\b(average|averages|avg|on average|typical month|usually|normally|typically)\b"
+)
 TOP_MERCHANT = re.compile(
     r"\b(which|what|top|biggest|largest|most)\b.*\b(merchants?|stores?|shops?|places?|retailers?)\b"
     r"|\b(merchants?|stores?|shops?)\b.*\bmost\b"
+    r"|\bwhere (do|did) i (spend|shop|spent) (the )?most\b|\bwho (do|did) i pay (the )?most\b"
 )
 PENDING = re.compile(r"\b(pending|not (yet )?posted|uncleared|still processing)\b")
 CHART = re.compile(r"\b(charts?|chart it|plot(ted)?|graphs?|trends?|over time|visuali[sz]e)\b")
@@ -156,20 +161,85 @@ SHARE = re.compile(r"\b(donut|doughnut|pie|ring)\b|\bshares?\b.*\bcategor(y|ies)
 STACKED = re.compile(r"\bstack(ed|s)?\b|\bcategor(y|ies)\b.*\b(each|every|per|by) month\b")
 IN_AND_OUT = re.compile(
     r"\b(money in (vs\.?|versus|and|against) (money )?out|in (vs\.?|versus|and) out|"
-    r"income (vs\.?|versus|and|against) (spending|expenses|outgoings))\b"
+    r"income (vs\.?|versus|and|against) (spending|expenses|outgoings|spend)|"
+    r"(earned|earn|earnings) (vs\.?|versus|and|against) (spent|spend|spending)|"
+    r"cash ?flow|inflows? (vs\.?|versus|and) outflows?|came in (vs\.?|versus|and) went out|"
+    r"(earn|earned|made|make) and (spend|spent)|"
+    r"(come|came|comes|coming) in and (go|goes|went|going) out)\b"
 )
 REFUNDS = re.compile(r"\b(refunds?|refunded|reimburse(d|ments?)?|money back|(get|got) back)\b")
-# Finance questions the demo cannot answer from the read tools: advice, forecasts, actions and
-# figures no tool returns. They get "I did not understand", never an answer to another question.
+# Finance questions the demo cannot answer from the read tools: advice, forecasts of anything
+# but a balance, actions and figures no tool returns. They get "I did not understand", never an
+# answer to another question. (A balance ahead, the bills ahead and the next payment of a
+# series are read first: FORECAST, UPCOMING, NEXT_PAYMENT.)
 BEYOND = re.compile(
     r"\b(afford|invest(ed|ing|ments?)?|stocks?|shares|crypto|bitcoin|credit score|tax(es)?|"
     r"interest rates?|apr|loans?|debts?|retire(ment)?|predict(ion)?|forecast|projections?|"
     r"next (week|month|quarter|year)|will i|am i going to|should i|cancel|transfer|send money|"
     r"pay off|save|saved|advice|advise|recommend)\b"
 )
+# What the user holds, and words that look ahead: together, a balance forecast.
+HOLDINGS = re.compile(
+    r"\b(balances?|accounts?|money|cash|funds|in the bank|net worth|(have|be) left|"
+    r"(will|would) i have|overdrawn|in the red|in overdraft)\b"
+)
+AHEAD = re.compile(
+    r"\b(will|would|going to|gonna|expect(ed)?|forecast(ed)?|project(ed|ion|ions)?|"
+    r"predict(ed|ion)?|look like (on|by|at|in)|be on|be by)\b"
+)
+PAST = re.compile(r"\b(was|were|did|had|used to)\b")
+# The payments expected soon: "upcoming bills", "what's due this week", "bills coming up".
+UPCOMING = re.compile(
+    r"\b(upcoming|coming up|coming out|due (soon|this|next|in)|falling due|scheduled|"
+    r"(bills|payments|charges|debits|subscriptions) (due|ahead|to come|expected)|"
+    r"what (bills|payments|charges) (are|do i have|will)|expected (bills|payments|charges)|"
+    r"(have|need|got) to pay)\b"
+)
+# When a recurring payment comes next: "when is my next rent?", "when do I get paid?".
+NEXT_PAYMENT = re.compile(
+    r"\b(whens?|what day|which day|what date)\b.*\b(next|due|paid|charged?|charges|come|"
+    r"comes|coming|arrive|arrives|hit|hits|go out|goes out|leave|leaves|renew|renews)\b|"
+    r"\bnext (rent|salary|payday|paycheck|pay ?check|pay|payment|bill|charge|direct debit|"
+    r"renewal|\w+ (payment|charge|bill|renewal))\b|\bpay ?day\b"
+)
+GETTING_PAID = re.compile(
+    r"\b(get paid|getting paid|paid next|salary|payday|pay ?day|pay ?checks?|wages?|income|"
+    r"paid me)\b"
+)
+# A price that moved: "what went up in price?", "which subscriptions got more expensive?".
+PRICE_CHANGE = re.compile(
+    r"\b(went up|gone up|go up|going up|increased?|increases|raised?|raises|hiked?|hikes|"
+    r"more expensive|pricier|dearer|cost(s|ing)? more|changed|change|changes|went down|"
+    r"gone down|cheaper|decreased?|drop(ped)?|rise|rose|risen)\b"
+)
+PRICED = re.compile(
+    r"\b(prices?|pricier|priced|pricing|expensive|dearer|cheaper|subscriptions?|bills?|"
+    r"recurring|memberships?|plans?|fees?|tariffs?)\b"
+)
+# "How much did I save?": what income left after spending.
+# Money moved between the user's own accounts, asked about (not asked to be moved).
+TRANSFERS = re.compile(
+    r"\b(how much|what|which|show|list|any|did i|have i|total)\b.*\b(transfer(s|red)?|"
+    r"moved?|put|sent)\b.*\b(to|into|from|between|in)\b.*\b(savings?|accounts?|checking|"
+    r"card|pot)\b|\b(my|the) transfers\b|\btransfers between\b"
+)
+ORDER = re.compile(r"^\s*(please )?(transfer|send|move|pay)\b")
+SAVED = re.compile(r"\bhow much (money )?(did|have|had) i (saved?|put aside|kept)\b|\bdid i save\b")
 # Categories that move money between the user's own accounts: not income, not refunds.
 TRANSFER_NAMES = ("transfer", "internal", "card payment", "credit card payment")
 WHOLE = re.compile(r"\b(in total|overall|altogether|all categories|everything|total)\b")
+
+# The words of questions about a series' next payment or price, never what they name.
+_AHEAD = (
+    "when whens day date due next paid pay payday paycheck check charge charged charges come "
+    "comes coming arrive arrives hit hits go goes out leave leaves renew renews renewal its "
+    "their went gone up increase increased increases raise raised raises hike hiked more "
+    "expensive pricier dearer price prices cost costs changed change changes cheaper down "
+    "decreased rise rose risen drop dropped bill bills subscription subscriptions recurring "
+    "membership plan fee fees has have will be get salary wages income direct debit there been "
+    "ever any had gotten got become became"
+)
+AHEAD_WORDS = frozenset(_AHEAD.split())
 
 # Words a captured subject may not be: periods, pronouns, filler and the question's own verbs.
 _FILLER = (

@@ -9,7 +9,7 @@ from models.connector import (
     OAuthConnection,
     OAuthToken,
 )
-from models.finance import Account, Budget, Category, Transaction
+from models.finance import Account, Budget, Category, RecurringChoice, Transaction
 from models.imports import CategoryRule, ImportMapping, ImportRow, StatementImport
 from models.tool_sources import McpCredential, ToolGrant
 from models.ui_chat import UIChat
@@ -32,6 +32,7 @@ __all__ = [
     "OAuthCode",
     "OAuthConnection",
     "OAuthToken",
+    "RecurringChoice",
     "StatementImport",
     "ToolGrant",
     "ToolRun",

@@ -20,6 +20,11 @@ from models.base import Base
 ACCOUNT_KINDS = ("checking", "savings", "credit_card")
 # "transfer" marks moves between the user's own accounts, which are neither income nor spending.
 CATEGORY_KINDS = ("income", "expense", "transfer")
+# The user's correction of what a transaction is, which the money rule obeys
+# (tools/finance/flows.py): a transfer or not, a refund or not.
+FLOW_MARKS = ("transfer", "not_transfer", "refund", "not_refund")
+# The user's word on a detected recurring series (tools/finance/recurring.py).
+SERIES_STATUSES = ("confirmed", "dismissed")
 
 
 def _one_of(column: str, values: tuple[str, ...]) -> str:
@@ -76,7 +81,10 @@ class Transaction(Base):
         Index("ix_transactions_user_merchant", "user_id", "merchant"),
         # Duplicate lookup at import: an account's rows over the statement's dates.
         Index("ix_transactions_account_posted", "account_id", "posted_on"),
+        # The other leg of a transfer is found by its amount (tools/finance/flows.py).
+        Index("ix_transactions_user_amount", "user_id", "amount_minor"),
         CheckConstraint("length(currency) = 3", name="currency"),
+        CheckConstraint(_one_of("flow_mark", FLOW_MARKS), name="flow_mark"),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -98,6 +106,8 @@ class Transaction(Base):
         ForeignKey("imports.id", ondelete="SET NULL"), index=True
     )
     bank_id: Mapped[str | None] = mapped_column(String(255))
+    # The user's correction (FLOW_MARKS), or None: the money rule decides alone.
+    flow_mark: Mapped[str | None] = mapped_column(String(16))
 
     account: Mapped[Account] = relationship()
     category: Mapped[Category | None] = relationship()
@@ -132,3 +142,24 @@ class Budget(Base):
     currency: Mapped[str] = mapped_column(String(3))
 
     category: Mapped[Category] = relationship()
+
+
+class RecurringChoice(Base):
+    """The user's word on a detected recurring series: confirmed or dismissed, and its name.
+
+    `series_id` is the id the recurring tools give a series (from its direction, currency and
+    normalised merchant), so the choice holds while the series goes on.
+    """
+
+    __tablename__ = "recurring_choices"
+    # The unique (user_id, series_id) constraint doubles as the index on user_id.
+    __table_args__ = (
+        UniqueConstraint("user_id", "series_id"),
+        CheckConstraint(_one_of("status", SERIES_STATUSES), name="status"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    series_id: Mapped[str] = mapped_column(String(32))
+    status: Mapped[str | None] = mapped_column(String(16))
+    name: Mapped[str | None] = mapped_column(String(120))

@@ -6,7 +6,7 @@ from typing import Any
 
 from marshmallow import Schema, fields, validate
 
-from models.finance import ACCOUNT_KINDS, CATEGORY_KINDS
+from models.finance import ACCOUNT_KINDS, CATEGORY_KINDS, FLOW_MARKS, SERIES_STATUSES
 from routes.record_responses import AccountRecord
 from routes.requests import NO_NUL
 
@@ -118,3 +118,37 @@ class RuleList(Schema):
     """The caller's category rules, in the order they are tried."""
 
     rules = fields.List(fields.Nested(RuleRecord), required=True)
+
+
+class FlowMark(Schema):
+    """Body of PUT /api/transactions/<id>/flow: the user's correction of what a row is."""
+
+    mark = fields.String(
+        required=True,
+        validate=validate.OneOf(FLOW_MARKS),
+        metadata={
+            "description": "`transfer` or `not_transfer` (between the caller's own accounts); "
+            "`refund` or `not_refund` (money in only: money back for spending, or income)."
+        },
+    )
+
+
+class SeriesChoice(Schema):
+    """Body of PUT /api/recurring/<series_id>: confirm, dismiss or rename a series."""
+
+    status = fields.String(
+        allow_none=True,
+        validate=validate.OneOf(SERIES_STATUSES),
+        metadata={"description": "`confirmed`, `dismissed`, or null: as detected."},
+    )
+    name = _name(
+        120, allow_none=True, metadata={"description": "The series' name; null: its merchant's."}
+    )
+
+
+class SeriesChoiceRecord(Schema):
+    """The caller's word on a recurring series."""
+
+    series_id = fields.String(required=True)
+    status = fields.String(required=True, allow_none=True, metadata={"enum": list(SERIES_STATUSES)})
+    name = fields.String(required=True, allow_none=True)

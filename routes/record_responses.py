@@ -19,6 +19,18 @@ class TransactionRecord(Schema):
     category = fields.String(required=True, allow_none=True)
     account = fields.String(required=True)
     pending = fields.Boolean(required=True)
+    flow = fields.String(
+        metadata={
+            "enum": ["spending", "refund", "income", "transfer"],
+            "description": "What the row is by the money rule (docs/tools.md).",
+        }
+    )
+    flow_marked = fields.String(
+        metadata={
+            "enum": ["transfer", "not_transfer", "refund", "not_refund"],
+            "description": "The caller's correction, when they made one.",
+        }
+    )
 
 
 class AccountRecord(Schema):

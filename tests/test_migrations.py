@@ -34,6 +34,7 @@ CONNECTOR_TABLES = {
     "oauth_tokens",
     "connector_actions",
 }
+MONEY_RULE_TABLES = {"recurring_choices"}
 ALL_TABLES = (
     CHAT_TABLES
     | FINANCE_TABLES
@@ -42,6 +43,7 @@ ALL_TABLES = (
     | IMPORT_TABLES
     | TOOL_SOURCE_TABLES
     | CONNECTOR_TABLES
+    | MONEY_RULE_TABLES
 )
 HEAD = "0017"
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from demo_model.answers.ahead import forecast, next_payment, price_changes, transfers, upcoming
 from demo_model.answers.averages import average, merchants
 from demo_model.answers.categorize import categorize_rows
 from demo_model.answers.change_results import change
@@ -41,6 +42,11 @@ WRITERS: dict[str, Callable[[Intent, Results], Answer]] = {
     "average": average,
     "merchants": merchants,
     "place": place,
+    "forecast": forecast,
+    "upcoming": upcoming,
+    "next_payment": next_payment,
+    "price_changes": price_changes,
+    "transfers": transfers,
 }
 WRITE_TOOLS = ("set_budget", "categorize_transaction", "categorize_transactions")
 HONEST = {"help": HELP, "unknown": NOT_UNDERSTOOD, "off_topic": OFF_TOPIC}

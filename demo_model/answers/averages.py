@@ -1,14 +1,13 @@
-"""Answers that rank or average: a category's average month, the merchants spent at most."""
+"""Answers that rank or average: the average month of spending (all or one category), stated as
+a number, and the merchants spent at most in each currency."""
 
 from __future__ import annotations
 
-from collections import defaultdict
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 from demo_model import tool_calls as c
-from demo_model.answers.chart import chart
-from demo_model.answers.fmt import cite, dec, lines_md, money, plural
+from demo_model.answers.fmt import cite, currency_note, dec, lines_md, money, plural
 from demo_model.cite import Answer, Line
 from demo_model.intent import Intent
 from demo_model.mdtext import md_text
@@ -20,19 +19,21 @@ from tools.finance.clock import days_in_month
 
 
 def average(intent: Intent, results: Results) -> Answer:
-    """Return a category's spend per month and its average month, per currency."""
-    if not intent.subject():
-        return chart(intent, results)
-    subject = spending_subject(intent, results)
-    if subject is None or subject.kind != "category":
-        asked = md_text(intent.subject())
-        return f"I can average one of your spending categories; I found none called “{asked}”."
-    summary = c.result_of(results, c.by_month(intent.period, subject.name)) or {}
+    """Return the spend of each month and the average month, per currency: a number."""
+    name: str | None = None
+    if intent.subject():
+        subject = spending_subject(intent, results)
+        if subject is None or subject.kind != "category":
+            asked = md_text(intent.subject())
+            return f"I can average one of your spending categories; I found none called “{asked}”."
+        name = subject.name
+    summary = c.result_of(results, c.by_month(intent.period, name)) or {}
     months = _months(intent.period.start.isoformat(), intent.period.end.isoformat())
     period = md_text(intent.period.text())
+    what = md_text(name) if name else "Your spending"
     blocks = currencies(summary)
     if not blocks:
-        return f"You spent nothing on {md_text(subject.name)} in {period}."
+        return f"You spent nothing{' on ' + md_text(name) if name else ''} in {period}."
     lines: list[Line] = []
     for block in blocks:
         cur = str(block.get("currency"))
@@ -40,8 +41,8 @@ def average(intent: Intent, results: Results) -> Answer:
         total = sum((dec(v) for v in spent.values()), Decimal(0))
         mean = (total / len(months)).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)
         lines.append(
-            f"**{md_text(subject.name)}**: **{money(f'{mean}', cur)} a month** on average over "
-            f"{period} ({plural(len(months), 'month')}):"
+            f"**{what}**: **{money(f'{mean}', cur)} a month** on average over {period} "
+            f"({plural(len(months), 'month')}):"
         )
         for month in months:
             value = spent.get(month)
@@ -52,36 +53,39 @@ def average(intent: Intent, results: Results) -> Answer:
             lines.append(
                 (
                     f"- {md_text(month)}: ",
-                    cite(money(value, cur), [spend_source(subject.name, first, last)]),
+                    cite(money(value, cur), [spend_source(name, first, last)]),
                 )
             )
-    return lines_md(lines)
+    return lines_md(lines + currency_note({str(b.get("currency")) for b in blocks}))
 
 
 def merchants(intent: Intent, results: Results) -> Answer:
-    """Return the merchants spent at most over the period, each with its net spend."""
-    names = top_merchants(intent, results) or []
+    """Return each currency's merchants spent at most over the period, with their net spend."""
+    leaders = top_merchants(intent, results) or {}
     period = md_text(intent.period.text())
-    if not names:
+    if not any(leaders.values()):
         return f"I found no spending at any merchant in {period}."
-    per: dict[str, list[tuple[str, dict[str, Any]]]] = defaultdict(list)
-    for name in names:
-        found = c.result_of(results, c.totals(intent.period, {"merchant": name})) or {}
-        for total in found.get("totals") or []:
-            per[str(total.get("currency"))].append((name, total))
-    lines: list[Line] = [f"Where you spent the most in {period}:"]
-    for cur, rows in sorted(per.items()):
-        for name, total in rows:
-            source = txns_source(c.totals(intent.period, {"merchant": name})[1])
-            count = int(total.get("count") or 0)
+    lines: list[Line] = [f"Where you spent the most in {period}, in each currency:"]
+    for cur, names in sorted(leaders.items()):
+        lines.append(f"- {md_text(cur)}:")
+        for name in names:
+            call = c.totals(intent.period, {"merchant": name})
+            found = c.result_of(results, call) or {}
+            total = _in(found.get("totals") or [], cur)
+            if total is None:
+                continue
             lines.append(
                 (
-                    f"- {md_text(name)}: ",
-                    cite(money(total.get("net"), cur), [source]),
-                    f" ({plural(count, 'transaction')})",
+                    f"  - {md_text(name)}: ",
+                    cite(money(total.get("net"), cur), [txns_source(call[1])]),
+                    f" ({plural(int(total.get('count') or 0), 'transaction')})",
                 )
             )
-    return lines_md(lines)
+    return lines_md(lines + currency_note(set(leaders)))
+
+
+def _in(totals: list[dict[str, Any]], currency: str) -> dict[str, Any] | None:
+    return next((t for t in totals if t.get("currency") == currency), None)
 
 
 def _months(start: str, end: str) -> list[str]:

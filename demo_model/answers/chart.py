@@ -10,7 +10,7 @@ from demo_model.intent import Intent
 from demo_model.mdtext import md_text
 from demo_model.tool_calls import Results
 
-LINES = ("budget_progress", "account_balance")
+LINES = ("budget_progress", "account_balance", "balance_forecast")
 WHAT = {
     "spending_by_month": "spending by month",
     "spending_by_category": "spending by category",
@@ -19,6 +19,8 @@ WHAT = {
     "income_vs_spending": "income against spending by month",
     "budget_progress": "budget: spend to date against its limit",
     "account_balance": "balance at each month's end",
+    "balance_forecast": "balance as it was and as projected from your recurring payments "
+    "(the dashed line)",
 }
 
 

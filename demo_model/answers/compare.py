@@ -143,22 +143,23 @@ def _net(
         return [f"**{text}**" if bold else text]
     rows = {**when.span(), **where}
     net = dec(total["net"])
+    spent = txns_source({**rows, "flow": "net_spending"})
     if net > 0:
         said = f"{money(total['net'], cur)} more came back than was spent"
     else:
         said = money(total["net"], cur) + (" net" if dec(total.get("money_in")) > 0 else "")
-    parts: list[Part] = [cite(f"**{said}**" if bold else said, [txns_source(rows)])]
+    parts: list[Part] = [cite(f"**{said}**" if bold else said, [spent])]
     if dec(total.get("money_in")) > 0:
         parts += [
             " (",
             cite(
                 f"{money(total['money_out'], cur)} charged",
-                [txns_source({**rows, "direction": "out"})],
+                [txns_source({**rows, "flow": "spending"})],
             ),
             ", minus ",
             cite(
                 f"{money(total['money_in'], cur)} refunded",
-                [txns_source({**rows, "direction": "in"})],
+                [txns_source({**rows, "flow": "refund"})],
             ),
             ")",
         ]
@@ -166,7 +167,7 @@ def _net(
 
 
 def _refunds(result: Any, period: Period, where: dict[str, str]) -> list[Line]:
-    rows = txns_source({**period.span(), **where, "direction": "in"})
+    rows = txns_source({**period.span(), **where, "flow": "refund"})
     return [
         (
             f"- Refunds already taken off in {md_text(period.label)}: ",

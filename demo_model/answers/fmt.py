@@ -36,6 +36,12 @@ def money(value: Any, currency: str) -> str:
     return md_text(f"{amount(value)} {currency}")
 
 
+def signed(value: Any, currency: str) -> str:
+    """Return an amount with its sign and currency: "-58.40 EUR" (a balance owed shows it)."""
+    sign = "-" if dec(value) < 0 else ""
+    return md_text(f"{sign}{amount(value)} {currency}")
+
+
 def plural(count: int, word: str) -> str:
     """Return "1 transaction" or "3 transactions" ("2 categories")."""
     if count == 1:

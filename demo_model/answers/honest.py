@@ -17,11 +17,14 @@ CAN_DO = (
     "- budgets: “Am I over budget?”\n"
     "- account balances: “What are my balances?”\n"
     "- largest purchases: “What were my biggest purchases last month?”\n"
-    "- subscriptions and other recurring payments: “Which subscriptions am I paying for?”\n"
+    "- subscriptions and other recurring payments: “Which subscriptions am I paying for?”, "
+    "“What went up in price?”, “When is my next rent?”\n"
+    "- what lies ahead: “What will my balance be on 15 January?”, “Which bills are coming "
+    "up?”\n"
     "- averages and top merchants: “average monthly spending on groceries”, “Which merchant do "
     "I spend the most at?”\n"
-    "- money in and out: “money in vs out in August”, “What's my savings rate?”, “Do I have any "
-    "pending transactions?”\n"
+    "- money in and out: “money in vs out in August”, “What's my savings rate?”, “How much did "
+    "I save last month?”, “Do I have any pending transactions?”\n"
     "- charts: “Show my spending by month this year as a chart”\n"
     "- an overview: “How am I doing?”"
 )
@@ -31,8 +34,8 @@ OFF_TOPIC = (
 )
 NOT_UNDERSTOOD = (
     "I did not understand that question well enough to answer it from your data, so I won't "
-    "guess: I only read your transactions, budgets and balances, and I don't give advice, make "
-    "forecasts or move money. " + CAN_DO
+    "guess: I only read your transactions, budgets and balances, and I don't give advice, "
+    "predict spending or move money. " + CAN_DO
 )
 HELP = "Hi! I'm the offline demo of a personal finance assistant. " + CAN_DO
 ENGLISH_ONLY = (
@@ -51,8 +54,8 @@ IN_YOUR_LANGUAGE = {
 }
 NO_DATA = (
     "I don't see any accounts or transactions for you yet, so there is nothing to add up. Once "
-    "your accounts are connected (in this demo, `flask --app app seed-demo <user>` loads a "
-    "sample year of data), ask me again."
+    "your accounts are connected (in this demo, `flask --app app seed-demo <user>` loads "
+    "eighteen months of sample data), ask me again."
 )
 
 

@@ -37,7 +37,7 @@ def spending(intent: Intent, results: Results) -> Answer:
     if subject.kind == "unmatched":
         return unmatched(intent, subject, group_keys(summary))
     if subject.kind == "all":
-        return _total(intent, summary, c.result_of(results, c.inflows(intent.period)))
+        return _total(intent, summary, c.result_of(results, c.refunds(intent.period, {})))
     listed = c.result_of(results, c.rows(intent.period, subject.where()))
     back = c.result_of(results, c.refunds(intent.period, subject.where()))
     return _subject(intent, subject, summary, listed, back)
@@ -87,12 +87,11 @@ def _subject(intent: Intent, subject: Subject, summary: Any, listed: Any, back: 
 def _sources(period: Period, subject: Subject, group: Any, block: Any) -> dict[str, list[str]]:
     """Return the sources of a subject line's figures: net, charged, refunded, all spending."""
     where = {**period.span(), **subject.where()}
-    # The net rests on every transaction of the subject (less its refunds).
-    net = spend_source(subject.name, period.start, period.end) if group else txns_source(where)
+    # The net rests on every spending row of the subject, less its refunds.
     return {
-        "net": [net],
-        "out": [txns_source({**where, "direction": "out"})],
-        "in": [txns_source({**where, "direction": "in"})],
+        "net": [txns_source({**where, "flow": "net_spending"})],
+        "out": [txns_source({**where, "flow": "spending"})],
+        "in": [txns_source({**where, "flow": "refund"})],
         "all": whole(block, period) if block else [],
     }
 
@@ -136,7 +135,7 @@ def _group(summary: Any, currency: str, name: str) -> tuple[Any, Any]:
     return None, None
 
 
-def _total(intent: Intent, summary: Any, inflows: Any) -> Answer:
+def _total(intent: Intent, summary: Any, back: Any) -> Answer:
     lines: list[Line] = [f"Your spending in {intent.period.text()}:"]
     codes: set[str] = set()
     for block in currencies(summary):
@@ -151,16 +150,13 @@ def _total(intent: Intent, summary: Any, inflows: Any) -> Answer:
             )
         )
         lines += group_lines(block, intent.period, MAX_ROWS + 1)
-    spend_names = set(group_keys(summary))
-    rows = (inflows or {}).get("transactions") or []
-    refunds = [r for r in rows if r.get("category") in spend_names]
+    refunds = (back or {}).get("transactions") or []
     if refunds:
         lines += ["", "Refunds, already taken off these totals:"]
         lines += [row_line(r, with_category=True) for r in refunds[: MAX_ROWS * 2]]
-        if len(refunds) > MAX_ROWS * 2:
-            lines.append(f"- and {len(refunds) - MAX_ROWS * 2} more")
-    if (inflows or {}).get("has_more"):
-        lines.append(f"(I checked the first {len(rows)} incoming transactions for refunds.)")
+        count = int((back or {}).get("count") or len(refunds))
+        if count > MAX_ROWS * 2:
+            lines.append(f"- and {count - MAX_ROWS * 2} more")
     return lines_md(lines + currency_note(codes))
 
 
@@ -196,13 +192,8 @@ def largest(intent: Intent, results: Results) -> Answer:
     if subject.kind == "unmatched":
         return unmatched(intent, subject, group_keys(summary))
     found = c.result_of(results, c.largest(intent.period, subject.where())) or {}
-    # Transfers between the user's own accounts are money out but not purchases.
-    spend = set(group_keys(summary))
-    rows = [
-        r
-        for r in found.get("transactions") or []
-        if r.get("category") in spend or r.get("category") is None
-    ][:MAX_ROWS]
+    # Spending rows only: transfers between the user's accounts are money out, not purchases.
+    rows = (found.get("transactions") or [])[:MAX_ROWS]
     about = f" ({md_text(subject.title())})" if subject.kind != "all" else ""
     lines: list[Line] = [f"Your largest purchases{about} in {intent.period.text()}:"]
     lines += [row_line(r, with_category=subject.kind != "category") for r in rows]

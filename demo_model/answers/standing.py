@@ -6,16 +6,26 @@ from datetime import date
 from typing import Any
 
 from demo_model import tool_calls as c
-from demo_model.answers.fmt import MAX_ROWS, cite, currency_note, dec, lines_md, money, plural
+from demo_model.answers.fmt import (
+    MAX_ROWS,
+    cite,
+    currency_note,
+    dec,
+    lines_md,
+    money,
+    plural,
+    signed,
+)
 from demo_model.answers.honest import NO_DATA, data_note
 from demo_model.answers.spending import group_lines, whole
 from demo_model.cite import Answer, Line, Part
 from demo_model.intent import Intent
 from demo_model.mdtext import md_text
+from demo_model.planner import subscriptions_category
 from demo_model.subjects import currencies
 from demo_model.tool_calls import Results
-from demo_model.vocabulary import category_in, names_term, names_topic
-from tools.finance.cites import account_title, budget_title, recurring_title, spend_source
+from demo_model.vocabulary import names_term, names_topic
+from tools.finance.cites import account_title, budget_title, spend_source
 from tools.finance.clock import days_in_month
 
 
@@ -107,15 +117,15 @@ def _balance_lines(data: dict[str, Any]) -> list[Line]:
     lines: list[Line] = ["Your accounts:"]
     titles: dict[str, list[str]] = {}
     for a in data.get("accounts") or []:
-        owed = " owed" if a.get("kind") == "credit_card" and dec(a.get("balance")) < 0 else ""
+        negative = dec(a.get("balance")) < 0
+        owed = (" owed" if a.get("kind") == "credit_card" else " overdrawn") if negative else ""
         kind = md_text(str(a.get("kind", "")).replace("_", " "))
         title = account_title(a["name"], a["kind"], a["balance"], a["currency"])
         titles.setdefault(a["currency"], []).append(title)
-        shown = cite(money(a["balance"], a["currency"]), [title])
+        shown = cite(signed(a["balance"], a["currency"]), [title])
         lines.append((f"- {md_text(a['name'])} ({kind}): ", shown, owed))
     for t in data.get("totals") or []:
-        sign = "minus " if dec(t.get("balance")) < 0 else ""
-        total = f"**Total in {md_text(t['currency'])}: {sign}{money(t['balance'], t['currency'])}**"
+        total = f"**Total in {md_text(t['currency'])}: {signed(t['balance'], t['currency'])}**"
         # The total cites every account it adds up, or none when the list was cut.
         every = [] if data.get("truncated") else titles.get(t["currency"], [])
         accounts = plural(int(t.get("accounts") or 0), "account")
@@ -124,51 +134,78 @@ def _balance_lines(data: dict[str, Any]) -> list[Line]:
 
 
 def recurring(intent: Intent, results: Results) -> Answer:
-    """Return the recurring payments found and their estimated monthly cost per currency."""
+    """Return the recurring payments found, their monthly cost, and the money coming in."""
     found = c.result_of(results, c.recurring()) or {}
     items = found.get("recurring") or []
     if not items:
         note = data_note(results)
-        return note or "I found no recurring payments in the last 12 months."
-    active = [p for p in items if p.get("active")]
-    if dict(intent.details).get("only") == "subscriptions":
-        # Subscriptions first; rent, bills and the rest of the recurring payments apart.
-        subs = [p for p in active if category_in(str(p.get("category") or "")) == "subscriptions"]
-        active = subs + [p for p in active if p not in subs]
-        heads = {
-            0: f"Your subscriptions ({len(subs)}):" if subs else "I found no subscriptions.",
-            len(subs): "Other recurring payments, not subscriptions (rent, bills and the like):",
-        }
-    else:
-        heads = {0: f"I found {plural(len(active), 'active recurring payment')}:"}
+        return note or f"I found no recurring payments in {_history(found)}."
+    active = [p for p in items if p.get("active") and p.get("direction") == "out"]
     lines: list[Line] = []
-    for i, p in enumerate(active):
-        if i in heads:
-            lines.append(heads[i])
-        title = recurring_title(p["merchant"], p["cadence"], p["typical_amount"], p["currency"])
+    if dict(intent.details).get("only") == "subscriptions":
+        # Subscriptions first, with their own total; rent, bills and the rest apart.
+        name = subscriptions_category(found)
+        subs = [p for p in active if name and p.get("category") == name]
+        lines.append(f"Your subscriptions ({len(subs)}):" if subs else "I found no subscriptions.")
+        lines += [series_line(p) for p in subs]
+        mine = c.result_of(results, c.recurring(category=name, direction="out")) if name else None
+        lines += _monthly(mine, "estimated_monthly_total", "for your subscriptions")
+        others = [p for p in active if p not in subs]
+        if others:
+            lines.append("Other recurring payments, not subscriptions (rent, bills and the like):")
+            lines += [series_line(p) for p in others]
+    else:
         lines.append(
-            (
-                f"- {md_text(p['merchant'])}: ",
-                cite(
-                    f"{money(p['typical_amount'], p['currency'])} {md_text(p['cadence'])}", (title,)
-                ),
-                f", next expected {md_text(p['next_expected_date'])}",
-            )
+            f"I found {plural(len(active), 'active recurring payment')} in {_history(found)}:"
         )
-    if not active:
-        lines.append(heads[0])
-    for total in found.get("estimated_monthly_total") or []:
-        lines.append(
-            f"Together about **{money(total['amount'], total['currency'])} a month** "
-            f"in {md_text(total['currency'])}."
-        )
+        lines += [series_line(p) for p in active]
+        lines += _monthly(found, "estimated_monthly_total", "")
+    income = [p for p in items if p.get("active") and p.get("direction") == "in"]
+    if income:
+        lines.append("Money coming in regularly:")
+        lines += [series_line(p) for p in income]
+        lines += _monthly(found, "estimated_monthly_income", "coming in")
     stopped = [p for p in items if not p.get("active")]
     if stopped:
         lines.append("These look cancelled (no recent charge):")
         lines += [
-            f"- {md_text(p['merchant'])}, last charged {md_text(p['last_date'])}" for p in stopped
+            f"- {md_text(p['name'])}, last charged {md_text(p['last_date'])}" for p in stopped
         ]
     return lines_md(lines)
+
+
+def _history(found: dict[str, Any]) -> str:
+    period = found.get("period") or {}
+    return md_text(
+        f"{period.get('label', 'your history')} ({period.get('from')} to {period.get('to')})"
+    )
+
+
+def _monthly(found: Any, key: str, what: str) -> list[Line]:
+    totals = (found or {}).get(key) or [] if isinstance(found, dict) else []
+    words = f" {what}" if what else ""
+    return [
+        f"Together about **{money(t['amount'], t['currency'])} a month**{words} "
+        f"in {md_text(t['currency'])}."
+        for t in totals
+    ]
+
+
+def series_line(p: dict[str, Any]) -> Line:
+    """One recurring series: its last charge (cited: its rows), cadence and next date."""
+    cur = p["currency"]
+    source = c.series_source(p)
+    varies = " (it varies)" if p.get("amount_varies") else ""
+    moved = "".join(
+        f", {'up' if dec(c['to']) > dec(c['from']) else 'down'} from {money(c['from'], cur)} "
+        f"since {md_text(_month_label(str(c['since'])[:7]))}"
+        for c in p.get("price_changes") or []
+    )
+    return (
+        f"- {md_text(p['name'])}: ",
+        cite(f"{money(p['last_amount'], cur)} {md_text(p['cadence'])}", [source]),
+        f"{varies}{moved}, next expected {md_text(p['next_expected_date'])}",
+    )
 
 
 def overview(intent: Intent, results: Results) -> Answer:

@@ -10,8 +10,9 @@ from typing import Any
 from sqlalchemy import select
 
 from domain.money import format_minor
-from models.finance import Category, Transaction
+from models.finance import Account, Category, Transaction
 from tests.demo_model.conftest import Seeded, figures
+from tests.tools.money_oracle import Money, flows
 
 Figures = set[tuple[Decimal, str]]
 Span = dict[str, str]
@@ -45,8 +46,8 @@ class Oracle:
         }
 
     def merchant(self, name: str, when: Span) -> Figures:
-        """Net amount at one merchant, per currency."""
-        found = self.tools("get_transactions", **when, merchant=name, limit=1)
+        """Net spending at one merchant (spending less refunds), per currency."""
+        found = self.tools("get_transactions", **when, merchant=name, flow="net_spending", limit=1)
         return {quoted(t["net"], t["currency"]) for t in found["totals"]}
 
     def total(self, when: Span) -> Figures:
@@ -55,33 +56,59 @@ class Oracle:
         return {quoted(b["total_spent"], b["currency"]) for b in summary["currencies"]}
 
     def income(self, when: Span) -> Figures:
-        """Money in to income categories (the database's own category kinds): total and each."""
-        rows = self._rows(when, Category.kind == "income", Transaction.amount_minor > 0)
+        """Income by the money rule (worked out from the rows): each category's and the total."""
         per: dict[tuple[str, str], int] = defaultdict(int)
+        for t, name in self._flow(when, "income"):
+            per[(name or "Uncategorized", t.currency)] += t.amount_minor
+        return {quoted(format_minor(v, cur), cur) for (_, cur), v in per.items()} | (
+            self.income_total(when)
+        )
+
+    def income_total(self, when: Span) -> Figures:
+        """Income by the money rule, per currency."""
         total: dict[str, int] = defaultdict(int)
-        for t, name in rows:
-            per[(name, t.currency)] += t.amount_minor
+        for t, _ in self._flow(when, "income"):
             total[t.currency] += t.amount_minor
-        found = {quoted(format_minor(v, cur), cur) for (_, cur), v in per.items()}
-        return found | {quoted(format_minor(v, cur), cur) for cur, v in total.items()}
+        return {quoted(format_minor(v, cur), cur) for cur, v in total.items()}
 
     def refunds(
         self, when: Span, merchant: str | None = None, category: str | None = None
     ) -> Figures:
-        """Money back in expense categories: each refund and the total per currency."""
-        where = [Category.kind == "expense", Transaction.amount_minor > 0]
-        if category:
-            where.append(Category.name == category)
+        """Refunds by the money rule: each refund and the total per currency."""
         rows = [
-            (t, n)
-            for t, n in self._rows(when, *where)
-            if merchant is None or merchant.lower() in t.merchant.lower()
+            t
+            for t, name in self._flow(when, "refund")
+            if (merchant is None or merchant.lower() in t.merchant.lower())
+            and (category is None or name == category)
         ]
         total: dict[str, int] = defaultdict(int)
-        for t, _ in rows:
+        for t in rows:
             total[t.currency] += t.amount_minor
-        found = {quoted(format_minor(t.amount_minor, t.currency), t.currency) for t, _ in rows}
+        found = {quoted(format_minor(t.amount_minor, t.currency), t.currency) for t in rows}
         return found | {quoted(format_minor(v, cur), cur) for cur, v in total.items()}
+
+    def _flow(self, when: Span, kind: str) -> list[tuple[Transaction, str | None]]:
+        """The rows of one flow in a period, by the rule worked out from every row."""
+        start, end = date.fromisoformat(when["start_date"]), date.fromisoformat(when["end_date"])
+        with self.seeded.db.read() as s:
+            found = s.execute(
+                select(Transaction, Category.name, Category.kind, Account.name)
+                .join(Account, Account.id == Transaction.account_id)
+                .outerjoin(Category, Category.id == Transaction.category_id)
+                .where(Transaction.user_id == self.seeded.user_id)
+            ).all()
+            rule = flows(
+                [
+                    Money(t.id, t.posted_on, t.amount_minor, t.currency, account, t.merchant,
+                          kind_, t.flow_mark)
+                    for t, _, kind_, account in found
+                ]
+            )  # fmt: skip
+            return [
+                (t, name)
+                for t, name, _, _ in found
+                if rule[t.id] == kind and start <= t.posted_on <= end
+            ]
 
     def budget(self, month: str, category: str | None = None) -> Figures:
         """Spent and limit of the asked budget, or of those over (else the fullest one)."""
@@ -128,6 +155,48 @@ class Oracle:
         found = self.tools("find_recurring_payments")
         return {quoted(t["amount"], t["currency"]) for t in found["estimated_monthly_total"]}
 
+    def subscriptions(self, category: str = "Subscriptions") -> Figures:
+        """The estimated monthly total of the subscriptions category's payments alone."""
+        found = self.tools("find_recurring_payments", category=category, direction="out")
+        return {quoted(t["amount"], t["currency"]) for t in found["estimated_monthly_total"]}
+
+    def series(self, name: str) -> Figures:
+        """A recurring series' next expected amount."""
+        found = self.tools("find_recurring_payments")["recurring"]
+        return {
+            quoted(s["next_expected_amount"], s["currency"]) for s in found if s["name"] == name
+        }
+
+    def price_changes(self) -> Figures:
+        """The prices before and after each price change of a recurring series."""
+        found = self.tools("find_recurring_payments")["recurring"]
+        return {
+            quoted(c[k], s["currency"])
+            for s in found
+            for c in s["price_changes"]
+            for k in ("from", "to")
+        }
+
+    def forecast(self, day: str) -> Figures:
+        """Each account's balance today and projected to `day`, and each currency's total."""
+        found = self.tools("forecast_balance", date=day)
+        accounts = {
+            quoted(a[k], a["currency"])
+            for a in found["accounts"]
+            for k in ("balance_today", "projected_balance")
+        }
+        return accounts | {
+            quoted(t[k], t["currency"])
+            for t in found["totals"]
+            for k in ("balance_today", "projected_balance")
+        }
+
+    def bills(self, days: int) -> Figures:
+        """The recurring payments due in the next `days` days, and their total."""
+        found = self.tools("get_upcoming_bills", days=days)
+        due = {quoted(b["amount"], b["currency"]) for b in found["bills"]}
+        return due | {quoted(t["amount"], t["currency"]) for t in found["totals"]}
+
     def average(self, name: str, when: Span, months: int) -> Figures:
         """A category's net spending over whole months, divided by their number, per currency."""
         return {
@@ -135,32 +204,29 @@ class Oracle:
             for total, cur in self.category(name, when)
         }
 
+    def average_total(self, when: Span, months: int) -> Figures:
+        """All net spending over whole months, divided by their number, per currency."""
+        return {
+            ((total / months).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP), cur)
+            for total, cur in self.total(when)
+        }
+
     def top_merchants(self, when: Span, top: int) -> Figures:
-        """The net at each of the `top` merchants with the most spending."""
+        """Each currency's `top` merchants with the most spending: their net in that currency."""
         summary = self.tools("get_spending_summary", **when, group_by="merchant", top_n=50)
-        names = list(dict.fromkeys(g["key"] for b in summary["currencies"] for g in b["groups"]))
-        return {f for name in names[:top] for f in self.merchant(name, when)}
+        return {
+            f
+            for b in summary["currencies"]
+            for g in b["groups"][:top]
+            for f in self.merchant(g["key"], when)
+            if f[1] == b["currency"]
+        }
 
     def pending(self) -> Figures:
         """Each pending transaction's amount, and their net per currency."""
         found = self.tools("get_transactions", pending=True, limit=200)
         rows = {quoted(r["amount"], r["currency"]) for r in found["transactions"]}
         return rows | {quoted(t["net"], t["currency"]) for t in found["totals"]}
-
-    def _rows(self, when: Span, *where: Any) -> list[tuple[Transaction, str]]:
-        start, end = date.fromisoformat(when["start_date"]), date.fromisoformat(when["end_date"])
-        with self.seeded.db.read() as s:
-            stmt = (
-                select(Transaction, Category.name)
-                .join(Category, Category.id == Transaction.category_id)
-                .where(
-                    Transaction.user_id == self.seeded.user_id,
-                    Transaction.posted_on >= start,
-                    Transaction.posted_on <= end,
-                    *where,
-                )
-            )
-            return [(t, name) for t, name in s.execute(stmt)]
 
 
 def stated(results: list[Any]) -> Figures:

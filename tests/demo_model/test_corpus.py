@@ -25,7 +25,9 @@ THIS_MONTH = span("2025-09-01", "2025-09-20")
 THIS_WEEK = span("2025-09-15", "2025-09-20")
 THIS_YEAR = span("2025-01-01", "2025-09-20")
 LAST_12_MONTHS = span("2024-09-21", "2025-09-20")
-SIX_WHOLE_MONTHS = span("2025-03-01", "2025-08-31")
+# A question naming no period covers all of the history: 18 months of demo data.
+ALL_HISTORY = span("2024-04-01", "2025-09-20")
+WHOLE_MONTHS = span("2024-04-01", "2025-08-31")
 
 
 @dataclass(frozen=True)
@@ -45,7 +47,7 @@ SUPPORTED = [
     Case("How much did I get paid in July?", lambda o: o.income(JULY)),
     Case("What was my salary last month?", lambda o: o.income(LAST_MONTH)),
     # refunds
-    Case("Show my Amazon refunds", lambda o: o.refunds(LAST_12_MONTHS, merchant="Amazon")),
+    Case("Show my Amazon refunds", lambda o: o.refunds(ALL_HISTORY, merchant="Amazon")),
     Case("What refunds did I get this year?", lambda o: o.refunds(THIS_YEAR)),
     Case("Did I get any refunds in March?", lambda o: o.refunds(MARCH)),
     Case("Any travel refunds this year?", lambda o: o.refunds(THIS_YEAR, category="Travel")),
@@ -127,7 +129,7 @@ SUPPORTED = [
         says="I don't see any spending on a category or merchant called “unicorns”",
     ),
     # recurring and overview
-    Case("Which subscriptions am I paying for?", lambda o: o.recurring()),
+    Case("Which subscriptions am I paying for?", lambda o: o.subscriptions()),
     Case("How am I doing?", lambda o: o.balances() | o.total(THIS_MONTH)),
     # misreadings put right: spelling, money in against out, pending rows
     Case(
@@ -138,23 +140,42 @@ SUPPORTED = [
         "how much did i spend on grocereis last month",
         lambda o: o.category("Groceries", LAST_MONTH),
     ),
-    Case("Money in vs out in August", lambda o: o.income(LAST_MONTH) | o.total(LAST_MONTH)),
+    Case("Money in vs out in August", lambda o: o.income_total(LAST_MONTH) | o.total(LAST_MONTH)),
     Case("Do I have any pending transactions?", lambda o: o.pending()),
     Case(
         "What's my savings rate?",
-        lambda o: o.income(LAST_MONTH) | o.total(LAST_MONTH),
-        says="Your savings rate in August 2025 (2025-08-01 to 2025-08-31), USD: **",
+        lambda o: o.income_total(ALL_HISTORY) | o.total(ALL_HISTORY),
+        says="What you kept in all your history (2024-04-01 to 2025-09-20)",
+    ),
+    Case(
+        "How much did I save last month?",
+        lambda o: o.income_total(LAST_MONTH) | o.total(LAST_MONTH),
+        says="a savings rate of **",
     ),
     Case(
         "What's my average monthly spending on groceries?",
-        lambda o: o.average("Groceries", SIX_WHOLE_MONTHS, 6),
+        lambda o: o.average("Groceries", WHOLE_MONTHS, 17),
     ),
-    Case("Which merchant do I spend the most at?", lambda o: o.top_merchants(LAST_12_MONTHS, 3)),
+    Case(
+        "What's my average monthly spending?",
+        lambda o: o.average_total(WHOLE_MONTHS, 17),
+        says="a month** on average",
+    ),
+    Case("Which merchant do I spend the most at?", lambda o: o.top_merchants(ALL_HISTORY, 3)),
     Case(
         "Which subscriptions do I have?",
-        lambda o: o.recurring(),
+        lambda o: o.subscriptions(),
         says="Other recurring payments, not subscriptions",
     ),
+    # what lies ahead: a balance on a day, the bills due, the next payment, prices that moved
+    Case(
+        "What will my balance be on 15 January?",
+        lambda o: o.forecast("2026-01-15"),
+        says="Recurring series used: Acme Corp Payroll",
+    ),
+    Case("What bills are coming up?", lambda o: o.bills(30), says="2025-10-01: Parkview"),
+    Case("When is my next rent?", lambda o: o.series("Parkview Apartments"), says="2025-10-01"),
+    Case("What went up in price?", lambda o: o.price_changes(), says="Netflix"),
     # charts: the figures are the chart's bars (tests/demo_model/test_charts.py checks them)
     Case(
         "Show my spending by month this year as a chart",
@@ -187,7 +208,6 @@ BEYOND = [
     "Transfer 200 dollars to my savings account",
     "What is the interest rate on my savings account?",
     "How much tax will I owe this year?",
-    "How much did I save last month?",
 ]
 CAN_ANSWER = ("income", "refunds", "spending", "budgets", "balances", "largest purchases")
 

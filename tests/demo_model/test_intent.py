@@ -74,7 +74,8 @@ CASES = [
         None,
         None,
     ),
-    (["May I see my spending?"], "spending", "2025-09-01", "2025-09-20", None, None),
+    # No period named: all of the history (dated once the tools say where it starts).
+    (["May I see my spending?"], "spending", "2025-09-20", "2025-09-20", None, None),
     (
         ["Restaurants this month vs last?"],
         "compare",
@@ -281,3 +282,18 @@ def test_category_names_match_topics_forgivingly(name: str, topic: str, expected
 )
 def test_merchant_names_match_what_the_user_typed(name: str, term: str, expected: bool) -> None:
     assert names_term(name, term) is expected
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "May I see my spending?",
+        "How much did I spend at Tesco?",
+        "What's my income?",
+        "Show my refunds",
+        "Money in vs out",
+        "Which merchants do I spend the most at?",
+    ],
+)
+def test_a_question_naming_no_period_covers_all_history(question: str) -> None:
+    assert resolve([question], TODAY).period.unit == "all"

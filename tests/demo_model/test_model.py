@@ -61,7 +61,12 @@ def test_travel_takes_three_rounds_of_tools(year: Seeded) -> None:
     calls = [[b for b in r if b["type"] != "thinking"] for r in turn.replies[:-1]]
     assert [len(r) for r in calls] == [1, 1, 2]
     assert [sum(b["type"] == "thinking" for b in r) for r in turn.replies[:-1]] == [2, 1, 1]
-    assert [args.get("direction") for _, args, _ in turn.calls] == [None, None, "in", "out"]
+    assert [args.get("flow") for _, args, _ in turn.calls] == [
+        None,
+        "net_spending",
+        "refund",
+        "spending",
+    ]
 
 
 def _first_round(question: str, today: date) -> tuple[list[dict[str, Any]], dict[str, Any]]:

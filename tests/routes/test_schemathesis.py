@@ -44,6 +44,7 @@ REFUSABLE = {
     ("POST", "/api/accounts"),
     ("POST", "/api/categories"),
     ("POST", "/api/category-rules"),
+    ("PUT", "/api/transactions/{transaction_id}/flow"),
 }
 SETTINGS: dict[str, Any] = {
     "deadline": None,
@@ -100,7 +101,7 @@ class Audit:
         # query an account and category the user has, and a period that ends after it starts;
         # a statement file one that parses; a new account or category a name not yet taken,
         # a transaction or rule a category (and account) the user has; a row an include
-        # that is not of an invalid row.
+        # that is not of an invalid row; a refund mark (or its undoing) a row of money in.
         refusable = (case.method, case.path) in REFUSABLE
         excluded = [positive_data_acceptance] if refusable else []
         response = case.call_and_validate(

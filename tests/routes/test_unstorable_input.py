@@ -37,6 +37,7 @@ SAMPLE_IDS = {
     "rule_id": "1",
     "app_id": "1",
     "action_id": "act_0",
+    "series_id": "s0123456789ab",
 }
 
 

@@ -88,9 +88,9 @@ def test_reseeding_replaces_only_that_users_data(db: Database) -> None:
     assert shorter["transactions"] < first["transactions"]
 
 
-def test_summary_of_a_year(db: Database) -> None:
+def test_summary_of_eighteen_months(db: Database) -> None:
     _, summary = seeded(db, "a")
-    assert summary["start_date"] == "2024-07-01"
+    assert summary["start_date"] == "2024-01-01"
     assert summary["end_date"] == "2025-06-15"
     assert summary["travel_month"] == "2024-12"
     assert summary["currencies"] == ["EUR", "USD"]
@@ -98,7 +98,7 @@ def test_summary_of_a_year(db: Database) -> None:
     assert summary["budgets"] == 8
     assert 1 <= summary["pending"] <= 8
     assert summary["refunds"] >= 2
-    assert 300 <= summary["transactions"] <= 700
+    assert 450 <= summary["transactions"] <= 1100
 
 
 def test_default_today_comes_from_the_clock(db: Database) -> None:
@@ -124,7 +124,9 @@ def test_subscriptions_are_found_by_the_recurring_tool(db: Database) -> None:
     assert all(by_merchant[m]["active"] for m in SUBSCRIPTIONS)
     assert by_merchant["Parkview Apartments"]["typical_amount"] == "1850.00"
     assert not {g[0] for g in GROCERS} & set(by_merchant)
-    assert "Acme Corp Payroll" not in by_merchant  # income is not a payment
+    # Income is a series too, money in: not a payment.
+    assert by_merchant["Acme Corp Payroll"]["direction"] == "in"
+    assert all(by_merchant[m]["direction"] == "out" for m in SUBSCRIPTIONS)
 
 
 def test_pending_are_few_and_recent(db: Database) -> None:
@@ -212,3 +214,32 @@ def test_cli_creates_the_user_and_prints_one_line(db: Database) -> None:
         assert s.scalar(select(func.count()).select_from(User).where(User.name == "dora")) == 1
     bad = runner.invoke(args=["seed-demo", "dora", "--months", "0"])
     assert bad.exit_code != 0
+
+
+def test_the_demo_exercises_the_money_rule_and_the_series(db: Database) -> None:
+    user_id, _ = seeded(db, "a")
+    call = Caller(db, user_id)
+    moved = call("get_transactions", merchant="Transfer to High-Yield Savings", limit=200)
+    # The monthly move to savings carries no category: both legs are paired as a transfer.
+    assert {r["category"] for r in moved["transactions"]} == {None}
+    assert {r["flow"] for r in moved["transactions"]} == {"transfer"}
+    back = call("get_transactions", merchant="Amazon", direction="in", limit=200)
+    assert back["count"] >= 2
+    # Stored without a category, each return counts in its purchase's: Shopping.
+    assert {(r["category"], r["flow"]) for r in back["transactions"]} == {("Shopping", "refund")}
+    income = call("get_transactions", category="Uncategorized", flow="income", limit=200)
+    assert {r["merchant"] for r in income["transactions"]} == {"Brightside Studio"}
+    freelance = call("get_transactions", merchant="Brightside", limit=200)
+    assert {(r["category"], r["flow"]) for r in freelance["transactions"]} == {(None, "income")}
+    with pinned_today(DAY):
+        found = {r["name"]: r for r in call("find_recurring_payments")["recurring"]}
+    prime = found["Amazon Prime"]
+    assert (prime["cadence"], prime["occurrences"], prime["next_expected_date"]) == (
+        "yearly",
+        2,
+        "2026-02-14",
+    )
+    assert [c["text"] for c in found["Netflix"]["price_changes"]] == [
+        "15.49 -> 17.99 USD since March 2025"
+    ]
+    assert found["Netflix"]["next_expected_amount"] == "17.99"

@@ -44,8 +44,9 @@ def test_preview_refuses_input_as_execute_does(
 def test_a_read_only_tool_has_no_preview(call: Caller, db: Database) -> None:
     ctx = ToolContext(call.user_id, db)
     outcome = call.registry.preview("get_budget_status", {}, ctx)
-    assert outcome == ToolOutcome("The tool 'get_budget_status' changes nothing, so it has no "
-                                  "preview.", True)  # fmt: skip
+    assert outcome == ToolOutcome(
+        "The tool 'get_budget_status' changes nothing, so it has no preview.", True
+    )
     # Its input is still validated first, as execute would.
     bad = call.registry.preview("get_budget_status", {"month": "March"}, ctx)
     assert isinstance(bad, ToolOutcome) and "'month':" in bad.content

@@ -48,10 +48,13 @@ def test_every_tool_has_a_described_closed_schema() -> None:
     assert list(TOOLS) == [
         "get_transactions",
         "get_spending_summary",
+        "get_cash_flow",
         "get_account_balances",
         "get_budget_status",
         "compare_spending",
         "find_recurring_payments",
+        "forecast_balance",
+        "get_upcoming_bills",
         "chart",
         "set_budget",
         "categorize_transaction",
@@ -84,8 +87,11 @@ def test_key_structure_of_get_transactions() -> None:
     assert props["min_amount"]["type"] == "string"
     assert props["pending"]["type"] == "boolean"
     assert "required" not in TOOLS["get_transactions"].definition()["input_schema"]
-    summary = TOOLS["get_spending_summary"].definition()["input_schema"]
-    assert summary["required"] == ["start_date", "end_date"]
+    assert props["flow"]["enum"] == ["spending", "refund", "income", "transfer", "net_spending"]
+    # Without a period a summary covers all of the user's history, and says so.
+    assert "required" not in TOOLS["get_spending_summary"].definition()["input_schema"]
+    forecast = TOOLS["forecast_balance"].definition()["input_schema"]
+    assert forecast["required"] == ["date"]
     month = TOOLS["get_budget_status"].definition()["input_schema"]["properties"]["month"]
     assert month["pattern"] == "^(19|20)[0-9]{2}-(0[1-9]|1[0-2])$"
 
@@ -93,16 +99,69 @@ def test_key_structure_of_get_transactions() -> None:
 ARABIC_DATE = "\u0662\u0660\u0662\u0665-\u0660\u0661-\u0663\u0661"  # 2025-01-31
 ARABIC_TWELVE = "\u0661\u0662"
 TRICKY = [
-    None, True, False, 0, 1, -1, 3, 12, 50, 200, 201, 2.0, 5.5, "", " ", "x", "50", "true",
-    "2025-01-31", "2025-02-30", "2025-1-31", "20250131", "2025-W05-1", "2025-01-31T00:00",
-    "2025-01-31\n", ARABIC_DATE, "0000-01-01", "2025-03", "2025-13", "1899-12", "2025-03\n",
-    "12", "12.50", "0.0001", "1.23456", "-3", "+3", "1e3", "NaN", "Infinity", ARABIC_TWELVE,
-    " 12", "1234567890123", "date_desc", "amount_asc", "newest", "category", "week", "out",
-    "in", "groceries", "a" * 80, "a" * 81, [], {},
-    [{"transaction_id": 1, "category": "Rent"}], [{"transaction_id": 0, "category": "Rent"}],
-    [{"transaction_id": 1, "category": ""}], [{"transaction_id": 1}], [{"id": 1}], [1],
+    None,
+    True,
+    False,
+    0,
+    1,
+    -1,
+    3,
+    12,
+    50,
+    200,
+    201,
+    2.0,
+    5.5,
+    "",
+    " ",
+    "x",
+    "50",
+    "true",
+    "2025-01-31",
+    "2025-02-30",
+    "2025-1-31",
+    "20250131",
+    "2025-W05-1",
+    "2025-01-31T00:00",
+    "2025-01-31\n",
+    ARABIC_DATE,
+    "0000-01-01",
+    "2025-03",
+    "2025-13",
+    "1899-12",
+    "2025-03\n",
+    "12",
+    "12.50",
+    "0.0001",
+    "1.23456",
+    "-3",
+    "+3",
+    "1e3",
+    "NaN",
+    "Infinity",
+    ARABIC_TWELVE,
+    " 12",
+    "1234567890123",
+    "date_desc",
+    "amount_asc",
+    "newest",
+    "category",
+    "week",
+    "out",
+    "in",
+    "groceries",
+    "a" * 80,
+    "a" * 81,
+    [],
+    {},
+    [{"transaction_id": 1, "category": "Rent"}],
+    [{"transaction_id": 0, "category": "Rent"}],
+    [{"transaction_id": 1, "category": ""}],
+    [{"transaction_id": 1}],
+    [{"id": 1}],
+    [1],
     [{"transaction_id": 1, "category": "Rent", "note": "x"}],
-]  # fmt: skip
+]
 
 
 # Inputs every tool accepts; single fields are then varied on top of them.
@@ -115,6 +174,7 @@ BASELINES: dict[str, dict[str, Any]] = {
         "period_b_end": "2025-02-28",
     },
     "chart": {"kind": "spending_by_month", "start_date": "2025-01-01", "end_date": "2025-03-31"},
+    "forecast_balance": {"date": "2025-06-30"},
     "set_budget": {"category": "Groceries", "amount": "400"},
     "categorize_transaction": {"transaction_id": 1, "category": "Groceries"},
     "categorize_transactions": {"changes": [{"transaction_id": 1, "category": "Groceries"}]},
@@ -171,7 +231,17 @@ def test_random_combinations_agree(name: str, data: st.DataObject) -> None:
         ("get_transactions", {"limit": 2.0}, True),  # JSON Schema: 2.0 is an integer
         ("get_transactions", {"limit": 2.5}, False),
         ("get_transactions", {"pending": 1}, False),
-        ("get_spending_summary", {"start_date": "2025-01-01"}, False),
+        ("get_spending_summary", {"start_date": "2025-01-01"}, True),
+        ("get_transactions", {"ids": "12,40"}, True),
+        ("get_transactions", {"ids": "12,,40"}, False),
+        ("get_transactions", {"ids": "0"}, False),
+        ("get_transactions", {"ids": "12,40\n"}, False),
+        ("get_transactions", {"flow": "refund"}, True),
+        ("get_transactions", {"flow": "refunds"}, False),
+        ("forecast_balance", {}, False),
+        ("forecast_balance", {"date": "2025-12-31", "include_budgets": True}, True),
+        ("get_upcoming_bills", {"days": 0}, False),
+        ("get_upcoming_bills", {"days": 366}, True),
         ("get_budget_status", {"month": "2025-03"}, True),
         ("get_budget_status", {"month": "2025-03\n"}, False),
         ("get_account_balances", {"user_id": 2}, False),

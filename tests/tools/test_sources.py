@@ -141,9 +141,12 @@ def test_a_spending_group_block_adds_up_to_the_group(call: Caller, db: Database)
     assert checked >= 5  # Rent, Groceries, Restaurants (USD and EUR), Subscriptions, none
 
 
-def test_uncategorized_spending_counts_only_money_out() -> None:
+def test_spending_sources_select_net_spending_by_the_money_rule() -> None:
     assert spend_source("Uncategorized", "2025-02-01", "2025-02-28") == (
-        "txns:start_date=2025-02-01&end_date=2025-02-28&category=Uncategorized&direction=out"
+        "txns:start_date=2025-02-01&end_date=2025-02-28&category=Uncategorized&flow=net_spending"
+    )
+    assert spend_source(None, "2025-02-01", "2025-02-28") == (
+        "txns:start_date=2025-02-01&end_date=2025-02-28&flow=net_spending"
     )
 
 
@@ -162,16 +165,18 @@ def test_budget_and_account_blocks_show_their_rows(call: Caller, db: Database) -
         assert found == {"id": found["id"], **row}
 
 
-def test_a_recurring_payment_cites_a_charge_of_its_typical_amount(
-    call: Caller, db: Database
-) -> None:
+def test_a_recurring_series_cites_its_rows(call: Caller, db: Database) -> None:
     result = call("find_recurring_payments", min_occurrences=3)
     sources = call.outcome("find_recurring_payments", min_occurrences=3).sources
     assert len(sources) == len(result["recurring"]) >= 2  # rent and Netflix
     for block, item in zip(sources, result["recurring"], strict=True):
-        (charge,) = resolve(db, call.user_id, block["source"]) or []
-        assert Decimal(charge["amount"]) == -Decimal(item["typical_amount"])
-        assert charge["merchant"] == item["merchant"]
+        assert block["source"].startswith("txns:ids=")
+        assert block["title"] == f"{item['name']} · monthly · {item['typical_amount']} USD"
+        charges = resolve(db, call.user_id, block["source"]) or []
+        assert len(charges) == item["occurrences"]
+        assert {c["merchant"] for c in charges} == {item["merchant"]}
+        assert {-Decimal(c["amount"]) for c in charges} == {Decimal(item["typical_amount"])}
+        assert item["next_expected_date"] in block["content"][0]["text"]
 
 
 def test_many_rows_are_cut_to_the_bound(call: Caller) -> None:

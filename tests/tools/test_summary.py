@@ -16,6 +16,7 @@ def group(key: str, spent: str, count: int, share: str | None) -> dict[str, obje
 def test_by_category_nets_refunds_and_skips_income_and_transfers(call: Caller) -> None:
     result = call("get_spending_summary", **JAN)
     assert result == {
+        "period": {"from": "2025-01-01", "to": "2025-01-31", "label": "January 2025"},
         "start_date": "2025-01-01",
         "end_date": "2025-01-31",
         "group_by": "category",
@@ -24,6 +25,9 @@ def test_by_category_nets_refunds_and_skips_income_and_transfers(call: Caller) -
             {
                 "currency": "USD",
                 "total_spent": "1659.04",
+                # The Whole Foods refund of 20.00 is taken off; the salary is income.
+                "spent_before_refunds": "1679.04",
+                "refunds": "20.00",
                 "count": 6,
                 "groups": [
                     group("Rent", "1500.00", 1, "90.4"),
@@ -42,6 +46,8 @@ def test_uncategorized_money_out_and_separate_currencies(call: Caller) -> None:
     assert eur == {
         "currency": "EUR",
         "total_spent": "45.00",
+        "spent_before_refunds": "45.00",
+        "refunds": "0.00",
         "count": 1,
         "groups": [group("Restaurants", "45.00", 1, "100.0")],
     }
@@ -145,8 +151,21 @@ def test_compare_months(call: Caller) -> None:
         period_b_start="2025-02-01",
         period_b_end="2025-02-28",
     )
-    assert result["period_a"] == {"start_date": "2025-01-01", "end_date": "2025-01-31"}
-    assert result["period_b"] == {"start_date": "2025-02-01", "end_date": "2025-02-28"}
+    assert result["period_a"] == {
+        "start_date": "2025-01-01",
+        "end_date": "2025-01-31",
+        "label": "January 2025",
+    }
+    assert result["period_b"] == {
+        "start_date": "2025-02-01",
+        "end_date": "2025-02-28",
+        "label": "February 2025",
+    }
+    assert result["period"] == {
+        "from": "2025-01-01",
+        "to": "2025-02-28",
+        "label": "February 2025 against January 2025",
+    }
     eur, usd = result["currencies"]
     assert eur == {
         "currency": "EUR",
@@ -185,3 +204,13 @@ def test_compare_is_directional(call: Caller) -> None:
     assert usd["change"] == "-45.64"
     assert usd["categories"][0] == change("Restaurants", "78.00", "36.00", "-42.00", "-53.8")
     assert usd["categories"][1] == change("Uncategorized", "19.99", "0.00", "-19.99", "-100.0")
+
+
+def test_without_a_period_a_summary_covers_all_history_and_says_so(call: Caller) -> None:
+    result = call("get_spending_summary")
+    assert result["period"] == {"from": "2025-01-01", "to": "2025-03-15", "label": "all history"}
+    everything = call("get_spending_summary", start_date="2025-01-01", end_date="2025-03-15")
+    assert result["currencies"] == everything["currencies"]
+    # March's pending rows count: all history runs to today.
+    # USD: January 1659.04 + February 1704.68 + March 1500 + 15.49 + 63.75 + 25.99 + 82.45.
+    assert [c["total_spent"] for c in result["currencies"]] == ["80.00", "5051.40"]

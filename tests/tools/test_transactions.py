@@ -46,6 +46,7 @@ def test_row_shape(call: Caller) -> None:
         "category": "Groceries",
         "account": "Visa",
         "pending": True,
+        "flow": "spending",
     }
     uncategorized = call("get_transactions", merchant="corner")["transactions"][0]
     assert uncategorized["category"] is None

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from tools.finance import inputs as schemas
+from tools.finance.cash_flow import get_cash_flow
 from tools.finance.categorize import categorize_transactions, preview_categorize_transactions
 from tools.finance.chart import chart
+from tools.finance.forecast import forecast_balance, get_upcoming_bills
 from tools.finance.recurring import find_recurring_payments
 from tools.finance.status import get_account_balances, get_budget_status
 from tools.finance.summary import compare_spending, get_spending_summary
@@ -22,9 +24,10 @@ AMOUNTS = (
     "currencies are never converted or mixed."
 )
 SPEND = (
-    "Spend = money out minus refunds in expense categories, plus uncategorized money out; "
-    "income and transfers between the user's accounts are excluded; pending transactions count."
+    "Spend = money out that is not a transfer between the user's own accounts, less refunds; "
+    "pending rows count."
 )
+PERIOD = "The result states its period; without dates it covers all of the user's history."
 WRITE = (
     "This CHANGES the user's data: it runs only after the user approves the change in the "
     "chat (if they decline, nothing changes). Call it only when the user asked for this change."
@@ -34,13 +37,13 @@ FINANCE_TOOLS: list[Tool] = [
     Tool(
         name="get_transactions",
         description=(
-            "List the user's bank and card transactions, newest first by default. Filter by "
-            "date range, category, merchant text, account, direction, amount range, pending and "
-            "imported (rows a statement import added). "
-            "Amounts are signed: negative = money out, positive = money in (refunds, salary). "
-            "min_amount/max_amount compare the ABSOLUTE amount. Returns one page of rows plus "
-            "count and totals per currency over ALL matching rows; when has_more is true, call "
-            f"again with the same filters and cursor=next_cursor. {AMOUNTS}"
+            "List the user's bank and card transactions, newest first by default, filtered by "
+            "dates, category, merchant text, account, direction, flow, amounts, pending, "
+            "imported (added by a statement import) or ids. Amounts are signed: negative = "
+            "money out; each row's flow says what it counts as (spending, refund, income, "
+            "transfer). min_amount/max_amount compare the ABSOLUTE amount. Returns one page of "
+            "rows plus count and totals per currency over ALL matches; when has_more is true, "
+            f"call again with the same filters and cursor=next_cursor. {PERIOD} {AMOUNTS}"
         ),
         schema=schemas.TransactionsInput,
         handler=get_transactions,
@@ -48,19 +51,33 @@ FINANCE_TOOLS: list[Tool] = [
     Tool(
         name="get_spending_summary",
         description=(
-            "Total spending over a period grouped by category, merchant, month or week, with "
-            "count and share of the total per group, per currency. Use it for 'how much did I "
-            f"spend on X' and 'where does my money go'. Spend is reported positive. {SPEND} "
-            f"{AMOUNTS}"
+            "Spending over a period grouped by category, merchant, month or week, per currency: "
+            "each group's spend, count and share, and the total before refunds, the refunds "
+            "and the total after them (total_spent). Use it for 'how much did I spend on X', "
+            "'where does my money go', top merchants (each currency has its own). Spend is "
+            f"positive. {SPEND} {PERIOD} {AMOUNTS}"
         ),
         schema=schemas.SpendingSummaryInput,
         handler=get_spending_summary,
     ),
     Tool(
+        name="get_cash_flow",
+        description=(
+            "Money in vs money out per currency: income (every inflow that is not a refund or a "
+            "transfer, categorized or not; by category), spending before and after refunds, "
+            "refunds, net (income - spending) and savings rate; transfers between the user's "
+            "accounts are shown apart. Use it for income, 'money in vs out', savings rate, 'how "
+            f"much did I save'; group_by month for each month. {PERIOD} {AMOUNTS}"
+        ),
+        schema=schemas.CashFlowInput,
+        handler=get_cash_flow,
+    ),
+    Tool(
         name="get_account_balances",
         description=(
             "All of the user's accounts (checking, savings, credit_card) with their current "
-            f"posted balance, and totals per currency. {AMOUNTS}"
+            "posted balance, signed (negative = overdrawn or owed), and totals per currency. "
+            f"For a future balance use forecast_balance. {AMOUNTS}"
         ),
         schema=schemas.AccountBalancesInput,
         handler=get_account_balances,
@@ -71,7 +88,8 @@ FINANCE_TOOLS: list[Tool] = [
             "Budget status for one month: per budgeted category the limit, spent, remaining, "
             "percent_used and status (under, at or over), plus days elapsed in the month. A "
             "budget set for that specific month replaces the recurring monthly one. Only spend "
-            f"in the budget's currency counts against it. {SPEND} {AMOUNTS}"
+            f"in the budget's currency counts against it. Without month: the current month. "
+            f"{SPEND} {AMOUNTS}"
         ),
         schema=schemas.BudgetStatusInput,
         handler=get_budget_status,
@@ -90,22 +108,47 @@ FINANCE_TOOLS: list[Tool] = [
     Tool(
         name="find_recurring_payments",
         description=(
-            "Detect recurring charges (subscriptions, rent, bills) in recent history: same "
-            "merchant, similar amount, regular weekly/biweekly/monthly/quarterly/yearly cadence, "
-            "at least min_occurrences charges. Gives typical amount (a positive charge), cadence, "
-            "last and next expected date, whether it still looks active, its monthly cost and the "
-            f"estimated monthly total of active ones. {AMOUNTS}"
+            "Recurring series, money out (subscriptions, rent, bills) and in (salary): one "
+            "merchant (spellings normalised), weekly to yearly, a steady amount or a varying "
+            "bill. Each: series_id, name, direction, cadence, last and next amount, next date, "
+            "active, monthly cost, price_changes ('15.49 -> 17.99 USD since March 2025'), "
+            "status (the user's word) and its rows' ids. Use it for subscriptions (filter "
+            "category), 'what went up in price', 'when is my next rent / payday'. Totals: the "
+            f"monthly cost of active payments out, and of income. {AMOUNTS}"
         ),
         schema=schemas.RecurringInput,
         handler=find_recurring_payments,
     ),
     Tool(
+        name="forecast_balance",
+        description=(
+            "The user's balance on a future date, per account and currency: today's posted "
+            "balance + pending rows + each expected occurrence of the account's active "
+            "recurring series (salary, bills, transfers) up to the date; optionally less what "
+            "budgets still allow. Names every series used. Use it for 'what will my balance "
+            f"be on <date>', 'will I have enough by the end of the month'. {AMOUNTS}"
+        ),
+        schema=schemas.ForecastInput,
+        handler=forecast_balance,
+    ),
+    Tool(
+        name="get_upcoming_bills",
+        description=(
+            "The recurring payments due in the next days (default 30), oldest first: date, name, "
+            "amount, account, cadence, price changed or not; totals per currency; optionally "
+            f"expected income too. Transfers between the user's accounts are not bills. {AMOUNTS}"
+        ),
+        schema=schemas.UpcomingBillsInput,
+        handler=get_upcoming_bills,
+    ),
+    Tool(
         name="chart",
         description=(
             "Chart of the user's records (bars, a donut, stacked bars or a line), computed from "
-            "their transactions (one Vega-Lite spec per currency; the page draws it). Use for "
-            "chart, plot, graph, trend, share, 'over time' and comparisons over several periods; "
-            "do not restate the figures as numbers."
+            "their transactions (one Vega-Lite spec per currency; the page draws it), a balance "
+            "forecast included. Use for chart, plot, graph, trend, share, 'over time' and "
+            "comparisons over several periods; do not restate the figures as numbers. "
+            f"{PERIOD}"
         ),
         schema=schemas.ChartInput,
         handler=chart,

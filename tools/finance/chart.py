@@ -1,8 +1,9 @@
 """chart: Vega-Lite charts of the user's own rows, each bar, slice or point citing its rows.
 
 The figures are computed here from the transactions, never written by the model; every bar
-carries `sources`, the `txns:` queries whose rows add up to it exactly (spending as the
-spending tools count it: expense categories with their refunds, uncategorized money out).
+carries `sources`, the `txns:` queries whose rows add up to it exactly (spending and income as
+the one money rule counts them, tools/finance/flows.py: net spending is spending less its
+refunds, transfers between the user's accounts are neither).
 """
 
 from __future__ import annotations
@@ -19,8 +20,13 @@ from models.finance import Category, Transaction
 from tools.finance import chart_specs
 from tools.finance.chart_balance import account_balance
 from tools.finance.chart_budget import budget_progress
+from tools.finance.chart_forecast import balance_forecast
 from tools.finance.cites import spend_source, txns_source
 from tools.finance.clock import days_in_month
+from tools.finance.flows import INCOME as FLOW_INCOME
+from tools.finance.flows import REFUND, SPENDING, flow
+from tools.finance.periods import capped
+from tools.finance.periods import resolve as resolve_period
 from tools.finance.queries import (
     UNCATEGORIZED,
     CategoryRef,
@@ -56,17 +62,26 @@ T = TypeVar("T")
 
 def chart(ctx: ToolContext, data: dict[str, Any]) -> Sourced:
     """Return one Vega-Lite spec per currency, with the figures and the rows each rests on."""
-    kind, start, end = data["kind"], data["start_date"], data["end_date"]
-    check_range(start, end, "start_date", "end_date")
+    kind = data["kind"]
+    check_range(data.get("start_date"), data.get("end_date"), "start_date", "end_date")
     if kind == "budget_progress":
         return budget_progress(ctx, data)
+    if kind == "balance_forecast":
+        return balance_forecast(ctx, data)
+    with ctx.db.read() as s:
+        period = resolve_period(s, ctx.user_id, data.get("start_date"), data.get("end_date"))
+    if kind not in BY_CATEGORY and len(_months(period.start, period.end)) > MAX_MONTHS:
+        if data.get("start_date") is not None:
+            raise ToolInputError(
+                "end_date",
+                f"a chart by month shows at most {MAX_MONTHS} months; narrow the period.",
+            )
+        period = capped(period, MAX_MONTHS)  # all history, but the last months of it
+    start, end = period.start, period.end
+    data = {**data, "start_date": start, "end_date": end}
     months = _months(start, end)
-    if kind not in BY_CATEGORY and len(months) > MAX_MONTHS:
-        raise ToolInputError(
-            "end_date", f"a chart by month shows at most {MAX_MONTHS} months; narrow the period."
-        )
     if kind == "account_balance":
-        return account_balance(ctx, data, months)
+        return account_balance(ctx, data, months, period.stated())
     with ctx.db.read() as s:
         ref = None
         if data.get("category") and kind == "spending_by_month":
@@ -77,6 +92,7 @@ def chart(ctx: ToolContext, data: dict[str, Any]) -> Sourced:
     charts = [_spec(kind, cur, cells, months, ref, start, end) for cur in currencies]
     out: dict[str, Any] = {
         "kind": kind,
+        "period": period.stated(),
         "start_date": start.isoformat(),
         "end_date": end.isoformat(),
         "category": ref.name if ref else None,
@@ -91,11 +107,11 @@ def chart(ctx: ToolContext, data: dict[str, Any]) -> Sourced:
 
 def _rows(
     s: Any, user_id: int, start: date, end: date, ref: CategoryRef | None
-) -> list[tuple[date, str | None, str | None, str, int]]:
+) -> list[tuple[date, str | None, str, str, int]]:
     columns: Any = select(
         Transaction.posted_on,
         Category.name,
-        Category.kind,
+        flow(),
         Transaction.currency,
         Transaction.amount_minor,
     )
@@ -108,27 +124,27 @@ def _rows(
 
 
 def _cells(
-    rows: list[tuple[date, str | None, str | None, str, int]], kind: str, start: date, end: date
+    rows: list[tuple[date, str | None, str, str, int]], drawn: str, start: date, end: date
 ) -> Cells:
     cells: Cells = defaultdict(lambda: [0, 0, {}])
-    whole = kind in BY_CATEGORY  # one figure per category over the whole period
-    for day, name, category_kind, currency, minor in rows:
-        spend = category_kind == "expense" or (name is None and minor < 0)
+    whole = drawn in BY_CATEGORY  # one figure per category over the whole period
+    for day, name, kind, currency, minor in rows:
+        spend = kind in (SPENDING, REFUND)
         month = day.strftime("%Y-%m")
         first, last = _month_span(month, start, end)
         category = name or UNCATEGORIZED
         if spend:
             x = category if whole else month
-            series = category if kind == "category_by_month" else SPENT
+            series = category if drawn == "category_by_month" else SPENT
             span = (start, end) if whole else (first, last)
             cell = cells[(x, series, currency)]
             cell[0] -= minor
             cell[2][spend_source(category, *span)] = None
-        elif kind == "income_vs_spending" and category_kind == "income":
+        elif drawn == "income_vs_spending" and kind == FLOW_INCOME:
             cell = cells[(month, INCOME, currency)]
             cell[0] += minor
             where = {"start_date": first, "end_date": last, "category": category}
-            cell[2][txns_source(where)] = None
+            cell[2][txns_source({**where, "flow": FLOW_INCOME})] = None
         else:
             continue
         cell[1] += 1

@@ -22,7 +22,9 @@ from tools.registry import Sourced, ToolContext, ToolInputError
 BALANCE = "Balance"
 
 
-def account_balance(ctx: ToolContext, data: dict[str, Any], months: list[str]) -> Sourced:
+def account_balance(
+    ctx: ToolContext, data: dict[str, Any], months: list[str], period: dict[str, str]
+) -> Sourced:
     """Return the account's balance at the end of each month of the period, as a line."""
     if not data.get("account"):
         raise ToolInputError("account", "account_balance needs the account's name.")
@@ -45,6 +47,7 @@ def account_balance(ctx: ToolContext, data: dict[str, Any], months: list[str]) -
     spec["totals"] = {BALANCE: values[-1]["amount"] if values else None}
     out: dict[str, Any] = {
         "kind": "account_balance",
+        "period": period,
         "start_date": start.isoformat(),
         "end_date": end.isoformat(),
         "account": account.name,

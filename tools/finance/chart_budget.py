@@ -14,10 +14,12 @@ from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
 from domain.money import format_minor
-from models.finance import Budget, Category, Transaction
+from models.finance import Budget, Transaction
 from tools.finance import chart_specs
 from tools.finance.cites import budget_source, spend_source
 from tools.finance.clock import days_in_month, today
+from tools.finance.flows import net_spending
+from tools.finance.periods import stated
 from tools.finance.queries import CategoryRef, category_clause, resolve_category, with_category
 from tools.registry import Sourced, ToolContext, ToolInputError
 
@@ -28,7 +30,7 @@ def budget_progress(ctx: ToolContext, data: dict[str, Any]) -> Sourced:
     """Return the budget's cumulative spend per day of start_date's month, with its limit."""
     if not data.get("category"):
         raise ToolInputError("category", "budget_progress needs the budgeted category's name.")
-    start = data["start_date"]
+    start = data.get("start_date") or today()
     first = start.replace(day=1)
     last = first.replace(day=days_in_month(first.year, first.month))
     with ctx.db.read() as s:
@@ -41,6 +43,7 @@ def budget_progress(ctx: ToolContext, data: dict[str, Any]) -> Sourced:
         daily = _daily_spend(s, ctx.user_id, ref, first, last, budget.currency)
     out: dict[str, Any] = {
         "kind": "budget_progress",
+        "period": stated(first, last),
         "start_date": first.isoformat(),
         "end_date": last.isoformat(),
         "category": ref.name,
@@ -74,7 +77,7 @@ def _daily_spend(
         Transaction.posted_on <= last,
         Transaction.currency == currency,
         category_clause(ref),
-        Category.kind == "expense",
+        net_spending(),
     )
     daily: dict[date, list[int]] = {}
     for day, minor in s.execute(stmt):

@@ -13,6 +13,7 @@ from datetime import date
 from typing import Any
 from urllib.parse import urlencode
 
+from tools.finance.flows import NET_SPENDING
 from tools.finance.queries import UNCATEGORIZED
 
 # get_transactions' filters, in the order a txns: query lists them.
@@ -23,10 +24,12 @@ FILTERS = (
     "merchant",
     "account",
     "direction",
+    "flow",
     "min_amount",
     "max_amount",
     "pending",
     "imported",
+    "ids",
 )
 
 
@@ -62,15 +65,14 @@ def txns_source(filters: dict[str, Any]) -> str:
     return "txns:" + urlencode(pairs)
 
 
-def spend_source(category: str, start: date | str, end: date | str) -> str:
-    """Return the source of a category's spending in a period, as the spending tools count it.
+def spend_source(category: str | None, start: date | str, end: date | str) -> str:
+    """Return the source of spending in a period (of one category, or all), as tools count it.
 
-    Spending is a category's money out minus its refunds; without a category, money out only.
+    Spending is net spending by the one money rule: money out that is spending, less the
+    refunds of it (tools/finance/flows.py); their rows sum to the figure exactly.
     """
     where: dict[str, Any] = {"start_date": start, "end_date": end, "category": category}
-    if category.lower() == UNCATEGORIZED.lower():
-        where["direction"] = "out"
-    return txns_source(where)
+    return txns_source({**where, "flow": NET_SPENDING})
 
 
 def filters_title(filters: dict[str, Any]) -> str:
@@ -81,11 +83,27 @@ def filters_title(filters: dict[str, Any]) -> str:
     else:
         period = f"from {_text(start)}" if start else (f"to {_text(end)}" if end else "all dates")
     named = [
-        f"{key.replace('_', ' ')} {_text(filters[key])}"
-        for key in FILTERS[2:]
-        if filters.get(key) is not None
+        _filter_words(key, filters[key]) for key in FILTERS[2:] if filters.get(key) is not None
     ]
     return " · ".join(["Transactions", *named, period])
+
+
+# What a flow filter selects, in words (tools/finance/flows.py).
+FLOW_WORDS = {
+    "spending": "spending",
+    "refund": "refunds",
+    "income": "income",
+    "transfer": "transfers between own accounts",
+    NET_SPENDING: "spending less refunds",
+}
+
+
+def _filter_words(key: str, value: Any) -> str:
+    if key == "flow":
+        return FLOW_WORDS.get(str(value), str(value))
+    if key == "ids":
+        return f"{len(str(value).split(','))} chosen rows"
+    return f"{key.replace('_', ' ')} {_text(value)}"
 
 
 def txns_result(filters: dict[str, Any], totals: list[dict[str, Any]]) -> dict[str, Any]:
@@ -100,13 +118,14 @@ def txns_result(filters: dict[str, Any], totals: list[dict[str, Any]]) -> dict[s
 
 
 def spend_result(
-    category: str, start: date | str, end: date | str, spent: list[tuple[str, str, int]]
+    category: str | None, start: date | str, end: date | str, spent: list[tuple[str, str, int]]
 ) -> dict[str, Any]:
-    """Return the search_result block of a category's spending: (currency, spent, count) each."""
+    """Return the search_result block of spending (of a category, or all): (currency, spent,
+    count) each."""
     parts = [f"{amount} {cur} across {_count(count)}" for cur, amount, count in spent]
-    where = "money out" if category.lower() == UNCATEGORIZED.lower() else "spent"
-    text = f"{category} {where}: {'; '.join(parts)}."
-    title = f"{category} · {_text(start)} to {_text(end)}"
+    what = category or "All spending"
+    text = f"{what} spent, net of refunds: {'; '.join(parts)}."
+    title = f"{what} · {_text(start)} to {_text(end)}"
     return search_result(spend_source(category, start, end), title, text)
 
 
@@ -138,20 +157,9 @@ def account_result(account_id: int, row: dict[str, Any]) -> dict[str, Any]:
     return search_result(account_source(account_id), account_title(name, kind, balance, cur), text)
 
 
-def recurring_title(merchant: str, cadence: str, amount: str, currency: str) -> str:
-    """Return the title of a recurring payment's typical charge."""
-    return f"{merchant} · {cadence} · {amount} {currency}"
-
-
-def recurring_result(item: dict[str, Any], charge: dict[str, Any]) -> dict[str, Any]:
-    """Return the search_result block of a recurring payment: one charge of its typical amount."""
-    cur = item["currency"]
-    title = recurring_title(item["merchant"], item["cadence"], item["typical_amount"], cur)
-    text = (
-        f"{item['merchant']}: {item['typical_amount']} {cur} {item['cadence']}, "
-        f"{item['occurrences']} charges; this one {charge['date']}: {charge['amount']} {cur}."
-    )
-    return search_result(txn_source(charge["id"]), title, text)
+def series_title(name: str, cadence: str, amount: str, currency: str) -> str:
+    """Return the title of a recurring series: its name, cadence and next amount."""
+    return f"{name} · {cadence} · {amount} {currency}"
 
 
 def transaction_title(row: dict[str, Any]) -> str:

@@ -15,6 +15,8 @@ AMOUNT_PATTERN = r"^[0-9]{1,12}(\.[0-9]{1,4})?$"
 POSITIVE_AMOUNT_PATTERN = r"^([1-9][0-9]{0,7}(\.[0-9]{1,2})?|0\.(0[1-9]|[1-9][0-9]?))$"
 MAX_POSITIVE_AMOUNT = "99999999.99"
 CURRENCY_PATTERN = r"^[A-Za-z]{3}$"
+MAX_IDS = 200
+IDS_PATTERN = rf"^[1-9][0-9]{{0,9}}(,[1-9][0-9]{{0,9}}){{0,{MAX_IDS - 1}}}$"
 
 
 class StrictInteger(fields.Integer):
@@ -117,3 +119,20 @@ class CurrencyCode(fields.String):
         if not isinstance(value, str) or not re.fullmatch(CURRENCY_PATTERN, value):
             raise self.make_error("invalid")
         return value.upper()
+
+
+class IdList(fields.String):
+    """Transaction ids as a comma-separated string, e.g. "12,40"; loaded sorted, without repeats.
+
+    Kept a string so that a `txns:` source (a URL query) carries it as it is.
+    """
+
+    json_schema = {"pattern": IDS_PATTERN}
+    default_error_messages = {
+        "invalid": f'Not a list of ids; use up to {MAX_IDS} ids separated by commas, e.g. "12,40".'
+    }
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> Any:
+        if not isinstance(value, str) or not re.fullmatch(IDS_PATTERN, value):
+            raise self.make_error("invalid")
+        return ",".join(str(n) for n in sorted({int(n) for n in value.split(",")}))

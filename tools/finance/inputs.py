@@ -7,6 +7,7 @@ from marshmallow import Schema, fields, validate
 from tools.finance.fields import (
     MAX_POSITIVE_AMOUNT,
     CurrencyCode,
+    IdList,
     IsoDate,
     MajorAmount,
     PositiveAmount,
@@ -14,6 +15,7 @@ from tools.finance.fields import (
     StrictInteger,
     YearMonth,
 )
+from tools.finance.flows import FILTERS as FLOWS
 
 SORTS = ("date_desc", "date_asc", "amount_desc", "amount_asc")
 GROUPINGS = ("category", "merchant", "month", "week")
@@ -28,6 +30,8 @@ def _name(description: str) -> fields.String:
     return fields.String(validate=validate.Length(1, 80), metadata={"description": description})
 
 
+PERIOD_START = "First day of the period; omit both dates for all of the user's history"
+PERIOD_END = "Last day of the period; omit both dates for all of the user's history"
 CATEGORY_HELP = (
     "Category name, case-insensitive, e.g. 'Groceries'. 'Uncategorized' selects transactions "
     "without a category."
@@ -37,8 +41,8 @@ CATEGORY_HELP = (
 class TransactionsInput(Schema):
     """Filters, sort order and page of get_transactions."""
 
-    start_date = _date("First day to include; omit for no lower bound")
-    end_date = _date("Last day to include; omit for no upper bound")
+    start_date = _date("First day to include; omit for all of the user's history before end_date")
+    end_date = _date("Last day to include; omit for all of the user's history after start_date")
     category = _name(CATEGORY_HELP)
     merchant = fields.String(
         validate=validate.Length(1, 80),
@@ -49,6 +53,14 @@ class TransactionsInput(Schema):
         validate=validate.OneOf(("out", "in")),
         metadata={
             "description": "'out' for money spent (negative amounts), 'in' for money received."
+        },
+    )
+    flow = fields.String(
+        validate=validate.OneOf(FLOWS),
+        metadata={
+            "description": "'spending' (money out, not a transfer), 'refund', 'income' (other "
+            "money in, categorized or not), 'transfer' (between the user's accounts), or "
+            "'net_spending' (spending and refunds: their sum is net spending)."
         },
     )
     min_amount = MajorAmount(
@@ -69,6 +81,9 @@ class TransactionsInput(Schema):
             "description": "true: only rows added by a statement import; false: only rows "
             "added otherwise; omit for both."
         }
+    )
+    ids = IdList(
+        metadata={"description": "Only these transactions: ids separated by commas, e.g. '12,40'."}
     )
     sort = fields.String(
         load_default="date_desc",
@@ -94,8 +109,8 @@ class TransactionsInput(Schema):
 class SpendingSummaryInput(Schema):
     """Period, grouping and filter of get_spending_summary."""
 
-    start_date = _date("First day of the period", required=True)
-    end_date = _date("Last day of the period", required=True)
+    start_date = _date(PERIOD_START)
+    end_date = _date(PERIOD_END)
     group_by = fields.String(
         load_default="category",
         validate=validate.OneOf(GROUPINGS),
@@ -134,22 +149,89 @@ class CompareSpendingInput(Schema):
 
 
 class RecurringInput(Schema):
-    """Detection settings of find_recurring_payments."""
+    """Detection settings and filters of find_recurring_payments."""
 
     lookback_months = StrictInteger(
-        load_default=12,
         validate=validate.Range(1, 36),
-        metadata={"description": "How many months of history to scan, 1 to 36."},
+        metadata={
+            "description": "How many months of history to scan, 1 to 36; omit for all of the "
+            "user's history (at most 36 months)."
+        },
     )
     min_occurrences = StrictInteger(
-        load_default=3,
-        validate=validate.Range(3, 24),
-        metadata={"description": "Minimum number of charges to call a payment recurring."},
+        validate=validate.Range(2, 24),
+        metadata={
+            "description": "Fewest charges to call a series recurring; omit for each cadence's "
+            "own (weekly 4, biweekly, monthly and quarterly 3, yearly 2)."
+        },
     )
     amount_tolerance_pct = StrictInteger(
         load_default=10,
         validate=validate.Range(0, 50),
-        metadata={"description": "How far (in percent) a charge may differ from the typical one."},
+        metadata={
+            "description": "How far (in percent) a charge may drift from the one before it "
+            "and still be the same price; a bigger move that holds is a price change."
+        },
+    )
+    direction = fields.String(
+        validate=validate.OneOf(("out", "in")),
+        metadata={"description": "'out' for payments, 'in' for income (salary); omit for both."},
+    )
+    category = _name("Only series in this category (case-insensitive), e.g. 'Subscriptions'.")
+    include_transfers: fields.Boolean = StrictBoolean(
+        load_default=False,
+        metadata={
+            "description": "Also list recurring transfers between the user's own accounts "
+            "(e.g. a monthly move to savings); they are never counted as spending or income."
+        },
+    )
+    include_dismissed: fields.Boolean = StrictBoolean(
+        load_default=False,
+        metadata={"description": "Also list the series the user dismissed."},
+    )
+
+
+class ForecastInput(Schema):
+    """The date and account of forecast_balance."""
+
+    date = _date(
+        "The day to project the balance to, from today up to two years ahead", required=True
+    )
+    account = _name("Only this account (case-insensitive), as get_account_balances lists it.")
+    include_budgets: fields.Boolean = StrictBoolean(
+        load_default=False,
+        metadata={
+            "description": "Also take off what the user's monthly budgets still allow to be "
+            "spent up to the date (shown apart, per currency)."
+        },
+    )
+
+
+class UpcomingBillsInput(Schema):
+    """The horizon of get_upcoming_bills."""
+
+    days = StrictInteger(
+        load_default=30,
+        validate=validate.Range(1, 366),
+        metadata={"description": "How many days ahead, from today, 1 to 366 (default 30)."},
+    )
+    include_income: fields.Boolean = StrictBoolean(
+        load_default=False,
+        metadata={"description": "Also list expected money in (salary and other income)."},
+    )
+
+
+class CashFlowInput(Schema):
+    """The period and grouping of get_cash_flow."""
+
+    start_date = _date(PERIOD_START)
+    end_date = _date(PERIOD_END)
+    group_by = fields.String(
+        load_default="none",
+        validate=validate.OneOf(("none", "month")),
+        metadata={
+            "description": "'month' adds each month's figures; 'none' (default) only the period's."
+        },
     )
 
 
@@ -238,6 +320,7 @@ CHARTS = (
     "income_vs_spending",
     "budget_progress",
     "account_balance",
+    "balance_forecast",
 )
 
 
@@ -253,13 +336,23 @@ class ChartInput(Schema):
             "spending), category_by_month (monthly spending as bars stacked by category), "
             "income_vs_spending (per month), budget_progress (one category's budget: spend to "
             "date per day of start_date's month against its limit, and in the current month the "
-            "spend projected to its end at the pace so far), or account_balance (one account's "
-            "balance at each month's end)."
+            "spend projected to its end at the pace so far), account_balance (one account's "
+            "balance at each month's end), or balance_forecast (the balance as it was from "
+            "start_date to today and as projected from the recurring series up to end_date, a "
+            "future day; one account, or each currency's accounts together)."
         },
     )
-    start_date = _date("First day of the period", required=True)
-    end_date = _date("Last day of the period", required=True)
+    start_date = _date(
+        "First day of the period; omit for all of the user's history (a chart by month: its "
+        "last 36 months; budget_progress: this month; balance_forecast: 3 months ago)"
+    )
+    end_date = _date(
+        "Last day of the period; omit for today (balance_forecast: the projected day, "
+        "default 90 days ahead)"
+    )
     category = _name(
         "spending_by_month: just this category; budget_progress: the budgeted category."
     )
-    account = _name("account_balance only: the account, as get_account_balances lists it.")
+    account = _name(
+        "account_balance and balance_forecast: the account, as get_account_balances lists it."
+    )

@@ -9,7 +9,7 @@ from datetime import date
 from decimal import Decimal
 from typing import Any, TypeVarTuple
 
-from sqlalchemy import ColumnElement, Select, and_, func, or_, select
+from sqlalchemy import ColumnElement, Select, and_, case, func, or_, select
 from sqlalchemy.orm import Session
 
 from domain.money import (
@@ -19,6 +19,7 @@ from domain.money import (
     upper_bound_minor,
 )
 from models.finance import Account, Category, Transaction
+from tools.finance.flows import category_id, net_spending
 from tools.registry import ToolInputError
 
 UNCATEGORIZED = "Uncategorized"
@@ -79,25 +80,16 @@ def resolve_account(s: Session, user_id: int, name: str, field: str = "account")
 
 
 def category_clause(ref: CategoryRef) -> ColumnElement[bool]:
-    """Return the WHERE clause selecting `ref`'s transactions."""
+    """Return the WHERE clause selecting `ref`'s transactions (a refund with no category of its
+    own counts in its purchase's: tools/finance/flows.py)."""
     if ref.id is None:
-        return Transaction.category_id.is_(None)
-    return Transaction.category_id == ref.id
+        return category_id().is_(None)
+    return category_id() == ref.id
 
 
 def with_category(stmt: Select[*Columns], user_id: int) -> Select[*Columns]:
-    """Outer-join the transaction's category, only if it belongs to the same user."""
-    return stmt.outerjoin(
-        Category, and_(Category.id == Transaction.category_id, Category.user_id == user_id)
-    )
-
-
-def spend_clause() -> ColumnElement[bool]:
-    """Rows that count as spending: expense categories (with refunds), uncategorized money out."""
-    return or_(
-        Category.kind == "expense",
-        and_(Transaction.category_id.is_(None), Transaction.amount_minor < 0),
-    )
+    """Outer-join the category the transaction counts in, only if it is the same user's."""
+    return stmt.outerjoin(Category, and_(Category.id == category_id(), Category.user_id == user_id))
 
 
 def period_clause(start: date | None, end: date | None) -> list[ColumnElement[bool]]:
@@ -138,13 +130,27 @@ def spending_totals(
     end: date | None,
     key: Any,
     category: CategoryRef | None = None,
-) -> list[tuple[Any, str, int, int]]:
-    """Return (key, currency, spent_minor, count) per group; spent is money out minus refunds."""
+) -> list[tuple[Any, str, int, int, int, int]]:
+    """Return (key, currency, net spent, count, charged, refunded) per group, in minor units.
+
+    Spending is counted by the one money rule (tools/finance/flows.py): charged is the money
+    out that is spending, refunded the money back for it, net spent the one less the other.
+    """
+    amount = Transaction.amount_minor
     stmt = with_category(
-        select(key, Transaction.currency, -func.sum(Transaction.amount_minor), func.count()),
+        select(
+            key,
+            Transaction.currency,
+            func.count(),
+            func.sum(case((amount < 0, -amount), else_=0)),
+            func.sum(case((amount > 0, amount), else_=0)),
+        ),
         user_id,
-    ).where(Transaction.user_id == user_id, spend_clause(), *period_clause(start, end))
+    ).where(Transaction.user_id == user_id, net_spending(), *period_clause(start, end))
     if category is not None:
         stmt = stmt.where(category_clause(category))
     stmt = stmt.group_by(key, Transaction.currency)
-    return [(k, cur, int(spent), int(n)) for k, cur, spent, n in s.execute(stmt)]
+    return [
+        (k, cur, int(out) - int(back), int(n), int(out), int(back))
+        for k, cur, n, out, back in s.execute(stmt)
+    ]

@@ -10,9 +10,10 @@ from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
 from domain.money import format_minor, percent
-from models.finance import Account, Budget, Category, Transaction
+from models.finance import Account, Budget, Category
 from tools.finance.cites import account_result, budget_result, spend_result
 from tools.finance.clock import days_in_month, month_start, today
+from tools.finance.periods import stated
 from tools.finance.queries import CategoryRef, spending_totals
 from tools.registry import MAX_SOURCES, Sourced, ToolContext
 
@@ -36,14 +37,17 @@ def get_account_balances(ctx: ToolContext, data: dict[str, Any]) -> Sourced:
     for account in accounts[:MAX_ACCOUNTS]:
         totals[account.currency][0] += account.balance_minor
         totals[account.currency][1] += 1
-    rows = [_account_row(a) for a in accounts[:MAX_ACCOUNTS]]
+    rows = [account_row(a) for a in accounts[:MAX_ACCOUNTS]]
+    now = today()
     out: dict[str, Any] = {
+        "period": stated(now, now, f"today, {now.isoformat()}: posted balances"),
         "accounts": rows,
         "totals": [
             {"currency": cur, "balance": format_minor(total, cur), "accounts": n}
             for cur, (total, n) in sorted(totals.items())
         ],
-        "note": "Balances are posted balances; a negative credit_card balance is money owed.",
+        "note": "Balances are posted balances, signed: a negative balance is money owed (or an "
+        "overdraft); pending transactions are not in them yet.",
     }
     if len(accounts) > MAX_ACCOUNTS:
         out["truncated"] = True
@@ -52,7 +56,8 @@ def get_account_balances(ctx: ToolContext, data: dict[str, Any]) -> Sourced:
     return Sourced(out, [account_result(a.id, row) for a, row in listed])
 
 
-def _account_row(a: Account) -> dict[str, Any]:
+def account_row(a: Account) -> dict[str, Any]:
+    """Return an account as get_account_balances lists it."""
     return {
         "name": a.name,
         "kind": a.kind,
@@ -64,7 +69,7 @@ def _account_row(a: Account) -> dict[str, Any]:
 def account_by_id(s: Session, user_id: int, account_id: int) -> dict[str, Any] | None:
     """Return the user's account `account_id` as get_account_balances shows it, plus its id."""
     account = s.scalar(select(Account).where(Account.user_id == user_id, Account.id == account_id))
-    return None if account is None else {"id": account.id, **_account_row(account)}
+    return None if account is None else {"id": account.id, **account_row(account)}
 
 
 def budget_by_id(s: Session, user_id: int, budget_id: int) -> dict[str, Any] | None:
@@ -83,8 +88,8 @@ def budget_by_id(s: Session, user_id: int, budget_id: int) -> dict[str, Any] | N
     first = budget.month or month_start(today())
     end = first.replace(day=days_in_month(first.year, first.month))
     ref = CategoryRef(budget.category_id, name)
-    rows = spending_totals(s, user_id, first, end, Transaction.category_id, ref)
-    spent = {currency: minor for _, currency, minor, _ in rows}
+    rows = spending_totals(s, user_id, first, end, Category.id, ref)
+    spent = {currency: minor for _, currency, minor, *_ in rows}
     row = _budget_row(budget, name, spent)
     return {"id": budget.id, "month": first.strftime("%Y-%m"), **row}
 
@@ -108,7 +113,7 @@ def get_budget_status(ctx: ToolContext, data: dict[str, Any]) -> Sourced:
                 or_(Budget.month == first, Budget.month.is_(None)),
             )
         ).all()
-        spent_rows = spending_totals(s, ctx.user_id, first, end, Transaction.category_id)
+        spent_rows = spending_totals(s, ctx.user_id, first, end, Category.id)
     chosen: dict[int, tuple[Budget, str]] = {}
     for budget, name in budgets:
         # A budget for this very month overrides the recurring one.
@@ -116,13 +121,14 @@ def get_budget_status(ctx: ToolContext, data: dict[str, Any]) -> Sourced:
             chosen[budget.category_id] = (budget, name)
     spent: dict[int, dict[str, int]] = defaultdict(dict)
     counts: dict[int, dict[str, int]] = defaultdict(dict)
-    for category_id, currency, minor, count in spent_rows:
+    for category_id, currency, minor, count, *_ in spent_rows:
         spent[category_id][currency] = minor
         counts[category_id][currency] = count
     items = sorted(chosen.values(), key=lambda bn: bn[1].lower())
     rows = [_budget_row(b, name, spent.get(b.category_id, {})) for b, name in items]
     elapsed = 0 if now < first else min(days, (now - first).days + 1)
     out: dict[str, Any] = {
+        "period": stated(first, end),
         "month": first.strftime("%Y-%m"),
         "days_in_month": days,
         "days_elapsed": elapsed,

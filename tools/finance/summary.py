@@ -12,6 +12,9 @@ from domain.money import format_minor, percent
 from models.finance import Category, Transaction
 from tools.finance.cites import spend_result, transaction_result
 from tools.finance.clock import days_in_month
+from tools.finance.flows import NET_SPENDING
+from tools.finance.periods import label, stated
+from tools.finance.periods import resolve as resolve_period
 from tools.finance.queries import UNCATEGORIZED, check_range, resolve_category, spending_totals
 from tools.finance.transactions import rows_matching
 from tools.registry import MAX_SOURCES, Sourced, ToolContext
@@ -23,7 +26,7 @@ MAX_COMPARED = 50
 FEW_ROWS = 3
 ROW_SOURCES = 6
 
-# (key, spent_minor, count) per currency.
+# [net spent, count, charged, refunded] per key, per currency (minor units).
 Groups = dict[str, dict[str, list[int]]]
 
 
@@ -33,9 +36,11 @@ def get_spending_summary(ctx: ToolContext, data: dict[str, Any]) -> Sourced:
     Its search results: each listed group whose rows one get_transactions query selects
     exactly (a category; a month or week of one category), then the rows of the small ones.
     """
-    start, end, group_by = data["start_date"], data["end_date"], data["group_by"]
-    check_range(start, end, "start_date", "end_date")
+    group_by = data["group_by"]
+    check_range(data.get("start_date"), data.get("end_date"), "start_date", "end_date")
     with ctx.db.read() as s:
+        period = resolve_period(s, ctx.user_id, data.get("start_date"), data.get("end_date"))
+        start, end = period.start, period.end
         ref = resolve_category(s, ctx.user_id, data["category"]) if data.get("category") else None
         rows = spending_totals(s, ctx.user_id, start, end, _group_key(group_by), ref)
     groups = _collect(rows, group_by)
@@ -45,6 +50,7 @@ def get_spending_summary(ctx: ToolContext, data: dict[str, Any]) -> Sourced:
         _currency_block(cur, items, cap, group_by) for cur, items in sorted(groups.items())
     ]
     out: dict[str, Any] = {
+        "period": period.stated(),
         "start_date": start.isoformat(),
         "end_date": end.isoformat(),
         "group_by": group_by,
@@ -58,7 +64,9 @@ def get_spending_summary(ctx: ToolContext, data: dict[str, Any]) -> Sourced:
             if by_time
             else "Only the largest groups are listed; the rest are summed under 'other'."
         )
-    return Sourced(out, _summary_sources(ctx, data, ref.name if ref else None, currencies))
+    where = {"group_by": group_by, "start_date": start, "end_date": end}
+    name = ref.name if ref else None
+    return Sourced(out, _summary_sources(ctx, where, name, currencies))
 
 
 def _summary_sources(
@@ -66,14 +74,14 @@ def _summary_sources(
 ) -> list[dict[str, Any]]:
     """Return the search results of a summary's listed groups, then the rows of small ones."""
     group_by, start, end = data["group_by"], data["start_date"], data["end_date"]
-    if group_by == "merchant" or (group_by != "category" and category is None):
-        return []  # a merchant filter is a substring, a period mixes in income: not exact
-    spans: dict[str, tuple[str, date, date]] = {}
+    if group_by == "merchant":
+        return []  # a merchant filter is a substring: its rows are not exactly the group's
+    spans: dict[str, tuple[str | None, date, date]] = {}
     spent: dict[str, list[tuple[str, str, int]]] = defaultdict(list)
     for block in blocks:
         for group in block["groups"]:
             key = group["key"]
-            name = key if group_by == "category" else str(category)
+            name = key if group_by == "category" else category
             spans.setdefault(key, (name, *_span(key, group_by, start, end)))
             spent[key].append((block["currency"], group["spent"], group["count"]))
     out = [spend_result(*spans[key], spent[key]) for key in spans]
@@ -85,8 +93,7 @@ def _summary_sources(
                 break
             name, first, last = spans[key]
             where = {"category": name, "start_date": first, "end_date": last}
-            if name == UNCATEGORIZED:
-                where["direction"] = "out"
+            where["flow"] = NET_SPENDING
             rows = rows_matching(s, ctx.user_id, where, FEW_ROWS)
             out += [transaction_result(r) for r in rows]
     return out[:room]
@@ -122,7 +129,7 @@ def compare_spending(ctx: ToolContext, data: dict[str, Any]) -> Sourced:
     table: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(lambda: [0, 0]))
     counts: dict[tuple[str, str, int], int] = defaultdict(int)
     for index, rows in enumerate((rows_a, rows_b)):
-        for name, cur, spent, count in rows:
+        for name, cur, spent, count, _, _ in rows:
             table[cur][name or UNCATEGORIZED][index] += spent
             counts[(name or UNCATEGORIZED, cur, index)] += count
     currencies = []
@@ -137,8 +144,21 @@ def compare_spending(ctx: ToolContext, data: dict[str, Any]) -> Sourced:
         truncated |= len(items) > MAX_COMPARED
         currencies.append(block)
     out: dict[str, Any] = {
-        "period_a": {"start_date": a_start.isoformat(), "end_date": a_end.isoformat()},
-        "period_b": {"start_date": b_start.isoformat(), "end_date": b_end.isoformat()},
+        "period": stated(
+            min(a_start, b_start),
+            max(a_end, b_end),
+            f"{label(b_start, b_end)} against {label(a_start, a_end)}",
+        ),
+        "period_a": {
+            "start_date": a_start.isoformat(),
+            "end_date": a_end.isoformat(),
+            "label": label(a_start, a_end),
+        },
+        "period_b": {
+            "start_date": b_start.isoformat(),
+            "end_date": b_end.isoformat(),
+            "label": label(b_start, b_end),
+        },
         "currencies": currencies,
     }
     if truncated:
@@ -168,12 +188,12 @@ def _group_key(group_by: str) -> ColumnElement[Any] | Any:
     return Transaction.posted_on
 
 
-def _collect(rows: list[tuple[Any, str, int, int]], group_by: str) -> Groups:
-    groups: Groups = defaultdict(lambda: defaultdict(lambda: [0, 0]))
-    for key, cur, spent, count in rows:
+def _collect(rows: list[tuple[Any, str, int, int, int, int]], group_by: str) -> Groups:
+    groups: Groups = defaultdict(lambda: defaultdict(lambda: [0, 0, 0, 0]))
+    for key, cur, *figures in rows:
         cell = groups[cur][_label(key, group_by)]
-        cell[0] += spent
-        cell[1] += count
+        for index, value in enumerate(figures):
+            cell[index] += value
     return groups
 
 
@@ -189,10 +209,10 @@ def _label(key: date | str | None, group_by: str) -> str:
 def _currency_block(
     currency: str, items: dict[str, list[int]], cap: int, group_by: str
 ) -> dict[str, Any]:
-    total = sum(spent for spent, _ in items.values())
+    total = sum(v[0] for v in items.values())
     by_time = group_by in ("month", "week")
     ordered = sorted(items.items()) if by_time else sorted(items.items(), key=_largest_first)
-    groups = [_group(key, spent, n, total, currency) for key, (spent, n) in ordered[:cap]]
+    groups = [_group(key, v[0], v[1], total, currency) for key, v in ordered[:cap]]
     if group_by == "week":
         for group in groups:
             year, week = group["key"].split("-W")
@@ -200,7 +220,9 @@ def _currency_block(
     block: dict[str, Any] = {
         "currency": currency,
         "total_spent": format_minor(total, currency),
-        "count": sum(n for _, n in items.values()),
+        "spent_before_refunds": format_minor(sum(v[2] for v in items.values()), currency),
+        "refunds": format_minor(sum(v[3] for v in items.values()), currency),
+        "count": sum(v[1] for v in items.values()),
         "groups": groups,
     }
     rest = ordered[cap:]

@@ -12,6 +12,8 @@ from domain.money import format_minor
 from models.finance import Account, Category, Transaction
 from tools.finance import cursor as cursors
 from tools.finance.cites import FILTERS, transaction_result, txns_result
+from tools.finance.flows import flow, flow_clause
+from tools.finance.periods import resolve as resolve_period
 from tools.finance.queries import (
     amount_clause,
     category_clause,
@@ -45,10 +47,12 @@ def get_transactions(ctx: ToolContext, data: dict[str, Any]) -> Sourced:
         totals = _totals(s, ctx.user_id, where)
         rows = _page(s, ctx.user_id, where, sort, after, limit + 1)
         named = _canonical(s, ctx.user_id, filters)
+        period = resolve_period(s, ctx.user_id, data.get("start_date"), data.get("end_date"))
     page = _fit([transaction_row(*r) for r in rows[:limit]])
     has_more = len(rows) > len(page)
     count = sum(t["count"] for t in totals)
     out: dict[str, Any] = {
+        "period": period.stated(),
         "count": count,
         "returned": len(page),
         "sort": sort,
@@ -101,13 +105,15 @@ def transactions_by_ids(s: Session, user_id: int, ids: list[int]) -> dict[int, d
         return {}
     found = s.execute(
         with_category(
-            select(Transaction, Category.name, Account.name).join(
+            select(Transaction, Category.name, Account.name, flow()).join(
                 Account, and_(Account.id == Transaction.account_id, Account.user_id == user_id)
             ),
             user_id,
         ).where(Transaction.user_id == user_id, Transaction.id.in_(ids))
     )
-    return {t.id: transaction_row(t, category, account) for t, category, account in found}
+    return {
+        t.id: transaction_row(t, category, account, kind) for t, category, account, kind in found
+    }
 
 
 def _fit(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -137,6 +143,10 @@ def _where(s: Session, user_id: int, data: dict[str, Any]) -> list[ColumnElement
         where.append(Transaction.amount_minor < 0)
     elif data.get("direction") == "in":
         where.append(Transaction.amount_minor > 0)
+    if data.get("flow") is not None:
+        where.append(flow_clause(data["flow"]))
+    if data.get("ids") is not None:
+        where.append(Transaction.id.in_([int(n) for n in data["ids"].split(",")]))
     if data.get("min_amount") is not None:
         where.append(amount_clause(data["min_amount"], minimum=True))
     if data.get("max_amount") is not None:
@@ -151,14 +161,15 @@ def _where(s: Session, user_id: int, data: dict[str, Any]) -> list[ColumnElement
 
 def _totals(s: Session, user_id: int, where: list[ColumnElement[bool]]) -> list[dict[str, Any]]:
     amount = Transaction.amount_minor
+    columns = select(
+        Transaction.currency,
+        func.sum(amount),
+        func.sum(case((amount < 0, amount), else_=0)),
+        func.sum(case((amount > 0, amount), else_=0)),
+        func.count(),
+    )
     stmt = (
-        select(
-            Transaction.currency,
-            func.sum(amount),
-            func.sum(case((amount < 0, amount), else_=0)),
-            func.sum(case((amount > 0, amount), else_=0)),
-            func.count(),
-        )
+        with_category(columns, user_id)
         .where(*where)
         .group_by(Transaction.currency)
         .order_by(Transaction.currency)
@@ -188,7 +199,7 @@ def _page(
     )
     descending = sort.endswith("desc")
     stmt = with_category(
-        select(Transaction, Category.name, Account.name).join(
+        select(Transaction, Category.name, Account.name, flow()).join(
             Account, and_(Account.id == Transaction.account_id, Account.user_id == user_id)
         ),
         user_id,
@@ -203,9 +214,11 @@ def _page(
     return list(s.execute(stmt.order_by(*order).limit(limit)))
 
 
-def transaction_row(t: Transaction, category: str | None, account: str) -> dict[str, Any]:
-    """A transaction as the tools return it."""
-    return {
+def transaction_row(
+    t: Transaction, category: str | None, account: str, kind: str | None = None
+) -> dict[str, Any]:
+    """A transaction as the tools return it; `kind` is its flow by the money rule, when known."""
+    row: dict[str, Any] = {
         "id": t.id,
         "date": t.posted_on.isoformat(),
         "amount": format_minor(t.amount_minor, t.currency),
@@ -216,3 +229,8 @@ def transaction_row(t: Transaction, category: str | None, account: str) -> dict[
         "account": account,
         "pending": t.pending,
     }
+    if kind is not None:
+        row["flow"] = kind
+        if t.flow_mark is not None:
+            row["flow_marked"] = t.flow_mark
+    return row

@@ -139,6 +139,10 @@ export const api = {
   /** The actions a turn asked to be approved, decided or not. */
   turnApprovals: async (id) => (await request('GET', `/api/turns/${path(id)}/approvals`)).approvals,
   decide: (turnId, body) => request('POST', `/api/turns/${path(turnId)}/approvals`, body),
+  /** Correct what a transaction counts as (`transfer`, `not_transfer`, `refund`, `not_refund`). */
+  markFlow: (id, mark) => request('PUT', `/api/transactions/${path(id)}/flow`, { mark }),
+  /** Give a transaction back to the money rule. */
+  unmarkFlow: (id) => request('DELETE', `/api/transactions/${path(id)}/flow`),
   /** The records behind a cited source (see sourcePath); a `txns:` list from `cursor` on. */
   source: async (source, cursor = null) => {
     const url = sourcePath(source);

@@ -8,6 +8,7 @@ import { api } from './rest.js';
 import { citedBy } from './cited.js';
 import { el } from './dom.js';
 import { errorText } from './words.js';
+import { flowLine } from './flow-marks.js';
 
 const $ = (id) => document.getElementById(id);
 const GONE = 'This record is no longer available';
@@ -218,6 +219,7 @@ function transactionTable(rows, cut) {
         el('span', { text: row.merchant || row.description || '—' }),
         row.pending ? el('span', { class: 'pending', text: ' (pending)' }) : null,
         el('span', { class: 'where', text: [row.category, row.account].filter(Boolean).join(' · ') }),
+        row.flow ? flowLine(row) : null,
       ),
       amountCell(row.amount, row.currency),
     ),
