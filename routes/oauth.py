@@ -8,6 +8,7 @@ path items (routes/oauth_doc.py).
 
 from __future__ import annotations
 
+import re
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -28,6 +29,7 @@ from services.oauth.tokens import MCP_PATH, Owner
 from telemetry import audit
 
 bp = Blueprint("oauth", __name__, template_folder="templates")
+_PRINTABLE = re.compile(r"[\x20-\x7e]*")
 
 PRM_PATH = "/.well-known/oauth-protected-resource"
 # The authorization request's parameters the consent form carries back.
@@ -160,6 +162,23 @@ def revoke() -> Response:
     """RFC 7009: a client revokes one of its tokens."""
     response: Response = get_oauth().create_endpoint_response("revocation")
     return response
+
+
+@bp.before_request
+def _printable_ascii() -> Response | tuple[str, int, dict[str, str]] | None:
+    """RFC 6749 Appendix A: every OAuth parameter is printable ASCII (a URI is ASCII too).
+    Anything else is refused here as `invalid_request`, never echoed into an error."""
+    if not request.path.startswith("/oauth/"):
+        return None
+    if all(
+        _PRINTABLE.fullmatch(v) for values in (request.args, request.form) for v in values.values()
+    ):
+        return None
+    description = "A parameter holds characters OAuth does not allow (printable ASCII only)."
+    if request.path == "/oauth/authorize":
+        page = render_template("oauth_error.html", error="invalid_request", description=description)
+        return page, 400, _page_headers("")
+    return _oauth_error(400, "invalid_request", description)
 
 
 @bp.after_request

@@ -46,6 +46,11 @@ _AUTHORIZE_QUERY = [
 ]
 _REFUSED = _json("The request is refused (an OAuth error).", _OAUTH_ERROR)
 _REDIRECT = {"description": "Back to the client's redirect URI with a code, or an error."}
+# RFC 6749 4.1.2.1: an unknown client or redirect URI is never redirected to; the user is told.
+_NOT_SENT_BACK = {
+    "description": "A page saying why: the client or its redirect URI is not one registered.",
+    **_PAGE,
+}
 
 PATHS: dict[str, dict[str, Any]] = {
     "/.well-known/oauth-protected-resource": {
@@ -70,7 +75,11 @@ PATHS: dict[str, dict[str, Any]] = {
         "get": {
             "summary": "The consent page: the client, its redirect host and the scopes it asks.",
             "parameters": _AUTHORIZE_QUERY,
-            "responses": {"200": {"description": "The consent page.", **_PAGE}, "302": _REDIRECT},
+            "responses": {
+                "200": {"description": "The consent page.", **_PAGE},
+                "302": _REDIRECT,
+                "400": _NOT_SENT_BACK,
+            },
         },
         "post": {
             "summary": "The user's answer: allow (with their API token) or deny.",
@@ -78,6 +87,7 @@ PATHS: dict[str, dict[str, Any]] = {
             "responses": {
                 "200": {"description": "The consent page again, saying why.", **_PAGE},
                 "302": _REDIRECT,
+                "400": _NOT_SENT_BACK,
             },
         },
     },
@@ -117,7 +127,11 @@ PATHS: dict[str, dict[str, Any]] = {
         "post": {
             "summary": "RFC 7009: a client revokes one of its tokens.",
             "requestBody": _form("token", optional=("token_type_hint", "client_id")),
-            "responses": {"200": {"description": "Revoked (or already unknown)."}, "400": _REFUSED},
+            "responses": {
+                "200": {"description": "Revoked (or already unknown)."},
+                "400": _REFUSED,
+                "401": _json("The client is not known (RFC 7009 2.2.1).", _OAUTH_ERROR),
+            },
         }
     },
 }

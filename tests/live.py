@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import socket
 import threading
+import time
+import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -97,6 +99,7 @@ class LiveServer:
         self.http = httpx2.Client(
             base_url=self.url, headers=self.headers, timeout=30, limits=limits
         )
+        self.unavailable, self._count_lock = 0, threading.Lock()
 
     def post(self, path: str, **kw: Any) -> httpx2.Response:
         return self.http.post(path, **kw)
@@ -104,12 +107,34 @@ class LiveServer:
     def get(self, path: str, **kw: Any) -> httpx2.Response:
         return self.http.get(path, **kw)
 
-    def start_turn(self, question: str, session_id: str | None = None) -> dict[str, Any]:
-        """Create a session if needed and start a turn; return the 202 body."""
-        sid = session_id or self.post("/api/sessions").json()["id"]
-        response = self.post(f"/api/sessions/{sid}/turns", json={"message": question})
+    def start_turn(
+        self, question: str, session_id: str | None = None, patient: bool = False
+    ) -> dict[str, Any]:
+        """Create a session if needed and start a turn; return the 202 body.
+
+        `patient`: answer a 503 as a client does, sending the same request again (with its
+        `client_id`, so a start that went through is not started twice) after a pause; each
+        such 503 is counted in `self.unavailable`.
+        """
+        body = {"message": question, "client_id": uuid.uuid4().hex}
+        sid = (
+            session_id or self._patiently(lambda: self.post("/api/sessions"), patient).json()["id"]
+        )
+        response = self._patiently(
+            lambda: self.post(f"/api/sessions/{sid}/turns", json=body), patient
+        )
         assert response.status_code == 202, response.text
         return response.json()
+
+    def _patiently(self, call: Any, patient: bool) -> httpx2.Response:
+        for _ in range(40 if patient else 1):
+            response = call()
+            if response.status_code != 503 or not patient:
+                return response
+            with self._count_lock:
+                self.unavailable += 1
+            time.sleep(min(float(response.headers.get("retry-after") or 1), 0.5))
+        return response
 
     def read_events(
         self,

@@ -90,6 +90,9 @@ def test_the_panel_lists_each_source_with_its_state_and_tools(mcp_app: Any, page
         what="the MCP server to connect",
     )
     listed = mcp_app.get("/api/tools").json()["sources"]
+    # A new chat focuses the message box once the page has its chats (late on a busy machine);
+    # the panel opens after that, so closing it gives the focus back to its opener.
+    page.wait(lambda: page.js("return document.activeElement.id") == "message", what="a new chat")
     shown = _open_panel(page)
     by_kind = {s["kind"]: s for s in shown if s["kind"] != "mcp"}
     builtin = [t["name"] for s in listed if s["kind"] == "built-in" for t in s["tools"]]

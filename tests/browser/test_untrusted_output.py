@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from demo_model.binding import sign_reply
 from demo_model.wire import encode_reply
 from tests.browser.page import ChatPage
 from tests.faults.upstream import FaultyUpstream, Transcript
@@ -34,22 +35,24 @@ def _reply(blocks: list[dict[str, Any]], stop: str) -> Transcript:
 def hostile(serve: Any) -> Iterator[Any]:
     """The app against a scripted upstream whose answers carry markup and scripts."""
     upstream = FaultyUpstream()
-    first = _reply(
-        [
-            {"type": "thinking", "thinking": THINKING, "signature": "sig"},
-            {
-                "type": "tool_use",
-                "id": "toolu_hostile",
-                "name": "get_account_balances",
-                "input": {},
-            },
-        ],
-        "tool_use",
-    )
+    first_blocks: list[dict[str, Any]] = [
+        {"type": "thinking", "thinking": THINKING, "signature": "sig"},
+        {
+            "type": "tool_use",
+            "id": "toolu_hostile",
+            "name": "get_account_balances",
+            "input": {},
+        },
+    ]
     second = _reply(
         [{"type": "text", "text": HOSTILE}, {"type": "text", "text": LINKS}], "end_turn"
     )
-    upstream.set_chooser(lambda index, body: first if index == 0 else second)
+    # The upstream double checks thinking signatures as the API does: sign over the request.
+    upstream.set_chooser(
+        lambda index, body: (
+            _reply(sign_reply(body, first_blocks), "tool_use") if index == 0 else second
+        )
+    )
     yield serve(ANTHROPIC_API_KEY="sk-test", ANTHROPIC_BASE_URL=upstream.url)
     upstream.close()
 
@@ -70,7 +73,7 @@ def test_markup_in_answers_is_text_and_never_runs(hostile: Any, page: ChatPage) 
     page.open(f"{hostile.url}/#token={hostile.headers['Authorization'][7:]}")
     page.ask("Show me something nasty")
     shown = page.wait_for_turn_end()
-    assert shown["status"] == "completed"
+    assert shown["status"] == "completed", shown["footer"]
     page.js("document.querySelectorAll('#turns details').forEach((d) => { d.open = true; })")
 
     for _ in range(2):  # live, then drawn again from storage after a reload
@@ -122,7 +125,7 @@ def hostile_records(serve: Any, db: Any) -> Any:
 
     server = serve()
     with db.transaction() as s:
-        for old, new in (("Whole Foods Market", LINK_MERCHANT), ("Safeway", HEADING_MERCHANT)):
+        for old, new in (("Whole Foods Market", LINK_MERCHANT), ("Trader Joe's", HEADING_MERCHANT)):
             s.execute(update(Transaction).where(Transaction.merchant == old).values(merchant=new))
     return server
 

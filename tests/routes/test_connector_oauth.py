@@ -181,6 +181,23 @@ def test_plain_pkce_and_no_pkce_are_refused(connector: LiveServer) -> None:
         assert "iss=" in location
 
 
+def test_parameters_outside_printable_ascii_are_refused_as_invalid_request(
+    connector: LiveServer,
+) -> None:
+    client = register(connector)
+    url = authorize_url(connector, client["client_id"], "x" * 43, response_type="3\u00d12\u00ae")
+    page = httpx2.get(url, timeout=10)
+    assert page.status_code == 400 and "invalid_request" in page.text
+    assert "\u00d1" not in page.text and "location" not in page.headers
+    for path, form in (
+        ("/oauth/token", {"grant_type": "authorization_code\u00e1"}),
+        ("/oauth/revoke", {"token": "t\u00f0"}),
+    ):
+        reply = httpx2.post(f"{connector.url}{path}", data=form, timeout=10)
+        assert reply.status_code == 400, path
+        assert reply.json()["error"] == "invalid_request"
+
+
 def test_dynamic_registration_refusals(connector: LiveServer) -> None:
     for body in (
         {"client_name": "x", "redirect_uris": ["http://evil.example/cb"]},

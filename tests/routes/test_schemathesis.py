@@ -45,6 +45,12 @@ REFUSABLE = {
     ("POST", "/api/categories"),
     ("POST", "/api/category-rules"),
     ("PUT", "/api/transactions/{transaction_id}/flow"),
+    ("GET", "/oauth/authorize"),
+    ("POST", "/oauth/authorize"),
+    ("POST", "/oauth/token"),
+    ("POST", "/oauth/register"),
+    ("POST", "/oauth/revoke"),
+    ("POST", "/mcp"),
 }
 SETTINGS: dict[str, Any] = {
     "deadline": None,
@@ -101,7 +107,9 @@ class Audit:
         # query an account and category the user has, and a period that ends after it starts;
         # a statement file one that parses; a new account or category a name not yet taken,
         # a transaction or rule a category (and account) the user has; a row an include
-        # that is not of an invalid row; a refund mark (or its undoing) a row of money in.
+        # that is not of an invalid row; a refund mark (or its undoing) a row of money in; an
+        # OAuth request a registered client, its redirect URI and a code or token it was given;
+        # an MCP message no NUL in any key (as every JSON body, 422).
         refusable = (case.method, case.path) in REFUSABLE
         excluded = [positive_data_acceptance] if refusable else []
         response = case.call_and_validate(
