@@ -89,11 +89,11 @@ def mcp_hub(settings: Settings, db: Database, store: Store) -> McpHub | None:
     servers = load_config(settings.mcp_config)
     if not servers:
         return None
-    from services.mcp_credentials import CredentialStore, fernet_key
+    from engine.store.credentials import Credentials, fernet_key
     from tools.mcp_servers.links import McpHub
 
     key = fernet_key(settings.mcp_credentials_key, settings.secret_key)
-    credentials = CredentialStore(db, key)
+    credentials = Credentials(db, key)
 
     async def credential(user_id: int, server: str) -> str | None:
         return await store.durable(credentials.get, user_id, server)

@@ -18,6 +18,18 @@ OURS = {
 MAY_IMPORT: dict[str, set[str]] = {
     "domain": set(),
     "statements": {"domain"},
+    # The engine runs turns: it asks nothing of the services, routes or app above it.
+    "engine": {"config", "domain", "models", "streaming", "telemetry", "tools"},
+    "services": {
+        "config",
+        "domain",
+        "engine",
+        "models",
+        "statements",
+        "streaming",
+        "telemetry",
+        "tools",
+    },
 }
 
 
