@@ -67,7 +67,7 @@ def test_the_built_package_serves_the_app_without_the_checkout(tmp_path: Path) -
     """`pip install .` gives what the app needs: modules, migrations and the page's files."""
     source = tmp_path / "source"
     source.mkdir()
-    for name in ("pyproject.toml", "README.md", "app.py", "cli.py", "config.py"):
+    for name in ("pyproject.toml", "README.md", "app.py", "cli.py"):
         shutil.copy(ROOT / name, source / name)
     packages = PYPROJECT["tool"]["setuptools"]["packages"]["find"]["include"]
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
