@@ -9,23 +9,24 @@ leaves cancels whatever serves it. What llhttp lets through and RFC 9112 refuses
 by server/conformance.py: the parser is fed so that every request starts a feed, and each
 request line is checked before the parser sees its end.
 
-A connection is in one `State` at a time; TRANSITIONS says which may follow which, and a
-state's request deadline (DEADLINES) is armed when it is entered and cancelled when it is
-left. Where the parser is in the bytes (`Part`) is apart from it: a pipelined request is read
-while the one before it is served.
+A connection is in one `State` at a time (server/states.py); TRANSITIONS says which may
+follow which, and a state's request deadline (DEADLINES) is armed when it is entered and
+cancelled when it is left. Where the parser is in the bytes (`Part`) is apart from it: a
+pipelined request is read while the one before it is served. Writes follow the client's flow
+control (server/backpressure.py).
 """
 
 from __future__ import annotations
 
 import asyncio
-import enum
 import logging
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 import httptools
 
 from config import Timings
+from server.backpressure import Backpressure
 from server.conformance import check_hosts, check_request_line, check_transfer_encoding
 from server.heads import (
     CONTINUE,
@@ -35,6 +36,7 @@ from server.heads import (
     internal_error,
     response_head,
 )
+from server.states import BUSY, DEADLINES, TRANSITIONS, Part, State
 from server.wsgi import Request, Response, StreamBody, WSGIPool
 from streaming.hosting import AccessLog, RenderError, StreamBroken, no_access_log, plain_error
 
@@ -44,95 +46,6 @@ MAX_HEADER_BYTES = 32 * 1024
 # httptools gathers one header line whole before it is counted: the raw bytes of a head
 # are bounded too, so a header line that never ends cannot grow without bound.
 MAX_HEAD_BYTES = MAX_URL_BYTES + MAX_HEADER_BYTES + 1024
-
-
-class State(enum.Enum):
-    """What a connection is doing."""
-
-    NEW = "new"  # its transport is not made yet
-    IDLE = "idle"  # waiting for a request: nothing came since the last response
-    READING_HEAD = "reading head"  # some of a request's head came (or an empty line)
-    READING_BODY = "reading body"  # a head came whole, none is served: its body is due
-    SERVING = "serving"  # the app answers a request; pipelined ones wait, unread
-    STREAMING = "streaming"  # a stream body is written part by part
-    DRAINING = "draining"  # the response being written is the last: nothing more is read
-    CLOSED = "closed"
-
-
-_ANSWERED = frozenset(
-    {
-        State.IDLE,
-        State.READING_HEAD,
-        State.READING_BODY,
-        State.SERVING,
-        State.DRAINING,
-        State.CLOSED,
-    }
-)
-TRANSITIONS: dict[State, frozenset[State]] = {
-    State.NEW: frozenset({State.IDLE, State.CLOSED}),
-    State.IDLE: frozenset({State.READING_HEAD, State.CLOSED}),
-    State.READING_HEAD: frozenset({State.READING_BODY, State.DRAINING, State.CLOSED}),
-    State.READING_BODY: frozenset({State.SERVING, State.DRAINING, State.CLOSED}),
-    # After a response: the next request waiting, one partly read, none, or the end.
-    State.SERVING: _ANSWERED | {State.STREAMING},
-    State.STREAMING: _ANSWERED,
-    State.DRAINING: frozenset({State.CLOSED}),
-    State.CLOSED: frozenset(),
-}
-# The Timings field each state's deadline comes from: a request's head must come within
-# `header_timeout` of the connection or of the previous response, its body within
-# `body_timeout` of its head. The other states are bounded by the app, the slow-reader
-# timer and the server's shutdown.
-DEADLINES = {
-    State.IDLE: "header_timeout",
-    State.READING_HEAD: "header_timeout",
-    State.READING_BODY: "body_timeout",
-}
-
-
-_BUSY = (State.SERVING, State.STREAMING)  # a response is due that may keep the connection
-
-
-class Part(enum.Enum):
-    """Where the parser is in the bytes: between requests, in a head, or in a body."""
-
-    BETWEEN = "between"
-    HEAD = "head"
-    BODY = "body"
-
-
-class Backpressure:
-    """The client's side of writing: whether it takes bytes, and how long it may not."""
-
-    def __init__(self, loop: asyncio.AbstractEventLoop, patience: float) -> None:
-        self.loop, self.patience = loop, patience
-        self.paused = False
-        self._slow: asyncio.TimerHandle | None = None
-        self._writable: asyncio.Future[None] | None = None
-
-    def pause(self, drop: Callable[[], None]) -> None:
-        """The client's buffers are full: `drop` it unless it takes bytes within `patience`."""
-        self.paused = True
-        self._slow = self.loop.call_later(self.patience, drop)
-
-    def resume(self) -> None:
-        """The client took bytes again: a waiting writer may write."""
-        self.paused = False
-        if self._slow is not None:
-            self._slow.cancel()
-        if self._writable is not None and not self._writable.done():
-            self._writable.set_result(None)
-
-    async def writable(self) -> None:
-        """Wait until the client takes bytes again."""
-        self._writable = self.loop.create_future()
-        await self._writable
-
-    def cancel(self) -> None:
-        """The connection is gone: the slow-reader timer with it."""
-        if self._slow is not None:
-            self._slow.cancel()
 
 
 class Site:
@@ -435,7 +348,7 @@ class HttpConnection(asyncio.Protocol):
         self._done(keep_alive)
 
     def _done(self, keep_alive: bool) -> None:
-        if not keep_alive or self.site.stopping or self.state not in _BUSY:
+        if not keep_alive or self.site.stopping or self.state not in BUSY:
             self._close()
         elif self.queue:
             self._next()

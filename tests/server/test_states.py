@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from config import Timings
-from server.http import DEADLINES, TRANSITIONS, HttpConnection, Site, State
+from server.http import HttpConnection, Site
+from server.states import DEADLINES, TRANSITIONS, State
 from server.wsgi import Request, Response
 
 
