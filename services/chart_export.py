@@ -2,7 +2,7 @@
 
 The spec is the chart's one definition (tools/finance/chart_specs.py); the page draws it with
 vega-embed, the export with vl-convert (the same vega and vega-lite versions, web/vendor/), in
-the page's light colours: web/chart-theme.json with web/style.css's variables.
+the page's light colours: web/chart-theme.json with web/css/theme.css's variables.
 
 Drawing is CPU work in the thread that renders the export's batch (the engine's `store` pool),
 and it is bounded: a spec is drawn only in the shape the chart tool writes (inline rows, no
@@ -167,8 +167,8 @@ def _inert(key: str, item: Any) -> bool:
 
 @cache
 def theme() -> dict[str, Any]:
-    """web/chart-theme.json in the page's light colours (web/style.css's `:root` variables)."""
-    css = (WEB / "style.css").read_text()
+    """web/chart-theme.json in the page's light colours (web/css/theme.css's `:root` variables)."""
+    css = (WEB / "css" / "theme.css").read_text()
     colours = {k: v.strip() for block in _ROOT.findall(css) for k, v in _PROPERTY.findall(block)}
     text = (WEB / "chart-theme.json").read_text()
     return dict(json.loads(_VAR.sub(lambda m: colours[m[1]], text)))

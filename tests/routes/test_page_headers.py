@@ -16,7 +16,8 @@ FILES = [
     "/web/js/main.js",
     "/web/js/docs.js",
     "/web/js/protocol.js",
-    "/web/style.css",
+    "/web/css/theme.css",
+    "/web/css/consent.css",
     "/web/vendor/swagger-ui/swagger-ui-bundle.js",
 ]
 
