@@ -1,37 +1,23 @@
-"""Marshmallow schemas of requests: bodies, query strings and headers (routes/api.py parses)."""
+"""Request pieces every resource shares: the text rules (no NUL, one line, storable) that
+routes/api.py applies to every body and query string."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import replace
-from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from marshmallow import (
-    Schema,
-    ValidationError,
-    fields,
-    post_load,
-    validate,
-    validates,
-    validates_schema,
-)
-from marshmallow.types import Validator
+from marshmallow import ValidationError, validate
 from werkzeug.datastructures import Headers
 
-from domain.errors import ContentTooLarge
-from engine.store.starts import Ask
-from routes.extensions import get_settings
-from streaming.wire.events import BUSY_POLICIES
-from tools.finance.inputs import TransactionsInput
-
-# An event id: digits only, at most 18 of them (any such number fits in 64 bits).
-EVENT_ID = r"\A[0-9]{1,18}\Z"
 # Whitespace as JSON Schema's (ECMA-262) \s means it, spelled out: Python's \s differs.
 WS = r"\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+
+
 # Some character that is not whitespace, and no NUL anywhere.
 NON_BLANK = rf"\A[{WS}]*[^{WS}\x00][^\x00]*\Z"
+
+
 NO_NUL = r"\A[^\x00]*\Z"
 
 
@@ -84,6 +70,8 @@ def _first_unstorable(name: str, value: Any) -> str | None:
 # What one line of plain text never holds: a C0 or C1 control character (nor DEL), a line or
 # paragraph separator, a bidi embedding, override or isolate (they reorder the text after them).
 NOT_PLAIN = r"\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069"
+
+
 # The whitespace of WS that one line of plain text may hold.
 SPACES = r" \u00a0\u1680\u2000-\u200a\u202f\u205f\u3000\ufeff"
 
@@ -103,307 +91,3 @@ class OneLine(validate.Regexp):
                 "line-separator or bidi formatting character."
             )
         return super().__call__(value)
-
-
-MESSAGE_ID: list[Validator] = [validate.Length(min=1, max=64), validate.Regexp(NO_NUL), storable]
-MESSAGE: list[Validator] = [
-    validate.Regexp(NON_BLANK, error="The message must not be empty (nor contain NUL characters)."),
-    storable,
-]
-IF_BUSY = fields.String(
-    validate=validate.OneOf(BUSY_POLICIES),
-    metadata={
-        "description": "While a turn runs on the session: `reject` (409), `queue` (run it "
-        "next; 202 at once) or `interrupt` (stop the running turn, keeping what it wrote). "
-        "Default: the server's BUSY_POLICY."
-    },
-)
-
-
-class MessageRequest(Schema):
-    """A new message (the body of POST /api/chat/stream)."""
-
-    message = fields.String(required=True, validate=MESSAGE)
-    if_busy = IF_BUSY
-
-    @staticmethod
-    def ask(data: dict[str, Any]) -> Ask:
-        """The engine's form of this request."""
-        return Ask(
-            text=data.get("message"),
-            edit="parent_id" in data,
-            parent_id=data.get("parent_id"),
-            regenerate=data.get("regenerate"),
-            if_busy=data.get("if_busy"),
-        )
-
-
-class TurnRequest(MessageRequest):
-    """Body of POST /api/sessions/<id>/turns: a message (an edit: `parent_id`) or a regenerate."""
-
-    message = fields.String(validate=MESSAGE)
-    parent_id = fields.String(
-        allow_none=True,
-        validate=MESSAGE_ID,
-        metadata={
-            "description": "Edit: the parent of the message being replaced (null for the first "
-            "message). The new message becomes its sibling and the active branch."
-        },
-    )
-    regenerate = fields.String(
-        validate=MESSAGE_ID,
-        metadata={"description": "An answer's id: answer its question again, as a sibling."},
-    )
-    client_id = fields.String(
-        validate=[validate.Length(min=1, max=100), validate.Regexp(NO_NUL), storable],
-        metadata={
-            "description": "Your id for this message, new for each one you send. Sending it "
-            "again (after a 503 or a lost reply) returns the turn it started instead of asking "
-            "twice; with another message it is 409 `client_id_reused`."
-        },
-    )
-
-    @post_load
-    def _one_of(self, data: dict[str, Any], **_: Any) -> dict[str, Any]:
-        if ("message" in data) == ("regenerate" in data):
-            raise ValidationError("Give either message or regenerate.", "message")
-        if "regenerate" in data and "parent_id" in data:
-            raise ValidationError("parent_id goes with a message, not a regenerate.", "parent_id")
-        if "regenerate" in data and "client_id" in data:
-            raise ValidationError("client_id goes with a message, not a regenerate.", "client_id")
-        return data
-
-    @staticmethod
-    def ask(data: dict[str, Any]) -> Ask:
-        """The engine's form of this request: a `client_id` names one send."""
-        ask = MessageRequest.ask(data)
-        return replace(ask, client_id=data.get("client_id"), once="client_id" in data)
-
-
-class ActiveLeafRequest(Schema):
-    """Body of PUT /api/sessions/<id>/active_leaf."""
-
-    message_id = fields.String(required=True, validate=MESSAGE_ID)
-
-
-class ApprovalRequest(Schema):
-    """Body of POST /api/turns/<id>/approvals."""
-
-    tool_use_id = fields.String(required=True, validate=[validate.Length(min=1, max=100)])
-    approved = fields.Boolean(required=True)
-    reason = fields.String(
-        load_default=None, allow_none=True, validate=[validate.Length(max=500), storable]
-    )
-    always = fields.Boolean(
-        load_default=False,
-        metadata={
-            "description": "With approved: the tool's later calls in this session need no "
-            'approval ("always for this session").'
-        },
-    )
-
-
-class CredentialRequest(Schema):
-    """Body of PUT /api/mcp/<server>/credentials."""
-
-    value = fields.String(
-        required=True,
-        validate=[validate.Length(min=1, max=4096), storable],
-        metadata={"description": "The secret; it fills `{credential}` in the server's headers."},
-    )
-
-
-class ActionsQuery(Schema):
-    """Query of GET /api/actions."""
-
-    limit = fields.Integer(load_default=50, validate=validate.Range(min=1, max=200))
-
-
-class ChatStreamRequest(MessageRequest):
-    """Body of POST /api/chat/stream."""
-
-    session_id = fields.String(
-        load_default=None,
-        validate=[validate.Length(min=1, max=64), validate.Regexp(NO_NUL), storable],
-    )
-
-
-class SessionRequest(Schema):
-    """Body of POST /api/sessions (optional)."""
-
-    title = fields.String(
-        load_default=None,
-        validate=[validate.Length(max=200), OneLine(blank=True), storable],
-    )
-
-
-class SessionRename(Schema):
-    """Body of PATCH /api/sessions/<id>."""
-
-    title = fields.String(
-        required=True,
-        validate=[
-            validate.Length(min=1, max=200),
-            OneLine(blank=False, error="The title must not be blank."),
-            storable,
-        ],
-        metadata={"description": "The new title, 1 to 200 characters, not only whitespace."},
-    )
-
-
-def search_field() -> fields.String:
-    """The `q` of GET /api/sessions: the characters to look for."""
-    return fields.String(
-        validate=[
-            validate.Length(min=1, max=200),
-            validate.Regexp(NON_BLANK, error="The search must not be blank (nor contain NUL)."),
-            storable,
-        ],
-        metadata={
-            "description": "Only sessions whose title or message text holds these characters "
-            "(case-insensitive); each then has a `match`."
-        },
-    )
-
-
-def events_field() -> fields.Boolean:
-    """`events`: each message also carries the events that show it (streaming/wire/stored.py)."""
-    return fields.Boolean(
-        load_default=False,
-        metadata={
-            "description": "`true`: each message also carries `events`, the `[event, data]` "
-            "pairs of the event protocol that show it, as its stream ended."
-        },
-    )
-
-
-class SessionQuery(Schema):
-    """Query of a session's detail: whether its messages carry their events."""
-
-    events = events_field()
-
-
-class ExportQuery(Schema):
-    """Query of GET /api/sessions/<id>/export."""
-
-    format = fields.String(
-        load_default="md",
-        validate=validate.OneOf(["md", "json"]),
-        metadata={"description": "`md` (Markdown, the default) or `json`."},
-    )
-
-
-class TransactionsQuery(TransactionsInput):
-    """Query of GET /api/transactions: get_transactions' filters, sort and page, in a URL."""
-
-    pending = fields.Boolean(
-        truthy={"true"},
-        falsy={"false"},
-        metadata={"description": "`true`: only pending; `false`: only posted; omit for both."},
-    )
-    imported = fields.Boolean(
-        truthy={"true"},
-        falsy={"false"},
-        metadata={"description": "`true`: only imported rows; `false`: only the others."},
-    )
-    limit = fields.Integer(
-        load_default=50,
-        validate=validate.Range(min=1, max=100),
-        metadata={"description": "Rows per page, 1 to 100."},
-    )
-
-    @validates_schema
-    def _storable(self, data: dict[str, Any], **_: Any) -> None:
-        # A NUL reaches no database: PostgreSQL refuses it in any string it compares.
-        for name in ("category", "merchant", "account", "cursor"):
-            if isinstance(data.get(name), str):
-                try:
-                    storable(data[name])
-                except ValidationError as err:
-                    raise ValidationError(err.messages, name) from err
-
-
-MAX_TOKEN_LIFETIME = timedelta(days=3650)
-
-
-class TokenRequest(Schema):
-    """Body of POST /api/tokens: a name and, optionally, when the token expires."""
-
-    name = fields.String(
-        required=True, validate=[validate.Length(min=1, max=100), OneLine(blank=True), storable]
-    )
-    expires_in = fields.Integer(
-        strict=True, validate=validate.Range(min=60, max=int(MAX_TOKEN_LIFETIME.total_seconds()))
-    )
-    expires_at = fields.AwareDateTime()
-
-    @validates("name")
-    def _named(self, value: str, **_: Any) -> None:
-        if not value.strip():
-            raise ValidationError("The name must not be empty.")
-
-    @validates("expires_at")
-    def _future(self, value: datetime, **_: Any) -> None:
-        now = datetime.now(UTC)
-        if value <= now:
-            raise ValidationError("Must be in the future.")
-        if value > now + MAX_TOKEN_LIFETIME:
-            raise ValidationError("Must be within ten years.")
-
-    @post_load
-    def _expiry(self, data: dict[str, Any], **_: Any) -> dict[str, Any]:
-        if "expires_in" in data and "expires_at" in data:
-            raise ValidationError("Give expires_in or expires_at, not both.", "_schema")
-        seconds = data.pop("expires_in", None)
-        if seconds is not None:
-            data["expires_at"] = datetime.now(UTC) + timedelta(seconds=seconds)
-        elif data.get("expires_at") is not None:
-            data["expires_at"] = data["expires_at"].astimezone(UTC)
-        data.setdefault("expires_at", None)
-        data["name"] = data["name"].strip()
-        return data
-
-
-class EventsQuery(Schema):
-    """Query of GET /api/turns/<id>/events."""
-
-    last_event_id = fields.String(
-        validate=validate.Regexp(EVENT_ID),
-        metadata={"description": "Like the Last-Event-ID header (which wins if both are sent)."},
-    )
-    token = fields.String(metadata={"description": "The signed token of `events_url`."})
-
-
-class EventsHeaders(Schema):
-    """Headers of GET /api/turns/<id>/events."""
-
-    last_event_id_header = fields.String(
-        data_key="Last-Event-ID",
-        validate=validate.Regexp(EVENT_ID),
-        metadata={"description": "Send the events after this one (digits only, up to 18)."},
-    )
-
-
-def check_message_size(data: dict[str, Any]) -> dict[str, Any]:
-    """Raise 413 for a message over MAX_MESSAGE_CHARS; return `data`."""
-    limit = get_settings().max_message_chars
-    if len(data.get("message") or "") > limit:
-        raise ContentTooLarge(
-            f"The message is over {limit} characters.",
-            code="message_too_large",
-            details={"message": [f"Longer than the limit of {limit} characters."]},
-        )
-    return data
-
-
-class McpMessage(Schema):
-    """Body of POST /mcp: one JSON-RPC 2.0 request or notification of an MCP client."""
-
-    jsonrpc = fields.String(required=True, validate=validate.OneOf(["2.0"]))
-    id = fields.Raw(
-        load_default=None,
-        allow_none=True,
-        metadata={"description": "A request's id (string or number); none: a notification."},
-    )
-    method = fields.String(required=True, validate=validate.Length(min=1, max=200))
-    params = fields.Dict(load_default=dict)

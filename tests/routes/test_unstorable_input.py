@@ -300,7 +300,7 @@ def test_a_value_the_database_refuses_is_422_without_a_traceback(
 
     if value == "a\x00b" and backend.db.engine.dialect.name == "sqlite":
         pytest.skip("SQLite stores NUL characters")
-    monkeypatch.setattr("routes.sessions.sessions.get_session", lookup)
+    monkeypatch.setattr("routes.chat.sessions.sessions.get_session", lookup)
     with caplog.at_level(logging.WARNING):
         response = backend.client.get(
             f"/api/sessions/{backend.ids['session_id']}", headers=backend.auth

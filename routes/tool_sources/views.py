@@ -10,8 +10,8 @@ from domain.errors import NotFound
 from routes.api import BEARER, Blueprint
 from routes.auth import login_required
 from routes.extensions import get_db
-from routes.requests import CredentialRequest
-from routes.responses import ToolSourceList
+from routes.tool_sources.requests import CredentialRequest
+from routes.tool_sources.responses import ToolSourceList
 from services.tool_sources import tool_sources
 
 if TYPE_CHECKING:  # cryptography is imported only where MCP servers are configured

@@ -14,11 +14,17 @@ from typing import Any
 
 from marshmallow import Schema, fields, validate
 
-from routes.requests import events_field, search_field
+from routes.chat.requests import events_field, search_field
 
 MAX_PAGE = 100
+
+
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
 SESSION_CURSOR = r"\A[0-9]{1,17}\.[A-Za-z0-9_-]{1,64}\Z"
+
+
 MESSAGE_CURSOR = r"\A[0-9]{1,15}\Z"
 
 
@@ -49,6 +55,8 @@ SessionPageQuery = _page_query(
     "the last session's time and id",
     {"q": search_field()},
 )
+
+
 MessagePageQuery = _page_query(
     "MessagePageQuery",
     MESSAGE_CURSOR,

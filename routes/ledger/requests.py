@@ -1,4 +1,5 @@
-"""Marshmallow schemas of the user's own records managed by hand: requests and lists."""
+"""Request schemas of the user's own records managed by hand: what a new or changed account,
+category, transaction, rule, flow mark or series choice carries."""
 
 from __future__ import annotations
 
@@ -7,7 +8,6 @@ from typing import Any
 from marshmallow import Schema, fields, validate
 
 from models.finance import ACCOUNT_KINDS, CATEGORY_KINDS, FLOW_MARKS, SERIES_STATUSES
-from routes.record_responses import AccountRecord
 from routes.requests import NO_NUL
 
 AMOUNT = {"description": "Signed decimal in major units: '-82.10' is money out."}
@@ -57,42 +57,6 @@ class NewTransaction(TransactionChange):
     merchant = _name(120, required=True)
 
 
-class AccountList(Schema):
-    """The caller's accounts."""
-
-    accounts = fields.List(fields.Nested(AccountRecord), required=True)
-
-
-class CategoryRecord(Schema):
-    """A category."""
-
-    id = fields.Integer(required=True)
-    name = fields.String(required=True)
-    kind = fields.String(required=True, metadata={"enum": list(CATEGORY_KINDS)})
-
-
-class CategoryList(Schema):
-    """The caller's categories."""
-
-    categories = fields.List(fields.Nested(CategoryRecord), required=True)
-
-
-class BudgetItem(Schema):
-    """A budget: its category, month (null: every month) and limit."""
-
-    id = fields.Integer(required=True)
-    category = fields.String(required=True)
-    month = fields.String(required=True, allow_none=True)
-    limit = fields.String(required=True)
-    currency = fields.String(required=True)
-
-
-class BudgetList(Schema):
-    """The caller's budgets."""
-
-    budgets = fields.List(fields.Nested(BudgetItem), required=True)
-
-
 class NewRule(Schema):
     """Body of POST /api/category-rules: the category and at least one condition."""
 
@@ -102,22 +66,6 @@ class NewRule(Schema):
     )
     min_amount = fields.Decimal(allow_nan=False, metadata=AMOUNT)
     max_amount = fields.Decimal(allow_nan=False, metadata=AMOUNT)
-
-
-class RuleRecord(Schema):
-    """A category rule."""
-
-    id = fields.Integer(required=True)
-    category = fields.String(required=True)
-    payee_contains = fields.String(required=True, allow_none=True)
-    min_amount = fields.String(required=True, allow_none=True)
-    max_amount = fields.String(required=True, allow_none=True)
-
-
-class RuleList(Schema):
-    """The caller's category rules, in the order they are tried."""
-
-    rules = fields.List(fields.Nested(RuleRecord), required=True)
 
 
 class FlowMark(Schema):
@@ -144,11 +92,3 @@ class SeriesChoice(Schema):
     name = _name(
         120, allow_none=True, metadata={"description": "The series' name; null: its merchant's."}
     )
-
-
-class SeriesChoiceRecord(Schema):
-    """The caller's word on a recurring series."""
-
-    series_id = fields.String(required=True)
-    status = fields.String(required=True, allow_none=True, metadata={"enum": list(SERIES_STATUSES)})
-    name = fields.String(required=True, allow_none=True)

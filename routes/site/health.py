@@ -7,7 +7,7 @@ from sqlalchemy import text
 from domain.errors import StorageUnavailable
 from routes.api import Blueprint
 from routes.extensions import get_db
-from routes.responses import Health
+from routes.site.responses import Health
 
 bp = Blueprint("health", __name__, description="Liveness.")
 

@@ -13,30 +13,38 @@ from domain.errors import NotFound
 from routes.api import BEARER, Blueprint
 from routes.auth import login_required
 from routes.extensions import get_db
-from routes.ledger_schemas import (
-    AccountList,
-    BudgetList,
-    CategoryList,
-    CategoryRecord,
+from routes.ledger.requests import (
     FlowMark,
     NewAccount,
     NewCategory,
     NewRule,
     NewTransaction,
-    RuleList,
-    RuleRecord,
     SeriesChoice,
-    SeriesChoiceRecord,
     TransactionChange,
 )
-from routes.record_responses import AccountRecord, TransactionRecord
+from routes.ledger.responses import (
+    AccountList,
+    BudgetList,
+    CategoryList,
+    CategoryRecord,
+    RuleList,
+    RuleRecord,
+    SeriesChoiceRecord,
+)
+from routes.records.responses import AccountRecord, TransactionRecord
 from routes.responses import ErrorResponse
 from services import corrections, ledger
 from services.imports import rules
 
 bp = Blueprint("ledger", __name__, description="The caller's accounts, categories, budgets.")
+
+
 ID = "int(max=2147483647)"
+
+
 MISSING = "Not the caller's, or no such record."
+
+
 SERIES_ID = re.compile(r"s[0-9a-f]{12}")
 
 

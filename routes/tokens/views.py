@@ -9,8 +9,8 @@ from flask import current_app, g
 from routes.api import BEARER, Blueprint
 from routes.auth import login_required
 from routes.extensions import get_db
-from routes.requests import TokenRequest
-from routes.responses import NewToken, TokenList
+from routes.tokens.requests import TokenRequest
+from routes.tokens.responses import NewToken, TokenList
 from services import api_tokens
 
 bp = Blueprint("tokens", __name__, description="The caller's API tokens.")

@@ -9,6 +9,21 @@ from flask import Response, g, request
 
 from routes.api import BEARER, Blueprint
 from routes.auth import login_required
+from routes.chat.paging import MessagePageQuery, SessionPageQuery, session_cursor, session_key
+from routes.chat.requests import (
+    ActiveLeafRequest,
+    ExportQuery,
+    SessionQuery,
+    SessionRename,
+    SessionRequest,
+)
+from routes.chat.responses import (
+    NEW_SESSION_LINKS,
+    MessagePage,
+    Session,
+    SessionDetail,
+    SessionPage,
+)
 from routes.extensions import (
     get_db,
     get_engine,
@@ -18,22 +33,7 @@ from routes.extensions import (
     get_settings,
     get_turns,
 )
-from routes.paging import MessagePageQuery, SessionPageQuery, session_cursor, session_key
-from routes.requests import (
-    ActiveLeafRequest,
-    ExportQuery,
-    SessionQuery,
-    SessionRename,
-    SessionRequest,
-)
-from routes.responses import (
-    NEW_SESSION_LINKS,
-    ErrorResponse,
-    MessagePage,
-    Session,
-    SessionDetail,
-    SessionPage,
-)
+from routes.responses import ErrorResponse
 from services import export, search, sessions
 from streaming.hosting import STREAM_HOOK, BodyFactory
 

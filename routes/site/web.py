@@ -11,7 +11,8 @@ from routes.api import Blueprint
 from routes.extensions import get_settings
 from streaming.wire.events import EVENT_TYPES
 
-WEB = Path(__file__).resolve().parent.parent / "web"
+WEB = Path(__file__).resolve().parents[2] / "web"
+
 
 # Only our own files run. Model output is parsed only by DOMPurify (web/js/markdown.js), the
 # one Trusted Types policy allowed; any other HTML sink (innerHTML and friends) is an error.
@@ -30,6 +31,8 @@ CSP = "; ".join(
         "trusted-types dompurify",
     ]
 )
+
+
 # /docs: Swagger UI (web/vendor) and web/js/docs.js only, over /openapi.json. It draws its
 # icons from data: URLs and sets HTML itself (no Trusted Types here).
 DOCS_CSP = "; ".join(
@@ -44,11 +47,14 @@ DOCS_CSP = "; ".join(
         "frame-ancestors 'none'",
     ]
 )
+
+
 PAGE_HEADERS = {
     "X-Frame-Options": "DENY",
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
 }
+
 
 bp = Blueprint(
     "web", __name__, static_folder=str(WEB), static_url_path="/web", description="The chat page."

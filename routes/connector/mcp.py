@@ -11,10 +11,10 @@ from flask import g, request
 
 from domain.errors import BearerChallenge, InsufficientScope, Unauthorized
 from routes.api import BEARER, Blueprint
+from routes.connector.oauth import metadata_url
+from routes.connector.requests import McpMessage
+from routes.connector.responses import McpReply
 from routes.extensions import get_db, get_mcp_tools, get_oauth, public_base
-from routes.oauth import metadata_url
-from routes.requests import McpMessage
-from routes.responses import McpReply
 from services.api_tokens import authenticate
 from services.mcp_server import answer
 from services.mcp_tools import ScopeMissing
@@ -22,9 +22,15 @@ from services.oauth.clients import SCOPES
 from services.oauth.tokens import Bearer, resource_of
 
 bp = Blueprint("mcp_server", __name__, description="Our tools as an MCP server.")
+
+
 F = TypeVar("F", bound=Callable[..., Any])
+
+
 # An access token the connector issued (services/oauth/tokens.py); any other is an API token.
 ACCESS_PREFIX = "cba_"
+
+
 SIGN_IN = (
     "Send 'Authorization: Bearer <token>': an access token this server's OAuth issued to your "
     "app (see WWW-Authenticate), or an API token."

@@ -13,19 +13,18 @@ from flask import g
 from routes.api import BEARER, Blueprint
 from routes.auth import login_required
 from routes.extensions import get_db
-from routes.record_responses import (
-    AccountRecord,
-    BudgetRecord,
-    TransactionPage,
-    TransactionRecord,
-)
-from routes.requests import TransactionsQuery
+from routes.records.requests import TransactionsQuery
+from routes.records.responses import AccountRecord, BudgetRecord, TransactionPage, TransactionRecord
 from routes.responses import ErrorResponse
 from services import records
 
 bp = Blueprint("records", __name__, description="The caller's finance records answers cite.")
+
+
 # Beyond a 32-bit id: 404, not an overflow; a non-integer id matches no route: 404 too.
 ID = "int(max=2147483647)"
+
+
 MISSING = "Not the caller's, or no such record."
 
 

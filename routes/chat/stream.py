@@ -8,10 +8,10 @@ from flask import Response, g
 
 from routes.api import BEARER, Blueprint
 from routes.auth import login_required
-from routes.event_streams import EVENTS_DOC, event_stream
+from routes.chat.events import EVENTS_DOC, event_stream
+from routes.chat.requests import ChatStreamRequest, check_message_size
+from routes.chat.responses import SSE, TURN_HEADERS
 from routes.extensions import get_turns
-from routes.requests import ChatStreamRequest, check_message_size
-from routes.responses import SSE, TURN_HEADERS
 
 bp = Blueprint("chat", __name__, description="A whole turn in one request.")
 

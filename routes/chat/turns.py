@@ -7,11 +7,9 @@ from typing import Any
 from flask import Response, g, url_for
 
 from routes.api import BEARER, Blueprint
-from routes.approval_responses import ActionList, ApprovalDecided, ApprovalList
 from routes.auth import events_auth, login_required, sign_events_token
-from routes.event_streams import EVENTS_DOC, event_stream
-from routes.extensions import get_db, get_prices, get_turns
-from routes.requests import (
+from routes.chat.events import EVENTS_DOC, event_stream
+from routes.chat.requests import (
     ActionsQuery,
     ApprovalRequest,
     EventsHeaders,
@@ -19,14 +17,18 @@ from routes.requests import (
     TurnRequest,
     check_message_size,
 )
-from routes.responses import (
+from routes.chat.responses import (
     NEW_TURN_LINKS,
     SSE,
+    ActionList,
+    ApprovalDecided,
+    ApprovalList,
     CancelAccepted,
-    ErrorResponse,
     Turn,
     TurnStarted,
 )
+from routes.extensions import get_db, get_prices, get_turns
+from routes.responses import ErrorResponse
 from services import sessions
 
 bp = Blueprint("turns", __name__, description="Turns and their event streams.")

@@ -18,7 +18,7 @@ from flask import Blueprint, Flask, Response, jsonify, render_template, request
 
 from domain.errors import Unauthorized
 from routes.extensions import get_db, get_oauth, get_settings, public_base
-from routes.web import PAGE_HEADERS
+from routes.site.web import PAGE_HEADERS
 from services.api_tokens import authenticate
 from services.connector_actions import ActionStore
 from services.mcp_tools import McpTools
@@ -31,7 +31,10 @@ from telemetry import audit
 bp = Blueprint("oauth", __name__, template_folder="templates")
 _PRINTABLE = re.compile(r"[\x20-\x7e]*")
 
+
 PRM_PATH = "/.well-known/oauth-protected-resource"
+
+
 # The authorization request's parameters the consent form carries back.
 AUTHORIZE_PARAMS = (
     "response_type",
@@ -43,11 +46,15 @@ AUTHORIZE_PARAMS = (
     "code_challenge_method",
     "resource",
 )
+
+
 SCOPE_WORDS = {
     "read": "See your accounts, balances, transactions and budgets.",
     "write": "Ask to change your budgets and categories; each change waits for your approval "
     "in the chat.",
 }
+
+
 # Browser-based MCP clients read the metadata and call the token endpoint cross-origin;
 # none of these answers depends on a cookie.
 OPEN_CORS = {

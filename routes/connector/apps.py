@@ -6,61 +6,16 @@ from __future__ import annotations
 from typing import Any
 
 from flask import g
-from marshmallow import Schema, fields, validate
 
 from routes.api import BEARER, Blueprint
-from routes.approval_responses import Approval
 from routes.auth import login_required
+from routes.connector.requests import ActionDecision
+from routes.connector.responses import ConnectedAppList, ConnectorAction, ConnectorActionList
 from routes.extensions import get_actions, get_db
-from routes.requests import storable
-from routes.responses import ErrorResponse, Open
+from routes.responses import ErrorResponse
 from services.connected_apps import list_apps, revoke_app
 
 bp = Blueprint("connected_apps", __name__, description="Apps connected through OAuth (/mcp).")
-
-
-class ConnectedApp(Open):
-    """An app the user connected: who it is, where it redirects, what it may do."""
-
-    id = fields.Integer(required=True)
-    client_id = fields.String(required=True, metadata={"description": "Ours, or its https URL."})
-    name = fields.String(required=True)
-    registration = fields.String(required=True, metadata={"enum": ["metadata document", "dynamic"]})
-    redirect_hosts = fields.List(fields.String(), required=True)
-    scopes = fields.List(fields.String(), required=True, metadata={"description": "read, write"})
-    connected_at = fields.String(required=True)
-    last_used_at = fields.String(required=True, allow_none=True)
-
-
-class ConnectedAppList(Schema):
-    """The user's connected apps, most recently used first."""
-
-    apps = fields.List(fields.Nested(ConnectedApp), required=True)
-
-
-class ConnectorAction(Approval):
-    """A write an app asked for over /mcp: an approval without a turn."""
-
-    class Meta:
-        exclude = ("turn_id", "tool_use_id")
-
-    id = fields.String(required=True)
-    client = fields.String(required=True, metadata={"description": "The app that asked."})
-
-
-class ConnectorActionList(Schema):
-    """The newest actions, those waiting for a decision first."""
-
-    actions = fields.List(fields.Nested(ConnectorAction), required=True)
-
-
-class ActionDecision(Schema):
-    """Body of POST /api/connector-actions/<id>."""
-
-    approved = fields.Boolean(required=True)
-    reason = fields.String(
-        load_default=None, allow_none=True, validate=[validate.Length(max=500), storable]
-    )
 
 
 @bp.get("/connected-apps")

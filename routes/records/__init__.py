@@ -1,0 +1,1 @@
+"""The caller's finance records that answers cite: transactions, budgets and accounts."""

@@ -1,0 +1,1 @@
+"""The caller's API tokens."""

@@ -1,0 +1,1 @@
+"""Where the model's tools come from, and users' credentials for MCP servers."""
