@@ -49,7 +49,7 @@ OPENAPI_CONFIG: dict[str, Any] = {
     "OPENAPI_VERSION": "3.1.0",
     "OPENAPI_URL_PREFIX": "/",
     "OPENAPI_JSON_PATH": "openapi.json",
-    # /docs is routes/web.py's page, under its policy.
+    # /docs is routes/site/web.py's page, under its policy.
     "API_SPEC_OPTIONS": {"info": {"description": DESCRIPTION}},
 }
 

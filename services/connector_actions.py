@@ -52,7 +52,7 @@ def call_digest(name: str, arguments: dict[str, Any]) -> str:
 
 
 def action_dict(row: Any) -> dict[str, Any]:
-    """The API form of an action: the fields of an approval (routes/approval_responses.py)."""
+    """The API form of an action: the fields of an approval (routes/chat/responses.py)."""
     return {
         "id": row.id,
         "client": row.client_name,

@@ -128,7 +128,7 @@ class SessionDetail(Session):
     )
     running_turn_id = fields.String(required=True, allow_none=True)
     active_leaf_id = fields.String(required=True, allow_none=True)
-    # By name: they live in routes/approval_responses.py.
+    # By name: they are defined further down.
     queued = fields.List(fields.Nested("QueuedTurn"), required=True)
     approvals = fields.List(
         fields.Nested("Approval"), required=True, metadata={"description": "Awaiting a decision."}

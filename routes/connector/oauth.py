@@ -3,7 +3,7 @@ and of the authorization server, the consent page, token, registration and revoc
 
 They answer in OAuth's own shapes (RFC 6749 and RFC 7591 errors, form posts, redirects, a
 page), not the API's, so they are a plain blueprint, documented in /openapi.json by their
-path items (routes/oauth_doc.py).
+path items (routes/connector/oauth_doc.py).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""The connector's OAuth endpoints in /openapi.json: what routes/oauth.py answers, in OAuth's
-own shapes (RFC 6749, 7009, 7591, 8414, 9728), written as OpenAPI path items."""
+"""The connector's OAuth endpoints in /openapi.json: what routes/connector/oauth.py answers, in
+OAuth's own shapes (RFC 6749, 7009, 7591, 8414, 9728), written as OpenAPI path items."""
 
 from __future__ import annotations
 

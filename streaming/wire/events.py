@@ -1,7 +1,7 @@
 """The event contract: every event a turn's stream carries, its payload, and its constructor.
 
 One definition: `EVENT_TYPES` (the registry `encode_event` checks), the OpenAPI SSE schema
-(routes/responses.py), the page's `/web/js/protocol.js` (routes/web.py) and the table of
+(routes/chat/responses.py), the page's `/web/js/protocol.js` (routes/site/web.py) and the table of
 docs/protocol.md all come from `PAYLOADS`, and tests/streaming/test_contract.py fails when
 any of them differs. Emitting code builds each event through its constructor here, so mypy
 checks every payload it sends; readers type what they decode with the same TypedDicts.

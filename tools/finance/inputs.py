@@ -72,7 +72,7 @@ class TransactionsInput(Schema):
     max_amount = MajorAmount(
         metadata={"description": "Maximum ABSOLUTE amount in major units, e.g. '20.00'."}
     )
-    # Typed as the general fields: routes/requests.py's query form reads them from text.
+    # Typed as the general fields: routes/records/requests.py's query form reads them from text.
     pending: fields.Boolean = StrictBoolean(
         metadata={"description": "true: only pending; false: only posted; omit for both."}
     )
