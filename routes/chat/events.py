@@ -13,7 +13,6 @@ from telemetry import access
 
 SSE_HEADERS = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
 
-
 EVENTS_DOC = (
     "`text/event-stream`: the events after Last-Event-ID, then live ones until `turn_end`. "
     "An id past a finished turn's last event is 416 `last_event_id_out_of_range` (except "

@@ -18,12 +18,9 @@ from routes.chat.requests import events_field, search_field
 
 MAX_PAGE = 100
 
-
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
-
 SESSION_CURSOR = r"\A[0-9]{1,17}\.[A-Za-z0-9_-]{1,64}\Z"
-
 
 MESSAGE_CURSOR = r"\A[0-9]{1,15}\Z"
 
@@ -55,7 +52,6 @@ SessionPageQuery = _page_query(
     "the last session's time and id",
     {"q": search_field()},
 )
-
 
 MessagePageQuery = _page_query(
     "MessagePageQuery",

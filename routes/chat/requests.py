@@ -19,15 +19,12 @@ from streaming.wire.events import BUSY_POLICIES
 # An event id: digits only, at most 18 of them (any such number fits in 64 bits).
 EVENT_ID = r"\A[0-9]{1,18}\Z"
 
-
 MESSAGE_ID: list[Validator] = [validate.Length(min=1, max=64), validate.Regexp(NO_NUL), storable]
-
 
 MESSAGE: list[Validator] = [
     validate.Regexp(NON_BLANK, error="The message must not be empty (nor contain NUL characters)."),
     storable,
 ]
-
 
 IF_BUSY = fields.String(
     validate=validate.OneOf(BUSY_POLICIES),
@@ -236,9 +233,7 @@ def check_message_size(data: dict[str, Any]) -> dict[str, Any]:
 
 TRIGGERS = ("submit-message", "regenerate-message")
 
-
 CLIENT_ID_MAX = 100  # Message.client_id
-
 
 # As an id in a path must be (routes/api.py): no slash, whitespace or control character.
 CHAT_ID: list[Validator] = [

@@ -221,7 +221,6 @@ SSE = {
     }
 }
 
-
 UI_SSE = {
     "text/event-stream": {
         "schema": {
@@ -242,9 +241,7 @@ def link(path: str, method: str, **parameters: str) -> dict[str, object]:
 
 SESSION = "/api/sessions/{session_id}"
 
-
 TURN = "/api/turns/{turn_id}"
-
 
 NEW_SESSION_LINKS = {
     "StartTurn": link(SESSION + "/turns", "post", session_id="$response.body#/id"),
@@ -253,14 +250,12 @@ NEW_SESSION_LINKS = {
     "DeleteSession": link(SESSION, "delete", session_id="$response.body#/id"),
 }
 
-
 NEW_TURN_LINKS = {
     "ShowTurn": link(TURN, "get", turn_id="$response.body#/turn_id"),
     "ReadEvents": link(TURN + "/events", "get", turn_id="$response.body#/turn_id"),
     "CancelTurn": link(TURN + "/cancel", "post", turn_id="$response.body#/turn_id"),
     "DeleteSession": link(SESSION, "delete", session_id="$response.body#/session_id"),
 }
-
 
 TURN_HEADERS = {
     "X-Session-Id": {

@@ -20,7 +20,6 @@ from telemetry import access
 
 bp = Blueprint("ui_chat", __name__, description="The Vercel AI SDK's useChat endpoints.")
 
-
 UI_DOC = "The turn as the AI SDK's UI message stream (SSE `data:` chunks, then `[DONE]`)."
 
 

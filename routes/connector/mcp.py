@@ -23,13 +23,10 @@ from services.oauth.tokens import Bearer, resource_of
 
 bp = Blueprint("mcp_server", __name__, description="Our tools as an MCP server.")
 
-
 F = TypeVar("F", bound=Callable[..., Any])
-
 
 # An access token the connector issued (services/oauth/tokens.py); any other is an API token.
 ACCESS_PREFIX = "cba_"
-
 
 SIGN_IN = (
     "Send 'Authorization: Bearer <token>': an access token this server's OAuth issued to your "

@@ -31,9 +31,7 @@ from telemetry import audit
 bp = Blueprint("oauth", __name__, template_folder="templates")
 _PRINTABLE = re.compile(r"[\x20-\x7e]*")
 
-
 PRM_PATH = "/.well-known/oauth-protected-resource"
-
 
 # The authorization request's parameters the consent form carries back.
 AUTHORIZE_PARAMS = (
@@ -47,13 +45,11 @@ AUTHORIZE_PARAMS = (
     "resource",
 )
 
-
 SCOPE_WORDS = {
     "read": "See your accounts, balances, transactions and budgets.",
     "write": "Ask to change your budgets and categories; each change waits for your approval "
     "in the chat.",
 }
-
 
 # Browser-based MCP clients read the metadata and call the token endpoint cross-origin;
 # none of these answers depends on a cookie.

@@ -7,23 +7,19 @@ from typing import Any
 
 TAG = "oauth"
 
-
 DESCRIPTION = (
     "The connector's OAuth 2.1 authorization server and /mcp's protected resource metadata. "
     "They answer in OAuth's own shapes (RFC 6749 errors, form posts, redirects, a page), "
     "not the API's error shape."
 )
 
-
 _JSON_OBJECT = {"type": "object", "additionalProperties": True}
-
 
 _OAUTH_ERROR = {
     "type": "object",
     "required": ["error"],
     "properties": {"error": {"type": "string"}, "error_description": {"type": "string"}},
 }
-
 
 _PAGE = {"content": {"text/html": {"schema": {"type": "string"}}}}
 
@@ -52,9 +48,7 @@ _AUTHORIZE_QUERY = [
     )
 ]
 
-
 _REFUSED = _json("The request is refused (an OAuth error).", _OAUTH_ERROR)
-
 
 _REDIRECT = {"description": "Back to the client's redirect URI with a code, or an error."}
 # RFC 6749 4.1.2.1: an unknown client or redirect URI is never redirected to; the user is told.
@@ -62,7 +56,6 @@ _NOT_SENT_BACK = {
     "description": "A page saying why: the client or its redirect URI is not one registered.",
     **_PAGE,
 }
-
 
 PATHS: dict[str, dict[str, Any]] = {
     "/.well-known/oauth-protected-resource": {

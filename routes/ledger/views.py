@@ -38,12 +38,9 @@ from services.imports import rules
 
 bp = Blueprint("ledger", __name__, description="The caller's accounts, categories, budgets.")
 
-
 ID = "int(max=2147483647)"
 
-
 MISSING = "Not the caller's, or no such record."
-
 
 SERIES_ID = re.compile(r"s[0-9a-f]{12}")
 

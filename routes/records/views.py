@@ -20,10 +20,8 @@ from services import records
 
 bp = Blueprint("records", __name__, description="The caller's finance records answers cite.")
 
-
 # Beyond a 32-bit id: 404, not an overflow; a non-integer id matches no route: 404 too.
 ID = "int(max=2147483647)"
-
 
 MISSING = "Not the caller's, or no such record."
 

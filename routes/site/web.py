@@ -13,7 +13,6 @@ from streaming.wire.events import EVENT_TYPES
 
 WEB = Path(__file__).resolve().parents[2] / "web"
 
-
 # Only our own files run. Model output is parsed only by DOMPurify (web/js/markdown.js), the
 # one Trusted Types policy allowed; any other HTML sink (innerHTML and friends) is an error.
 # No page may be framed (clickjacking), and no page sends where it was opened from.
@@ -32,7 +31,6 @@ CSP = "; ".join(
     ]
 )
 
-
 # /docs: Swagger UI (web/vendor) and web/js/docs.js only, over /openapi.json. It draws its
 # icons from data: URLs and sets HTML itself (no Trusted Types here).
 DOCS_CSP = "; ".join(
@@ -48,13 +46,11 @@ DOCS_CSP = "; ".join(
     ]
 )
 
-
 PAGE_HEADERS = {
     "X-Frame-Options": "DENY",
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
 }
-
 
 bp = Blueprint(
     "web", __name__, static_folder=str(WEB), static_url_path="/web", description="The chat page."
