@@ -111,6 +111,11 @@ class Timings:
     # past that); one refused because too many run is told to retry after `search_retry_after`.
     search_budget: float = 0.5
     search_retry_after: float = 1.0
+    # A statement file is read within `import_read_wall` (its reader process is killed
+    # then); an upload refused because too many run is told to retry after
+    # `import_retry_after`.
+    import_read_wall: float = 15.0
+    import_retry_after: float = 2.0
     # The signed token of an `events_url` (a browser's EventSource) works this long.
     events_token_max_age: float = 3600.0
     # The connector's OAuth: an authorization code, an access token and a refresh token live
@@ -149,6 +154,7 @@ TIMING_ENV = {
     "approval_ttl": "APPROVAL_TTL",
     "body_timeout": "BODY_TIMEOUT",
     "search_budget": "SEARCH_BUDGET_SECONDS",
+    "import_read_wall": "IMPORT_READ_WALL_SECONDS",
     "events_token_max_age": "EVENTS_TOKEN_MAX_AGE",
     "oauth_access": "OAUTH_ACCESS_TOKEN_SECONDS",
     "oauth_refresh": "OAUTH_REFRESH_TOKEN_SECONDS",
@@ -419,6 +425,20 @@ class Settings:
         20 * 1024 * 1024,
         _int,
         "largest statement file POST /api/imports takes (413 above)",
+    )
+    # A statement file is read in a process of its own (statements/isolated.py), within
+    # these limits; CPU seconds are work, not a wait: not scaled by TIME_SCALE.
+    import_read_cpu_seconds: int = _setting(
+        "IMPORT_READ_CPU_SECONDS", 10, _int, "CPU seconds reading one statement file may take"
+    )
+    import_read_memory_mib: int = _setting(
+        "IMPORT_READ_MEMORY_MIB", 512, _int, "address space (MiB) of the process reading a file"
+    )
+    import_concurrency: int = _setting(
+        "IMPORT_CONCURRENCY", 2, _int, "statement uploads one user may run at once per process"
+    )
+    import_process_concurrency: int = _setting(
+        "IMPORT_PROCESS_CONCURRENCY", 4, _int, "statement uploads running at once per process"
     )
     user_daily_tokens: int | None = _setting(
         "USER_DAILY_TOKENS",

@@ -9,7 +9,7 @@ from flask import g, request
 from domain.errors import ContentTooLarge
 from routes.api import BEARER, MULTIPART, Blueprint
 from routes.auth import login_required
-from routes.extensions import get_db, get_settings
+from routes.extensions import get_db, get_settings, get_statement_reader
 from routes.import_schemas import (
     CommitResult,
     ImportPage,
@@ -49,14 +49,20 @@ def _upload_limit() -> None:
 @bp.response(201, ImportRecord, description="The draft: accounts, reconciliation, counts.")
 @bp.alt_response(413, schema=ErrorResponse, description="Over IMPORT_MAX_BYTES.")
 @bp.alt_response(415, schema=ErrorResponse, description="Not a statement format we read.")
-@bp.alt_response(422, schema=ErrorResponse, description="Does not parse, or mapping_required.")
+@bp.alt_response(
+    422,
+    schema=ErrorResponse,
+    description="Does not parse, mapping_required, or a reader limit (reader_limit, reader_crashed).",
+)
+@bp.alt_response(429, schema=ErrorResponse, description="Too many uploads running (import_busy).")
 @bp.doc(security=BEARER)
 def upload(form: dict[str, Any]) -> dict[str, Any]:
     """Parse a statement into a draft; nothing is stored from a file that fails."""
     sent = form.pop("file")
-    upload = Upload(data=sent.read(), filename=sent.filename or "", **form)
-    db = get_db()
-    return review.show(db, g.user_id, create_draft(db, g.user_id, upload))
+    with get_statement_reader().admit(g.user_id):
+        upload = Upload(data=sent.read(), filename=sent.filename or "", **form)
+        db = get_db()
+        return review.show(db, g.user_id, create_draft(db, g.user_id, upload))
 
 
 @bp.get("/imports")
