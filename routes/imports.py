@@ -52,7 +52,7 @@ def _upload_limit() -> None:
 @bp.alt_response(
     422,
     schema=ErrorResponse,
-    description="Does not parse, mapping_required, or a reader limit (reader_limit, reader_crashed).",
+    description="Does not parse, mapping_required, reader_limit or reader_crashed.",
 )
 @bp.alt_response(429, schema=ErrorResponse, description="Too many uploads running (import_busy).")
 @bp.doc(security=BEARER)

@@ -21,6 +21,7 @@ Nothing of the file's content is logged, here or in the child.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import multiprocessing
 import os
@@ -155,10 +156,8 @@ def _child(
     send: Connection, path: str, filename: str, options: ReadOptions, limits: ReadLimits
 ) -> None:
     """In the child: limit itself, read the file, send back what came of it."""
-    try:
+    with contextlib.suppress(OSError):
         os.nice(limits.nice)
-    except OSError:
-        pass
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_seconds, limits.cpu_seconds + 1))
     resource.setrlimit(resource.RLIMIT_AS, (limits.memory_bytes, limits.memory_bytes))
@@ -172,7 +171,7 @@ def _child(
         answer = ("limit", "memory")
     except RecursionError:
         answer = ("crashed",)
-    except Exception as err:  # noqa: BLE001 - any failure of a reader is the reader's crash
+    except Exception as err:
         # One line: the exception's type and where it was raised, never its message (which
         # may quote the file).
         where = traceback.extract_tb(err.__traceback__)[-1:]

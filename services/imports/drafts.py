@@ -18,9 +18,9 @@ from domain.errors import NotFound, Unprocessable
 from models import Account, ImportMapping, ImportRow, StatementImport, Transaction
 from models.db import Database
 from services.imports.duplicates import POSSIBLE_DAYS, Existing, Matcher
+from services.imports.reader import read_untrusted
 from services.imports.rules import Rule, category_for, rules_of
 from statements.parsed import ParsedFile, ParsedStatement
-from services.imports.reader import read_untrusted
 from statements.read import ReadOptions, SavedMappings
 
 # Core inserts: the ORM's bulk path costs more than the database's work.

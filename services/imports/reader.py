@@ -46,9 +46,7 @@ _ADMITTED: ContextVar[_Admitted | None] = ContextVar("statement_upload", default
 class StatementReader:
     """Reads uploaded files in reader processes: bounded per user and per process."""
 
-    def __init__(
-        self, limits: ReadLimits, per_user: int, total: int, retry_after: float
-    ) -> None:
+    def __init__(self, limits: ReadLimits, per_user: int, total: int, retry_after: float) -> None:
         self.limits, self.per_user, self.total = limits, per_user, total
         self.retry_after = retry_after
         self._lock = threading.Lock()
