@@ -12,7 +12,8 @@ Which process runs what:
   the file, and sends the statements back as plain data (every row in a list, no stream), or
   the APIError the reader raised, or which limit it met. It is killed at the wall-clock
   deadline or when the caller's client is gone; the kernel ends it at the CPU limit
-  (SIGXCPU), and an allocation past the memory limit fails in it (MemoryError).
+  (SIGXCPU), and an allocation past the memory limit fails in it (MemoryError). The child
+  logs nothing: what the caller logs of a failed read is one line, without the file.
 
 Whatever the child does, the caller gets the ParsedFile or an APIError: 415/422 as the reader
 raised it, or 422 `reader_limit` (which limit: cpu, memory, time) or `reader_crashed`.
@@ -43,6 +44,8 @@ log = logging.getLogger(__name__)
 
 # The modules the zygote imports once, so that each child starts with them loaded.
 PRELOAD = ["statements.isolated"]
+# What reads a file's bytes (statements.read.read_statement; tests name others).
+Reader = Callable[[bytes, str, ReadOptions], ParsedFile]
 # How often a wait for the child also asks whether the client is still there.
 GONE_POLL = 0.25
 
@@ -85,14 +88,16 @@ def read_isolated(
     options: ReadOptions,
     limits: ReadLimits,
     gone: Callable[[], bool] | None = None,
+    read: Reader = read_statement,
 ) -> ParsedFile:
-    """Read the file at `path` in a child process within `limits`; `gone()` true means the
-    client left, and the child is killed. Runs in the caller's thread, which only waits."""
+    """Read the file at `path` with `read` (a module's function: it is named to the child)
+    in a child process within `limits`; `gone()` true means the client left, and the child
+    is killed. Runs in the caller's thread, which only waits."""
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload(PRELOAD)
     receive, send = context.Pipe(duplex=False)
     child = context.Process(
-        target=_child, args=(send, path, filename, options, limits), daemon=True
+        target=_child, args=(send, path, filename, options, limits, read), daemon=True
     )
     try:
         child.start()
@@ -144,8 +149,11 @@ def _answered(answer: tuple[Any, ...], limits: ReadLimits) -> ParsedFile:
         raise cls(message, code=code, details=details)
     if kind in ("limit", "killed"):
         raise reader_limit(answer[1], limits)
-    exitcode = answer[1] if kind == "exited" else None
-    if exitcode is not None and exitcode in (-signal.SIGXCPU, -signal.SIGKILL):
+    if kind == "crashed":
+        log.warning("a statement reader failed: %s", answer[1])
+        raise reader_crashed()
+    exitcode = answer[1]
+    if exitcode in (-signal.SIGXCPU, -signal.SIGKILL):
         # SIGXCPU at the soft CPU limit; SIGKILL at the hard one (a second later).
         raise reader_limit("cpu", limits)
     log.warning("a statement reader ended without an answer (exit code %s)", exitcode)
@@ -153,7 +161,12 @@ def _answered(answer: tuple[Any, ...], limits: ReadLimits) -> ParsedFile:
 
 
 def _child(
-    send: Connection, path: str, filename: str, options: ReadOptions, limits: ReadLimits
+    send: Connection,
+    path: str,
+    filename: str,
+    options: ReadOptions,
+    limits: ReadLimits,
+    read: Reader,
 ) -> None:
     """In the child: limit itself, read the file, send back what came of it."""
     with contextlib.suppress(OSError):
@@ -164,20 +177,17 @@ def _child(
     try:
         with open(path, "rb") as file:
             data = file.read()
-        answer: tuple[Any, ...] = ("ok", _flattened(read_statement(data, filename, options)))
+        answer: tuple[Any, ...] = ("ok", _flattened(read(data, filename, options)))
     except APIError as err:
         answer = ("error", type(err).__name__, err.message, err.code, err.details)
     except MemoryError:
         answer = ("limit", "memory")
-    except RecursionError:
-        answer = ("crashed",)
     except Exception as err:
-        # One line: the exception's type and where it was raised, never its message (which
-        # may quote the file).
+        # The exception's type and where it was raised, never its message (which may quote
+        # the file); the caller logs it.
         where = traceback.extract_tb(err.__traceback__)[-1:]
         at = f"{where[0].filename}:{where[0].lineno}" if where else "?"
-        log.warning("a statement reader failed: %s at %s", type(err).__name__, at)
-        answer = ("crashed",)
+        answer = ("crashed", f"{type(err).__name__} at {at}")
     try:
         send.send(answer)
     except MemoryError:
