@@ -25,6 +25,7 @@ from routes.import_schemas import (
 from routes.responses import ErrorResponse
 from services.imports import commits, review
 from services.imports.drafts import Upload, create_draft
+from streaming.hosting import CLIENT_GONE
 
 bp = Blueprint("imports", __name__, description="Bank statements imported with review.")
 ID = "int(max=2147483647)"
@@ -59,7 +60,8 @@ def _upload_limit() -> None:
 def upload(form: dict[str, Any]) -> dict[str, Any]:
     """Parse a statement into a draft; nothing is stored from a file that fails."""
     sent = form.pop("file")
-    with get_statement_reader().admit(g.user_id):
+    # Our host says when the client has gone: the file's reader is stopped then.
+    with get_statement_reader().admit(g.user_id, request.environ.get(CLIENT_GONE)):
         upload = Upload(data=sent.read(), filename=sent.filename or "", **form)
         db = get_db()
         return review.show(db, g.user_id, create_draft(db, g.user_id, upload))

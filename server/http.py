@@ -390,6 +390,7 @@ class HttpConnection(asyncio.Protocol):
             b"".join(self._body),
             self.client,
             self.server,
+            self.gone,
         )
         self.part = Part.BETWEEN
         self._line = bytearray()  # the next bytes are the next request's line
@@ -398,6 +399,10 @@ class HttpConnection(asyncio.Protocol):
             self._next()
 
     # Serving
+
+    def gone(self) -> bool:
+        """Whether the client closed the connection (asked from the app's threads)."""
+        return self.state is State.CLOSED
 
     def stop(self) -> None:
         """The server stops: close now if idle, else once the current response is done."""

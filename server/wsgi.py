@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote_to_bytes
 
-from streaming.hosting import STREAM_HOOK, BodyFactory, WSGIApp
+from streaming.hosting import CLIENT_GONE, STREAM_HOOK, BodyFactory, WSGIApp
 
 Headers = list[tuple[str, str]]
 
@@ -49,6 +49,8 @@ class Request:
     body: bytes
     client: tuple[str, int] | None
     server: tuple[str, int] | None
+    # Whether the client has gone (its connection closed), asked from the app's thread.
+    gone: Callable[[], bool] | None = None
 
 
 @dataclass(slots=True)
@@ -88,6 +90,8 @@ def build_environ(request: Request, multiprocess: bool = False) -> dict[str, Any
         "wsgi.input_terminated": True,
         STREAM_HOOK: StreamBody,
     }
+    if request.gone is not None:
+        environ[CLIENT_GONE] = request.gone
     if request.client is not None:
         environ["REMOTE_ADDR"], environ["REMOTE_PORT"] = request.client[0], str(request.client[1])
     for raw_name, raw_value in request.headers:

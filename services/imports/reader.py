@@ -26,9 +26,9 @@ from flask import current_app, has_app_context
 
 from config import Settings
 from domain.errors import LimitExceeded
-from statements.isolated import ReadLimits, read_isolated
+from statements.isolated import Reader, ReadLimits, read_isolated
 from statements.parsed import ParsedFile
-from statements.read import ReadOptions
+from statements.read import ReadOptions, read_statement
 
 # Whether the client of the upload being served is gone (None: the host cannot tell).
 Gone = Callable[[], bool] | None
@@ -46,9 +46,18 @@ _ADMITTED: ContextVar[_Admitted | None] = ContextVar("statement_upload", default
 class StatementReader:
     """Reads uploaded files in reader processes: bounded per user and per process."""
 
-    def __init__(self, limits: ReadLimits, per_user: int, total: int, retry_after: float) -> None:
+    def __init__(
+        self,
+        limits: ReadLimits,
+        per_user: int,
+        total: int,
+        retry_after: float,
+        reader: Reader = read_statement,
+    ) -> None:
         self.limits, self.per_user, self.total = limits, per_user, total
         self.retry_after = retry_after
+        # What the reader process runs on the file's bytes (tests name a reader gone wrong).
+        self.reader = reader
         self._lock = threading.Lock()
         self._running: dict[int, int] = {}
 
@@ -94,6 +103,11 @@ class StatementReader:
                 else:
                     del self._running[user_id]
 
+    def running(self) -> int:
+        """Uploads admitted and not yet done, in this process."""
+        with self._lock:
+            return sum(self._running.values())
+
     def read(
         self, data: bytes, filename: str, options: ReadOptions, gone: Gone = None
     ) -> ParsedFile:
@@ -102,7 +116,7 @@ class StatementReader:
         try:
             with os.fdopen(handle, "wb") as file:
                 file.write(data)
-            return read_isolated(path, filename, options, self.limits, gone)
+            return read_isolated(path, filename, options, self.limits, gone, self.reader)
         finally:
             os.unlink(path)
 
