@@ -7,6 +7,7 @@ from typing import Any
 from flask import g, request
 
 from domain.errors import ContentTooLarge
+from domain.text import one_line
 from routes.api import BEARER, MULTIPART, Blueprint
 from routes.auth import login_required
 from routes.extensions import get_db, get_settings, get_statement_reader
@@ -62,7 +63,8 @@ def upload(form: dict[str, Any]) -> dict[str, Any]:
     sent = form.pop("file")
     # Our host says when the client has gone: the file's reader is stopped then.
     with get_statement_reader().admit(g.user_id, request.environ.get(CLIENT_GONE)):
-        upload = Upload(data=sent.read(), filename=sent.filename or "", **form)
+        filename = one_line(sent.filename or "")
+        upload = Upload(data=sent.read(), filename=filename, **form)
         db = get_db()
         return review.show(db, g.user_id, create_draft(db, g.user_id, upload))
 

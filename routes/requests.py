@@ -21,6 +21,7 @@ from marshmallow.types import Validator
 from werkzeug.datastructures import Headers
 
 from domain.errors import ContentTooLarge
+from domain.text import NOT_PLAIN, SPACES
 from engine.store.starts import Ask
 from routes.extensions import get_settings
 from streaming.wire.events import BUSY_POLICIES
@@ -79,13 +80,6 @@ def _first_unstorable(name: str, value: Any) -> str | None:
                 return f"{err.messages[0]}" + ("" if where == name else f" (in {where})")
         stack += children
     return None
-
-
-# What one line of plain text never holds: a C0 or C1 control character (nor DEL), a line or
-# paragraph separator, a bidi embedding, override or isolate (they reorder the text after them).
-NOT_PLAIN = r"\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069"
-# The whitespace of WS that one line of plain text may hold.
-SPACES = r" \u00a0\u1680\u2000-\u200a\u202f\u205f\u3000\ufeff"
 
 
 class OneLine(validate.Regexp):
@@ -208,7 +202,9 @@ class CredentialRequest(Schema):
 
     value = fields.String(
         required=True,
-        validate=[validate.Length(min=1, max=4096), storable],
+        # One line, no control character: a newline pasted with it would break the header
+        # it fills (422, and the value is never logged or echoed).
+        validate=[validate.Length(min=1, max=4096), OneLine(blank=False), storable],
         metadata={"description": "The secret; it fills `{credential}` in the server's headers."},
     )
 

@@ -37,6 +37,7 @@ from typing import Any
 
 from domain import errors
 from domain.errors import APIError, BadRequest, Unprocessable
+from domain.text import one_line
 from statements.parsed import ParsedFile, ParsedRow
 from statements.read import ReadOptions, read_statement
 
@@ -196,7 +197,8 @@ def _child(
 
 
 def _flattened(parsed: ParsedFile) -> dict[str, Any]:
-    """`parsed` as plain data: each statement's rows as tuples in a list, no stream."""
+    """`parsed` as plain data: each statement's rows as tuples in a list, no stream. Payees
+    and purposes leave as one line of plain text (no control or bidi character)."""
     statements = []
     for statement in parsed.statements:
         rows = [
@@ -204,8 +206,8 @@ def _flattened(parsed: ParsedFile) -> dict[str, Any]:
                 r.position,
                 r.posted_on,
                 r.amount_minor,
-                r.merchant,
-                r.description,
+                one_line(r.merchant),
+                one_line(r.description),
                 r.bank_id,
                 r.currency,
                 r.reason,
