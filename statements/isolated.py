@@ -32,6 +32,7 @@ import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import date
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -43,8 +44,8 @@ from statements.read import ReadOptions, read_statement
 
 log = logging.getLogger(__name__)
 
-# The modules the zygote imports once, so that each child starts with them loaded.
-PRELOAD = ["statements.isolated"]
+# The module the zygote imports once, so that each child starts with it loaded.
+PRELOAD = ["statements.zygote"]
 # What reads a file's bytes (statements.read.read_statement; tests name others).
 Reader = Callable[[bytes, str, ReadOptions], ParsedFile]
 # How often a wait for the child also asks whether the client is still there.
@@ -197,14 +198,15 @@ def _child(
 
 
 def _flattened(parsed: ParsedFile) -> dict[str, Any]:
-    """`parsed` as plain data: each statement's rows as tuples in a list, no stream. Payees
+    """`parsed` as plain data: each statement's rows as tuples in a list (dates as ordinals,
+    which pickle faster), no stream. Payees
     and purposes leave as one line of plain text (no control or bidi character)."""
     statements = []
     for statement in parsed.statements:
         rows = [
             (
                 r.position,
-                r.posted_on,
+                r.posted_on.toordinal() if r.posted_on is not None else None,
                 r.amount_minor,
                 one_line(r.merchant),
                 one_line(r.description),
@@ -222,7 +224,10 @@ def _flattened(parsed: ParsedFile) -> dict[str, Any]:
 
 def _rebuilt(flat: dict[str, Any]) -> ParsedFile:
     parsed: ParsedFile = flat["file"]
+    day = date.fromordinal
     for statement, rows in flat["statements"]:
-        statement.rows = [ParsedRow(*row) for row in rows]
+        statement.rows = [
+            ParsedRow(n, None if on is None else day(on), *rest) for n, on, *rest in rows
+        ]
         parsed.statements.append(statement)
     return parsed
