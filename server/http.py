@@ -20,8 +20,10 @@ from __future__ import annotations
 import asyncio
 import enum
 import logging
+import tempfile
 from collections import deque
 from collections.abc import Callable, Iterator
+from typing import BinaryIO
 
 import httptools
 
@@ -163,9 +165,13 @@ class Site:
 
     def body_limit(self, url: bytes) -> int:
         """The largest body a request for `url` may send."""
-        if url.split(b"?", 1)[0] in self.upload_paths:
+        if self.is_upload(url):
             return max(self.max_body, self.upload_max_body)
         return self.max_body
+
+    def is_upload(self, url: bytes) -> bool:
+        """Whether `url` takes uploads: its body is spooled to a file, with an idle deadline."""
+        return url.split(b"?", 1)[0] in self.upload_paths
 
     def pool_for(self, request: Request) -> WSGIPool:
         """The express pool for an express path (GET or HEAD), else the app's pool."""
@@ -198,6 +204,10 @@ class HttpConnection(asyncio.Protocol):
         self._url = b""
         self._headers: list[tuple[bytes, bytes]] = []
         self._body: list[bytes] = []
+        # An upload's body goes to a temporary file (no name: gone when closed), and its
+        # deadline is an idle one, from the last bytes that came (`_last`).
+        self._spool: BinaryIO | None = None
+        self._upload, self._last = False, 0.0
         self._head_size = self._raw_head = self._body_size = self._declared = 0
         self._max_body = self.site.max_body
         self._chunked = self._expect = False
@@ -361,6 +371,7 @@ class HttpConnection(asyncio.Protocol):
         hosts = [value for name, value in self._headers if name.lower() == b"host"]
         check_hosts(hosts, self.parser.get_http_version())
         max_body = self._max_body = self.site.body_limit(self._url)
+        self._upload, self._last = self.site.is_upload(self._url), self.loop.time()
         if self._declared > max_body:
             raise Refused.too_large(max_body)
         has_body = self._declared > 0 or self._chunked
@@ -377,7 +388,14 @@ class HttpConnection(asyncio.Protocol):
         self._body_size += len(body)
         if self._body_size > self._max_body:
             raise Refused.too_large(self._max_body)
-        self._body.append(body)
+        if self._upload:
+            self._last = self.loop.time()
+            if self._spool is None:
+                # Closed once the request is served, or refused (`_refuse`).
+                self._spool = tempfile.TemporaryFile(prefix="upload-")  # noqa: SIM115
+            self._spool.write(body)  # to the page cache: no wait worth a thread
+        else:
+            self._body.append(body)
 
     def on_message_complete(self) -> None:
         """A whole request: serve it now, or after the ones before it."""
@@ -387,7 +405,7 @@ class HttpConnection(asyncio.Protocol):
             self._url,
             parser.get_http_version(),
             self._headers,
-            b"".join(self._body),
+            self._spooled() if self._spool is not None else b"".join(self._body),
             self.client,
             self.server,
             self.gone,
@@ -397,6 +415,14 @@ class HttpConnection(asyncio.Protocol):
         self.queue.append((request, parser.should_keep_alive()))
         if self.task is None:
             self._next()
+
+    def _spooled(self) -> BinaryIO:
+        """The upload's body file, rewound; the request owns it from now (closed once served)."""
+        spool, self._spool = self._spool, None
+        assert spool is not None
+        spool.flush()
+        spool.seek(0)
+        return spool
 
     # Serving
 
@@ -436,6 +462,9 @@ class HttpConnection(asyncio.Protocol):
         except Exception:
             log.exception("failed while answering %s %r", request.method, request.target)
             keep_alive = False
+        finally:
+            if not isinstance(request.body, bytes):
+                request.body.close()
         self.task = None
         self._done(keep_alive)
 
@@ -499,6 +528,13 @@ class HttpConnection(asyncio.Protocol):
         timings = self.site.timings
         seconds = timings.header_timeout if part == "headers" else timings.body_timeout
         message = f"The request {part} did not arrive within {seconds:g} seconds."
+        if part == "body" and self._upload:
+            # An upload is cut only when no bytes came for `body_timeout` (a slow link is not).
+            idle = self.loop.time() - self._last
+            if idle < seconds:
+                self._deadline = self.loop.call_later(seconds - idle, self._expire)
+                return
+            message = f"No bytes of the request body came for {seconds:g} seconds."
         self._refuse(Refused(408, "request_timeout", message))
 
     def _drain(self) -> None:
@@ -507,6 +543,9 @@ class HttpConnection(asyncio.Protocol):
             self._enter(State.DRAINING)
 
     def _refuse(self, refused: Refused) -> None:
+        if self._spool is not None:
+            self._spool.close()
+            self._spool = None
         log.info("refused a request: %s %s", refused.status, refused.message)
         self._log(refused.status)
         if self.task is None:
