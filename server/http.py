@@ -20,14 +20,13 @@ from __future__ import annotations
 import asyncio
 import enum
 import logging
-import tempfile
 from collections import deque
 from collections.abc import Callable, Iterator
-from typing import BinaryIO
 
 import httptools
 
 from config import Timings
+from server.bodies import Body
 from server.conformance import check_hosts, check_request_line, check_transfer_encoding
 from server.heads import (
     CONTINUE,
@@ -203,13 +202,8 @@ class HttpConnection(asyncio.Protocol):
     def _reset(self) -> None:
         self._url = b""
         self._headers: list[tuple[bytes, bytes]] = []
-        self._body: list[bytes] = []
-        # An upload's body goes to a temporary file (no name: gone when closed), and its
-        # deadline is an idle one, from the last bytes that came (`_last`).
-        self._spool: BinaryIO | None = None
-        self._upload, self._last = False, 0.0
-        self._head_size = self._raw_head = self._body_size = self._declared = 0
-        self._max_body = self.site.max_body
+        self._body = Body(self.site.max_body)
+        self._head_size = self._raw_head = self._declared = 0
         self._chunked = self._expect = False
 
     def _enter(self, state: State) -> None:
@@ -295,7 +289,7 @@ class HttpConnection(asyncio.Protocol):
         """The end of the piece from `start`: a request line, the rest of a head, a body of
         known length, or one line of a chunked body (or of a head arriving in parts)."""
         if self.part is Part.BODY and not self._chunked:
-            return start + max(1, self._declared - self._body_size)
+            return start + max(1, self._declared - self._body.size)
         if self._line is None and self.part is Part.HEAD:
             end = data.find(b"\r\n\r\n", start)
             if end >= 0:
@@ -370,8 +364,8 @@ class HttpConnection(asyncio.Protocol):
         self.part = Part.BODY
         hosts = [value for name, value in self._headers if name.lower() == b"host"]
         check_hosts(hosts, self.parser.get_http_version())
-        max_body = self._max_body = self.site.body_limit(self._url)
-        self._upload, self._last = self.site.is_upload(self._url), self.loop.time()
+        max_body = self.site.body_limit(self._url)
+        self._body = Body(max_body, self.site.is_upload(self._url), self.loop.time())
         if self._declared > max_body:
             raise Refused.too_large(max_body)
         has_body = self._declared > 0 or self._chunked
@@ -384,18 +378,8 @@ class HttpConnection(asyncio.Protocol):
             self._send_continue()
 
     def on_body(self, body: bytes) -> None:
-        """Collect the body, refusing one over the limit."""
-        self._body_size += len(body)
-        if self._body_size > self._max_body:
-            raise Refused.too_large(self._max_body)
-        if self._upload:
-            self._last = self.loop.time()
-            if self._spool is None:
-                # Closed once the request is served, or refused (`_refuse`).
-                self._spool = tempfile.TemporaryFile(prefix="upload-")  # noqa: SIM115
-            self._spool.write(body)  # to the page cache: no wait worth a thread
-        else:
-            self._body.append(body)
+        """Collect the body (an upload's in a file), refusing one over the limit."""
+        self._body.add(body, self.loop.time())
 
     def on_message_complete(self) -> None:
         """A whole request: serve it now, or after the ones before it."""
@@ -405,7 +389,7 @@ class HttpConnection(asyncio.Protocol):
             self._url,
             parser.get_http_version(),
             self._headers,
-            self._spooled() if self._spool is not None else b"".join(self._body),
+            self._body.take(),
             self.client,
             self.server,
             self.gone,
@@ -415,14 +399,6 @@ class HttpConnection(asyncio.Protocol):
         self.queue.append((request, parser.should_keep_alive()))
         if self.task is None:
             self._next()
-
-    def _spooled(self) -> BinaryIO:
-        """The upload's body file, rewound; the request owns it from now (closed once served)."""
-        spool, self._spool = self._spool, None
-        assert spool is not None
-        spool.flush()
-        spool.seek(0)
-        return spool
 
     # Serving
 
@@ -528,9 +504,9 @@ class HttpConnection(asyncio.Protocol):
         timings = self.site.timings
         seconds = timings.header_timeout if part == "headers" else timings.body_timeout
         message = f"The request {part} did not arrive within {seconds:g} seconds."
-        if part == "body" and self._upload:
+        if part == "body" and self._body.upload:
             # An upload is cut only when no bytes came for `body_timeout` (a slow link is not).
-            idle = self.loop.time() - self._last
+            idle = self.loop.time() - self._body.last
             if idle < seconds:
                 self._deadline = self.loop.call_later(seconds - idle, self._expire)
                 return
@@ -543,9 +519,7 @@ class HttpConnection(asyncio.Protocol):
             self._enter(State.DRAINING)
 
     def _refuse(self, refused: Refused) -> None:
-        if self._spool is not None:
-            self._spool.close()
-            self._spool = None
+        self._body.discard()
         log.info("refused a request: %s %s", refused.status, refused.message)
         self._log(refused.status)
         if self.task is None:
