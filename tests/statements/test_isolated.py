@@ -90,6 +90,10 @@ def test_every_option_goes_to_the_reader_process(tmp_path: Path) -> None:
     parsed = read_isolated(write(tmp_path, data), "odd.txt", options, ReadLimits())
     assert parsed.format == "csv" and parsed.statements[0].currency == "CHF"
     assert rows_of(parsed)[0][0][2] == -150
+    assert (parsed.columns, parsed.mapping) == (["When", "Who", "How much"], mapping)
+    sent = ReadOptions(currency="CHF", locale="de_DE", mapping=mapping)
+    again = read_isolated(write(tmp_path, data, "again.csv"), "again.csv", sent, ReadLimits())
+    assert rows_of(again) == rows_of(parsed) and again.mapping == mapping
 
 
 def test_the_readers_errors_come_back_as_raised(tmp_path: Path) -> None:
