@@ -20,6 +20,7 @@ from engine.upstream.client import Upstream
 from models.db import Database
 from routes import register_blueprints
 from routes.error_handler import register_error_handlers, render_host_error
+from services.imports.reader import StatementReader
 from services.pricing import price_table
 from services.search import SearchBudget, SearchGate
 from services.token_watch import TokenWatcher
@@ -56,6 +57,8 @@ def create_app(config: Settings | Mapping[str, Any] | None = None) -> Flask:
         timings.search_retry_after,
         SearchBudget(timings.search_budget, settings.search_max_sessions),
     )
+    # Statement files are read in reader processes, bounded per user and per process.
+    app.extensions["statement_reader"] = StatementReader.of(settings)
     # Ends open streams whose token is revoked or expires; it polls through the engine's loop.
     app.extensions["token_watcher"] = TokenWatcher(db, timings.token_poll, engine.deps.store.call)
     # A host starts the engine before it serves, so orphaned turns resume with no request;

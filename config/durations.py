@@ -103,6 +103,11 @@ class Timings:
     # past that); one refused because too many run is told to retry after `search_retry_after`.
     search_budget: float = 0.5
     search_retry_after: float = 1.0
+    # A statement file is read within `import_read_wall` (its reader process is killed
+    # then); an upload refused because too many run is told to retry after
+    # `import_retry_after`.
+    import_read_wall: float = 15.0
+    import_retry_after: float = 2.0
     # The signed token of an `events_url` (a browser's EventSource) works this long.
     events_token_max_age: float = 3600.0
     # The connector's OAuth: an authorization code, an access token and a refresh token live
@@ -141,6 +146,7 @@ TIMING_ENV = {
     "approval_ttl": "APPROVAL_TTL",
     "body_timeout": "BODY_TIMEOUT",
     "search_budget": "SEARCH_BUDGET_SECONDS",
+    "import_read_wall": "IMPORT_READ_WALL_SECONDS",
     "events_token_max_age": "EVENTS_TOKEN_MAX_AGE",
     "oauth_access": "OAUTH_ACCESS_TOKEN_SECONDS",
     "oauth_refresh": "OAUTH_REFRESH_TOKEN_SECONDS",

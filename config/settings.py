@@ -205,6 +205,20 @@ class Settings:
         whole,
         "largest statement file POST /api/imports takes (413 above)",
     )
+    # A statement file is read in a process of its own (statements/isolated.py), within
+    # these limits; CPU seconds are work, not a wait: not scaled by TIME_SCALE.
+    import_read_cpu_seconds: int = setting(
+        "IMPORT_READ_CPU_SECONDS", 10, whole, "CPU seconds reading one statement file may take"
+    )
+    import_read_memory_mib: int = setting(
+        "IMPORT_READ_MEMORY_MIB", 512, whole, "address space (MiB) of the process reading a file"
+    )
+    import_concurrency: int = setting(
+        "IMPORT_CONCURRENCY", 2, whole, "statement uploads one user may run at once per process"
+    )
+    import_process_concurrency: int = setting(
+        "IMPORT_PROCESS_CONCURRENCY", 4, whole, "statement uploads running at once per process"
+    )
     user_daily_tokens: int | None = setting(
         "USER_DAILY_TOKENS",
         None,

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from engine.turns.service import TurnService
     from models.db import Database
     from services.connector_actions import ActionStore
+    from services.imports.reader import StatementReader
     from services.mcp_tools import McpTools
     from services.oauth.server import Server
     from services.pricing import Prices
@@ -67,6 +68,12 @@ def get_session_limits() -> SessionLimits | None:
 def get_search_gate() -> SearchGate:
     """Return what bounds the searches running at once, per user and in this process."""
     found: SearchGate = current_app.extensions["search_gate"]
+    return found
+
+
+def get_statement_reader() -> StatementReader:
+    """Return what reads uploaded statement files, bounded per user and per process."""
+    found: StatementReader = current_app.extensions["statement_reader"]
     return found
 
 

@@ -7,9 +7,10 @@ from typing import Any
 from flask import g, request
 
 from domain.errors import ContentTooLarge
+from domain.text import one_line
 from routes.api import BEARER, MULTIPART, Blueprint
 from routes.auth import login_required
-from routes.extensions import get_db, get_settings
+from routes.extensions import get_db, get_settings, get_statement_reader
 from routes.import_schemas import (
     CommitResult,
     ImportPage,
@@ -25,6 +26,7 @@ from routes.import_schemas import (
 from routes.responses import ErrorResponse
 from services.imports import commits, review
 from services.imports.drafts import Upload, create_draft
+from streaming.hosting import CLIENT_GONE
 
 bp = Blueprint("imports", __name__, description="Bank statements imported with review.")
 ID = "int(max=2147483647)"
@@ -49,14 +51,22 @@ def _upload_limit() -> None:
 @bp.response(201, ImportRecord, description="The draft: accounts, reconciliation, counts.")
 @bp.alt_response(413, schema=ErrorResponse, description="Over IMPORT_MAX_BYTES.")
 @bp.alt_response(415, schema=ErrorResponse, description="Not a statement format we read.")
-@bp.alt_response(422, schema=ErrorResponse, description="Does not parse, or mapping_required.")
+@bp.alt_response(
+    422,
+    schema=ErrorResponse,
+    description="Does not parse, mapping_required, reader_limit or reader_crashed.",
+)
+@bp.alt_response(429, schema=ErrorResponse, description="Too many uploads running (import_busy).")
 @bp.doc(security=BEARER)
 def upload(form: dict[str, Any]) -> dict[str, Any]:
     """Parse a statement into a draft; nothing is stored from a file that fails."""
     sent = form.pop("file")
-    upload = Upload(data=sent.read(), filename=sent.filename or "", **form)
-    db = get_db()
-    return review.show(db, g.user_id, create_draft(db, g.user_id, upload))
+    # Our host says when the client has gone: the file's reader is stopped then.
+    with get_statement_reader().admit(g.user_id, request.environ.get(CLIENT_GONE)):
+        filename = one_line(sent.filename or "")
+        upload = Upload(data=sent.read(), filename=filename, **form)
+        db = get_db()
+        return review.show(db, g.user_id, create_draft(db, g.user_id, upload))
 
 
 @bp.get("/imports")

@@ -10,6 +10,8 @@ from typing import Any
 from marshmallow import ValidationError, validate
 from werkzeug.datastructures import Headers
 
+from domain.text import NOT_PLAIN, SPACES
+
 # Whitespace as JSON Schema's (ECMA-262) \s means it, spelled out: Python's \s differs.
 WS = r"\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
 
@@ -63,14 +65,6 @@ def _first_unstorable(name: str, value: Any) -> str | None:
                 return f"{err.messages[0]}" + ("" if where == name else f" (in {where})")
         stack += children
     return None
-
-
-# What one line of plain text never holds: a C0 or C1 control character (nor DEL), a line or
-# paragraph separator, a bidi embedding, override or isolate (they reorder the text after them).
-NOT_PLAIN = r"\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069"
-
-# The whitespace of WS that one line of plain text may hold.
-SPACES = r" \u00a0\u1680\u2000-\u200a\u202f\u205f\u3000\ufeff"
 
 
 class OneLine(validate.Regexp):

@@ -27,6 +27,7 @@ import httptools
 
 from config import Timings
 from server.backpressure import Backpressure
+from server.bodies import Body
 from server.conformance import check_hosts, check_request_line, check_transfer_encoding
 from server.heads import (
     CONTINUE,
@@ -76,9 +77,13 @@ class Site:
 
     def body_limit(self, url: bytes) -> int:
         """The largest body a request for `url` may send."""
-        if url.split(b"?", 1)[0] in self.upload_paths:
+        if self.is_upload(url):
             return max(self.max_body, self.upload_max_body)
         return self.max_body
+
+    def is_upload(self, url: bytes) -> bool:
+        """Whether `url` takes uploads: its body is spooled to a file, with an idle deadline."""
+        return url.split(b"?", 1)[0] in self.upload_paths
 
     def pool_for(self, request: Request) -> WSGIPool:
         """The express pool for an express path (GET or HEAD), else the app's pool."""
@@ -110,9 +115,8 @@ class HttpConnection(asyncio.Protocol):
     def _reset(self) -> None:
         self._url = b""
         self._headers: list[tuple[bytes, bytes]] = []
-        self._body: list[bytes] = []
-        self._head_size = self._raw_head = self._body_size = self._declared = 0
-        self._max_body = self.site.max_body
+        self._body = Body(self.site.max_body)
+        self._head_size = self._raw_head = self._declared = 0
         self._chunked = self._expect = False
 
     def _enter(self, state: State) -> None:
@@ -198,7 +202,7 @@ class HttpConnection(asyncio.Protocol):
         """The end of the piece from `start`: a request line, the rest of a head, a body of
         known length, or one line of a chunked body (or of a head arriving in parts)."""
         if self.part is Part.BODY and not self._chunked:
-            return start + max(1, self._declared - self._body_size)
+            return start + max(1, self._declared - self._body.size)
         if self._line is None and self.part is Part.HEAD:
             end = data.find(b"\r\n\r\n", start)
             if end >= 0:
@@ -273,7 +277,8 @@ class HttpConnection(asyncio.Protocol):
         self.part = Part.BODY
         hosts = [value for name, value in self._headers if name.lower() == b"host"]
         check_hosts(hosts, self.parser.get_http_version())
-        max_body = self._max_body = self.site.body_limit(self._url)
+        max_body = self.site.body_limit(self._url)
+        self._body = Body(max_body, self.site.is_upload(self._url), self.loop.time())
         if self._declared > max_body:
             raise Refused.too_large(max_body)
         has_body = self._declared > 0 or self._chunked
@@ -286,11 +291,8 @@ class HttpConnection(asyncio.Protocol):
             self._send_continue()
 
     def on_body(self, body: bytes) -> None:
-        """Collect the body, refusing one over the limit."""
-        self._body_size += len(body)
-        if self._body_size > self._max_body:
-            raise Refused.too_large(self._max_body)
-        self._body.append(body)
+        """Collect the body (an upload's in a file), refusing one over the limit."""
+        self._body.add(body, self.loop.time())
 
     def on_message_complete(self) -> None:
         """A whole request: serve it now, or after the ones before it."""
@@ -300,9 +302,10 @@ class HttpConnection(asyncio.Protocol):
             self._url,
             parser.get_http_version(),
             self._headers,
-            b"".join(self._body),
+            self._body.take(),
             self.client,
             self.server,
+            self.gone,
         )
         self.part = Part.BETWEEN
         self._line = bytearray()  # the next bytes are the next request's line
@@ -311,6 +314,10 @@ class HttpConnection(asyncio.Protocol):
             self._next()
 
     # Serving
+
+    def gone(self) -> bool:
+        """Whether the client closed the connection (asked from the app's threads)."""
+        return self.state is State.CLOSED
 
     def stop(self) -> None:
         """The server stops: close now if idle, else once the current response is done."""
@@ -344,6 +351,9 @@ class HttpConnection(asyncio.Protocol):
         except Exception:
             log.exception("failed while answering %s %r", request.method, request.target)
             keep_alive = False
+        finally:
+            if not isinstance(request.body, bytes):
+                request.body.close()
         self.task = None
         self._done(keep_alive)
 
@@ -407,6 +417,13 @@ class HttpConnection(asyncio.Protocol):
         timings = self.site.timings
         seconds = timings.header_timeout if part == "headers" else timings.body_timeout
         message = f"The request {part} did not arrive within {seconds:g} seconds."
+        if part == "body" and self._body.upload:
+            # An upload is cut only when no bytes came for `body_timeout` (a slow link is not).
+            idle = self.loop.time() - self._body.last
+            if idle < seconds:
+                self._deadline = self.loop.call_later(seconds - idle, self._expire)
+                return
+            message = f"No bytes of the request body came for {seconds:g} seconds."
         self._refuse(Refused(408, "request_timeout", message))
 
     def _drain(self) -> None:
@@ -415,6 +432,7 @@ class HttpConnection(asyncio.Protocol):
             self._enter(State.DRAINING)
 
     def _refuse(self, refused: Refused) -> None:
+        self._body.discard()
         log.info("refused a request: %s %s", refused.status, refused.message)
         self._log(refused.status)
         if self.task is None:

@@ -12,15 +12,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import io
+import os
 import queue
 import sys
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, BinaryIO
 from urllib.parse import unquote_to_bytes
 
-from streaming.hosting import STREAM_HOOK, BodyFactory, WSGIApp
+from streaming.hosting import CLIENT_GONE, STREAM_HOOK, BodyFactory, WSGIApp
 
 Headers = list[tuple[str, str]]
 
@@ -46,9 +47,12 @@ class Request:
     target: bytes
     version: str
     headers: list[tuple[bytes, bytes]]
-    body: bytes
+    # The body read whole: in memory, or an upload's in a temporary file (closed once served).
+    body: bytes | BinaryIO
     client: tuple[str, int] | None
     server: tuple[str, int] | None
+    # Whether the client has gone (its connection closed), asked from the app's thread.
+    gone: Callable[[], bool] | None = None
 
 
 @dataclass(slots=True)
@@ -80,7 +84,7 @@ def build_environ(request: Request, multiprocess: bool = False) -> dict[str, Any
         "SERVER_PROTOCOL": f"HTTP/{request.version}",
         "wsgi.version": (1, 0),
         "wsgi.url_scheme": "http",
-        "wsgi.input": io.BytesIO(request.body),
+        "wsgi.input": io.BytesIO(request.body) if isinstance(request.body, bytes) else request.body,
         "wsgi.errors": sys.stderr,
         "wsgi.multithread": True,
         "wsgi.multiprocess": multiprocess,
@@ -88,6 +92,8 @@ def build_environ(request: Request, multiprocess: bool = False) -> dict[str, Any
         "wsgi.input_terminated": True,
         STREAM_HOOK: StreamBody,
     }
+    if request.gone is not None:
+        environ[CLIENT_GONE] = request.gone
     if request.client is not None:
         environ["REMOTE_ADDR"], environ["REMOTE_PORT"] = request.client[0], str(request.client[1])
     for raw_name, raw_value in request.headers:
@@ -105,9 +111,17 @@ def build_environ(request: Request, multiprocess: bool = False) -> dict[str, Any
             environ[key] = value
     if authority is not None:
         environ["HTTP_HOST"] = authority.decode("latin-1")
-    if request.body and "CONTENT_LENGTH" not in environ:  # a chunked body, read whole
-        environ["CONTENT_LENGTH"] = str(len(request.body))
+    if "CONTENT_LENGTH" not in environ:  # a chunked body, read whole
+        size = _size(request.body)
+        if size:
+            environ["CONTENT_LENGTH"] = str(size)
     return environ
+
+
+def _size(body: bytes | BinaryIO) -> int:
+    if isinstance(body, bytes):
+        return len(body)
+    return os.fstat(body.fileno()).st_size
 
 
 def call_app(app: WSGIApp, environ: dict[str, Any]) -> Response:

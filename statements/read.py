@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from domain.errors import UnsupportedMediaType
 from statements.camt import read_camt
@@ -24,6 +25,18 @@ EXTENSIONS = {
 _QIF = re.compile(rb"(?:^|\n)\s*!(?:type|account|option|clear)\b", re.IGNORECASE)
 _MT940 = re.compile(rb"(?:^|[\r\n])[\x01\s]*(?::(?:20|25|28C?|60[FM]|61|62[FM]|86):|\{1:F01)")
 _CAMT = re.compile(rb"camt\.05[234]|<(?:\w+:)?BkToCstmr(?:Stmt|AcctRpt|DbtCdtNtfctn)")
+
+
+@dataclass(frozen=True)
+class SavedMappings:
+    """An account's saved CSV mappings by their columns, as a SavedMapping that pickles (it
+    goes to the reader's process with the options)."""
+
+    by_columns: dict[tuple[str, ...], dict[str, Any]]
+
+    def __call__(self, columns: list[str]) -> dict[str, str] | None:
+        """The mapping saved for exactly these columns, or None."""
+        return self.by_columns.get(tuple(columns))
 
 
 @dataclass(frozen=True)

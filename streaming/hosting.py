@@ -14,6 +14,10 @@ instead of ending the body (the client then knows to reconnect).
 A host may answer the paths in `Hosted.express` (health checks, metrics) in threads of their
 own, so they never queue behind the app's other requests (a burst of turn starts).
 
+A host may also put under CLIENT_GONE a callable that tells, from any thread, whether the
+client of the request has gone (its connection closed): a view doing long work for it (a
+statement file read in another process) stops it then.
+
 A host also runs the app's background work on its loop: `Hosted.background` is started
 before the host serves, drained when it is asked to stop gracefully (SIGTERM), and stopped
 once its connections are done.
@@ -31,6 +35,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 STREAM_HOOK = "chat.stream_hook"
+CLIENT_GONE = "chat.client_gone"
 
 BodyFactory = Callable[[], AsyncIterator[bytes]]
 WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]

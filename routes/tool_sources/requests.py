@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from marshmallow import Schema, fields, validate
 
-from routes.requests import storable
+from routes.requests import OneLine, storable
 
 
 class CredentialRequest(Schema):
@@ -12,6 +12,8 @@ class CredentialRequest(Schema):
 
     value = fields.String(
         required=True,
-        validate=[validate.Length(min=1, max=4096), storable],
+        # One line, no control character: a newline pasted with it would break the header
+        # it fills (422, and the value is never logged or echoed).
+        validate=[validate.Length(min=1, max=4096), OneLine(blank=False), storable],
         metadata={"description": "The secret; it fills `{credential}` in the server's headers."},
     )

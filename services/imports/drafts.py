@@ -18,9 +18,10 @@ from domain.errors import NotFound, Unprocessable
 from models import Account, ImportMapping, ImportRow, StatementImport, Transaction
 from models.db import Database
 from services.imports.duplicates import POSSIBLE_DAYS, Existing, Matcher
+from services.imports.reader import read_untrusted
 from services.imports.rules import Rule, category_for, rules_of
 from statements.parsed import ParsedFile, ParsedStatement
-from statements.read import ReadOptions, read_statement
+from statements.read import ReadOptions, SavedMappings
 
 # Core inserts: the ORM's bulk path costs more than the database's work.
 IMPORT_ROWS = cast(Table, ImportRow.__table__)
@@ -55,9 +56,9 @@ def create_draft(
         currency=upload.currency.upper() if upload.currency else _currency_of(account),
         locale=upload.locale,
         mapping=upload.mapping,
-        saved=lambda columns: saved.get(tuple(columns)),
+        saved=SavedMappings(saved),
     )
-    parsed = read_statement(upload.data, upload.filename, options)
+    parsed = read_untrusted(upload.data, upload.filename, options)
     with db.transaction() as s:
         accounts = _accounts(s, user_id, parsed, account, upload)
         draft = StatementImport(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -87,3 +88,18 @@ def test_each_user_calls_with_their_own_credential(
     assert alice.content == f"Bearer {SECRET}" and not alice.is_error
     assert nobody.is_error and "needs the user's credentials" in nobody.content
     assert calls(count_file) == ["whoami"]
+
+
+@pytest.mark.parametrize("pasted", [SECRET + "\n", "s3cret\r\nX-Evil: 1", "s3cret\u202etoken"])
+def test_a_credential_with_a_control_character_is_422_and_never_logged(
+    mcp_app: Any, user: tuple[int, str], caplog: pytest.LogCaptureFixture, pasted: str
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    client, auth = mcp_app.test_client(), {"Authorization": f"Bearer {user[1]}"}
+    put = client.put("/api/mcp/web/credentials", json={"value": pasted}, headers=auth)
+    assert put.status_code == 422 and put.json["error"]["code"] == "validation_error"
+    assert "value" in put.json["error"]["details"]
+    assert "s3cret" not in put.get_data(as_text=True)
+    assert "s3cret" not in caplog.text
+    with mcp_app.extensions["db"].read() as s:
+        assert s.scalars(select(McpCredential)).all() == []

@@ -1,0 +1,233 @@
+"""A statement file read in a process of its own, within CPU, memory and wall-clock limits.
+
+Which process runs what:
+
+- The caller (a web worker's `http` thread, or the CLI) writes nothing but the temporary
+  file's path and the read options to a pipe, and waits on that pipe with the wall-clock
+  deadline: it never parses the file.
+- The zygote: multiprocessing's forkserver, started once per worker process on its first
+  read (it imports `statements/` once: about a second), forks one child per read (about
+  20 ms on an idle machine).
+- The child (`_child`): lowers its priority (`os.nice`), sets RLIMIT_CPU and RLIMIT_AS, reads
+  the file, and sends the statements back as plain data (every row in a list, no stream), or
+  the APIError the reader raised, or which limit it met. It is killed at the wall-clock
+  deadline or when the caller's client is gone; the kernel ends it at the CPU limit
+  (SIGXCPU), and an allocation past the memory limit fails in it (MemoryError). The child
+  logs nothing: what the caller logs of a failed read is one line, without the file.
+
+Whatever the child does, the caller gets the ParsedFile or an APIError: 415/422 as the reader
+raised it, or 422 `reader_limit` (which limit: cpu, memory, time) or `reader_crashed`.
+Nothing of the file's content is logged, here or in the child.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import multiprocessing
+import os
+import resource
+import signal
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import date
+from multiprocessing.connection import Connection
+from typing import Any
+
+from domain import errors
+from domain.errors import APIError, BadRequest, Unprocessable
+from domain.text import one_line
+from statements.parsed import ParsedFile, ParsedRow
+from statements.read import ReadOptions, read_statement
+
+log = logging.getLogger(__name__)
+
+# The module the zygote imports once, so that each child starts with it loaded.
+PRELOAD = ["statements.zygote"]
+# What reads a file's bytes (statements.read.read_statement; tests name others).
+Reader = Callable[[bytes, str, ReadOptions], ParsedFile]
+# How often a wait for the child also asks whether the client is still there.
+GONE_POLL = 0.25
+
+
+@dataclass(frozen=True)
+class ReadLimits:
+    """What one read may spend: CPU seconds, address space, wall-clock seconds; and the
+    niceness its process runs at (higher: web threads win the CPU)."""
+
+    cpu_seconds: int = 10
+    memory_bytes: int = 512 * 1024 * 1024
+    wall_seconds: float = 15.0
+    nice: int = 10
+
+
+def reader_limit(limit: str, limits: ReadLimits) -> Unprocessable:
+    """422 `reader_limit`: the read was stopped at `limit` (cpu, memory or time)."""
+    said = {
+        "cpu": f"it took more than {limits.cpu_seconds} seconds of CPU",
+        "memory": f"it needed more than {limits.memory_bytes // (1024 * 1024)} MiB of memory",
+        "time": f"it was not read within {limits.wall_seconds:g} seconds",
+    }[limit]
+    return Unprocessable(
+        f"The file was not imported: {said}, and its reading was stopped.",
+        code="reader_limit",
+        details={"limit": limit},
+    )
+
+
+def reader_crashed() -> Unprocessable:
+    """422 `reader_crashed`: the process reading the file ended without an answer."""
+    return Unprocessable(
+        "The file was not imported: the reader crashed on it.", code="reader_crashed"
+    )
+
+
+def read_isolated(
+    path: str,
+    filename: str,
+    options: ReadOptions,
+    limits: ReadLimits,
+    gone: Callable[[], bool] | None = None,
+    read: Reader = read_statement,
+) -> ParsedFile:
+    """Read the file at `path` with `read` (a module's function: it is named to the child)
+    in a child process within `limits`; `gone()` true means the client left, and the child
+    is killed. Runs in the caller's thread, which only waits."""
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(PRELOAD)
+    receive, send = context.Pipe(duplex=False)
+    child = context.Process(
+        target=_child, args=(send, path, filename, options, limits, read), daemon=True
+    )
+    try:
+        child.start()
+        send.close()
+        answer = _wait(receive, child, limits, gone)
+    finally:
+        receive.close()
+        if child.is_alive():
+            child.kill()
+        child.join()
+        child.close()
+    return _answered(answer, limits)
+
+
+def _wait(
+    receive: Connection,
+    child: Any,
+    limits: ReadLimits,
+    gone: Callable[[], bool] | None,
+) -> tuple[Any, ...]:
+    """The child's answer, or what ended it: ("killed", limit) or ("exited", exitcode)."""
+    deadline = time.monotonic() + limits.wall_seconds
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            child.kill()
+            return ("killed", "time")
+        if receive.poll(min(left, GONE_POLL) if gone is not None else left):
+            try:
+                answer: tuple[Any, ...] = receive.recv()
+                return answer
+            except (EOFError, OSError):
+                child.join()
+                return ("exited", child.exitcode)
+        if gone is not None and gone():
+            child.kill()
+            raise BadRequest("The client left before its file was read.", code="client_gone")
+
+
+def _answered(answer: tuple[Any, ...], limits: ReadLimits) -> ParsedFile:
+    """The ParsedFile of an answer, or its error raised."""
+    kind = answer[0]
+    if kind == "ok":
+        return _rebuilt(answer[1])
+    if kind == "error":
+        name, message, code, details = answer[1:]
+        found = getattr(errors, name, None)
+        cls = found if isinstance(found, type) and issubclass(found, APIError) else Unprocessable
+        raise cls(message, code=code, details=details)
+    if kind in ("limit", "killed"):
+        raise reader_limit(answer[1], limits)
+    if kind == "crashed":
+        log.warning("a statement reader failed: %s", answer[1])
+        raise reader_crashed()
+    exitcode = answer[1]
+    if exitcode in (-signal.SIGXCPU, -signal.SIGKILL):
+        # SIGXCPU at the soft CPU limit; SIGKILL at the hard one (a second later).
+        raise reader_limit("cpu", limits)
+    log.warning("a statement reader ended without an answer (exit code %s)", exitcode)
+    raise reader_crashed()
+
+
+def _child(
+    send: Connection,
+    path: str,
+    filename: str,
+    options: ReadOptions,
+    limits: ReadLimits,
+    read: Reader,
+) -> None:
+    """In the child: limit itself, read the file, send back what came of it."""
+    with contextlib.suppress(OSError):
+        os.nice(limits.nice)
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_seconds, limits.cpu_seconds + 1))
+    resource.setrlimit(resource.RLIMIT_AS, (limits.memory_bytes, limits.memory_bytes))
+    try:
+        with open(path, "rb") as file:
+            data = file.read()
+        answer: tuple[Any, ...] = ("ok", _flattened(read(data, filename, options)))
+    except APIError as err:
+        answer = ("error", type(err).__name__, err.message, err.code, err.details)
+    except MemoryError:
+        answer = ("limit", "memory")
+    except Exception as err:
+        # The exception's type and where it was raised, never its message (which may quote
+        # the file); the caller logs it.
+        where = traceback.extract_tb(err.__traceback__)[-1:]
+        at = f"{where[0].filename}:{where[0].lineno}" if where else "?"
+        answer = ("crashed", f"{type(err).__name__} at {at}")
+    try:
+        send.send(answer)
+    except MemoryError:
+        send.send(("limit", "memory"))
+    send.close()
+
+
+def _flattened(parsed: ParsedFile) -> dict[str, Any]:
+    """`parsed` as plain data: each statement's rows as tuples in a list (dates as ordinals,
+    which pickle faster), no stream. Payees
+    and purposes leave as one line of plain text (no control or bidi character)."""
+    statements = []
+    for statement in parsed.statements:
+        rows = [
+            (
+                r.position,
+                r.posted_on.toordinal() if r.posted_on is not None else None,
+                r.amount_minor,
+                one_line(r.merchant),
+                one_line(r.description),
+                r.bank_id,
+                r.currency,
+                r.reason,
+            )
+            for r in statement.each()
+        ]
+        statement.stream, statement.rows = None, []
+        statements.append((statement, rows))
+    parsed.statements = []
+    return {"file": parsed, "statements": statements}
+
+
+def _rebuilt(flat: dict[str, Any]) -> ParsedFile:
+    parsed: ParsedFile = flat["file"]
+    day = date.fromordinal
+    for statement, rows in flat["statements"]:
+        statement.rows = [
+            ParsedRow(n, None if on is None else day(on), *rest) for n, on, *rest in rows
+        ]
+        parsed.statements.append(statement)
+    return parsed
