@@ -111,6 +111,9 @@ class Timings:
     # past that); one refused because too many run is told to retry after `search_retry_after`.
     search_budget: float = 0.5
     search_retry_after: float = 1.0
+    # A statement import writes a batch of rows at least this often while it drafts, commits
+    # or undoes; one still for longer lost its worker, and the user may resume or undo it.
+    import_stall: float = 60.0
     # The signed token of an `events_url` (a browser's EventSource) works this long.
     events_token_max_age: float = 3600.0
     # The connector's OAuth: an authorization code, an access token and a refresh token live
