@@ -69,6 +69,8 @@ class ImportRow(Base):
     __tablename__ = "import_rows"
     __table_args__ = (
         Index("ix_import_rows_import_status", "import_id", "status", "id"),
+        # A commit reads a statement's rows a batch at a time, in id order.
+        Index("ix_import_rows_import_statement", "import_id", "statement", "id"),
         CheckConstraint(_one_of("status", ROW_STATUSES), name="status"),
     )
 

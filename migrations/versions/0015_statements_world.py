@@ -5,7 +5,8 @@ An import has a status while it is written in short transactions (`drafting`, `c
 moved (a worker that died leaves it still, then a retry resumes or undoes it), where a commit
 resumes, and the SHA-256 of its file (the same file again goes where it went before). Undo
 deletes transactions, and each delete walks `import_rows.matched_transaction_id` (its foreign
-key's SET NULL): that column gets an index.
+key's SET NULL): that column gets an index. A commit reads a statement's rows a batch at a
+time in id order: (import_id, statement, id) gives each batch without sorting them all.
 
 Revision ID: 0015
 Revises: 0014
@@ -49,6 +50,9 @@ def upgrade() -> None:
             ["matched_transaction_id"],
             unique=False,
         )
+        batch_op.create_index(
+            "ix_import_rows_import_statement", ["import_id", "statement", "id"], unique=False
+        )
 
 
 def downgrade() -> None:
@@ -57,6 +61,7 @@ def downgrade() -> None:
     op.execute("UPDATE imports SET status = 'committed' WHERE status = 'committing'")
     op.execute("UPDATE imports SET status = 'undone' WHERE status = 'undoing'")
     with op.batch_alter_table("import_rows", schema=None) as batch_op:
+        batch_op.drop_index("ix_import_rows_import_statement")
         batch_op.drop_index(batch_op.f("ix_import_rows_matched_transaction_id"))
     with op.batch_alter_table("imports", schema=None) as batch_op:
         batch_op.drop_index("ix_imports_user_sha256")

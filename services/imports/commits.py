@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from sqlalchemy import Table, func, insert, select, update
+from sqlalchemy import Table, case, false, func, insert, literal, null, select, update
 from sqlalchemy.orm import Session
 
 from domain.errors import Conflict, NotFound
@@ -81,7 +81,7 @@ def _begin(s: Session, user_id: int, draft: StatementImport) -> None:
         if info.get("bank_ref") and account.bank_ref is None:
             account.bank_ref = info["bank_ref"]  # its next statement finds it by number
         info.update(added=0, rows_total_minor=0, done=False)
-    total = s.scalar(select(func.count()).where(*_included(draft.id)))
+    total = s.scalar(select(func.count()).where(ImportRow.import_id == draft.id))
     draft.statements = statements
     draft.status, draft.committed_at = "committing", utcnow()
     draft.rows_done, draft.rows_total, draft.resume_after = 0, int(total or 0), 0
@@ -139,72 +139,87 @@ def _add_batch(
     categories: dict[str, int],
     matcher: Matcher | None,
 ) -> int | None:
-    """Add the next BATCH included rows of the statement after `draft.resume_after`, and
-    their sum to the account's balance; return the last row's id (None: none was left)."""
+    """Add the included rows among the statement's next BATCH rows after
+    `draft.resume_after`, and their sum to the account's balance; return the last row's id
+    (None: none was left). The rows go from one table to the other in the database (INSERT
+    ... SELECT): no row passes through Python unless the account holds transactions the
+    draft did not know of (`matcher`), to be checked against."""
     info, currency = target
-    query = (
-        select(
-            ImportRow.id,
-            ImportRow.position,
-            ImportRow.status,
-            ImportRow.posted_on,
-            ImportRow.amount_minor,
-            ImportRow.merchant,
-            ImportRow.description,
-            ImportRow.bank_id,
-            ImportRow.category,
-        )
-        .where(*_included(draft.id, index), ImportRow.id > (draft.resume_after or 0))
+    after = draft.resume_after or 0
+    ranged = (ImportRow.import_id == draft.id, ImportRow.statement == index)
+    following = (
+        select(ImportRow.id)
+        .where(*ranged, ImportRow.id > after)
         .order_by(ImportRow.id)
         .limit(BATCH)
+        .subquery()
     )
-    found = s.execute(query).all()
-    if not found:
+    last, seen = s.execute(
+        select(func.max(following.c.id), func.count()).select_from(following)
+    ).one()
+    if last is None:
         return None
+    batch = (*_included(draft.id, index), ImportRow.id > after, ImportRow.id <= last)
+    if matcher is not None:
+        _mark_added_since(s, matcher, batch)
     account_id = info["account_id"]
-    batch: list[dict[str, Any]] = []
-    stale: list[int] = []
-    total = 0
-    for row in found:
-        if matcher is not None and row.status == "new" and _added_since(matcher, row):
-            stale.append(row.id)
-            continue
-        batch.append(
-            {
-                "user_id": user_id,
-                "account_id": account_id,
-                "posted_on": row.posted_on,
-                "amount_minor": row.amount_minor,
-                "currency": currency,
-                "merchant": row.merchant,
-                "description": row.description,
-                "category_id": categories.get(row.category) if row.category else None,
-                "pending": False,
-                "import_id": draft.id,
-                "bank_id": row.bank_id,
-            }
-        )
-        total += row.amount_minor
-    if batch:
-        s.execute(insert(TRANSACTIONS), batch)
+    category = case(categories, value=ImportRow.category, else_=None) if categories else null()
+    rows = select(
+        literal(user_id),
+        literal(account_id),
+        ImportRow.posted_on,
+        ImportRow.amount_minor,
+        literal(currency),
+        ImportRow.merchant,
+        ImportRow.description,
+        category,
+        false(),
+        literal(draft.id),
+        ImportRow.bank_id,
+    ).where(*batch)
+    columns = ["user_id", "account_id", "posted_on", "amount_minor", "currency", "merchant"]
+    columns += ["description", "category_id", "pending", "import_id", "bank_id"]
+    s.execute(insert(TRANSACTIONS).from_select(columns, rows))
+    added, total = s.execute(
+        select(func.count(), func.sum(ImportRow.amount_minor)).where(*batch)
+    ).one()
+    total = int(total or 0)
+    if total:
         s.execute(
             update(Account)
             .where(Account.id == account_id)
             .values(balance_minor=Account.balance_minor + total)
         )
+    info["added"] = int(info.get("added", 0)) + int(added)
+    info["rows_total_minor"] = int(info.get("rows_total_minor", 0)) + total
+    _store_info(draft, index, info)
+    draft.resume_after = int(last)
+    draft.rows_done += int(seen)
+    draft.moved_at = utcnow()
+    return int(last)
+
+
+def _mark_added_since(s: Session, matcher: Matcher, batch: tuple[Any, ...]) -> None:
+    """Rows of the batch found new at draft time that the account holds by now become
+    duplicates ("added since the draft was made"), before the batch is added."""
+    found = s.execute(
+        select(
+            ImportRow.id,
+            ImportRow.position,
+            ImportRow.posted_on,
+            ImportRow.amount_minor,
+            ImportRow.merchant,
+            ImportRow.description,
+            ImportRow.bank_id,
+        ).where(*batch, ImportRow.status == "new")
+    )
+    stale = [row.id for row in found if _added_since(matcher, row)]
     if stale:
         s.execute(
             update(ImportRow)
             .where(ImportRow.id.in_(stale))
             .values(status="duplicate", include=False, reason="added since the draft was made")
         )
-    info["added"] = int(info.get("added", 0)) + len(batch)
-    info["rows_total_minor"] = int(info.get("rows_total_minor", 0)) + total
-    _store_info(draft, index, info)
-    draft.resume_after = found[-1].id
-    draft.rows_done += len(found)
-    draft.moved_at = utcnow()
-    return int(found[-1].id)
 
 
 def _settle(s: Session, draft: StatementImport, index: int, info: dict[str, Any]) -> None:

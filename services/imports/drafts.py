@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Any, cast
 
-from sqlalchemy import Table, delete, insert, select
+from sqlalchemy import Table, delete, select
 from sqlalchemy.orm import Session
 
 from domain.errors import NotFound, Unprocessable
@@ -20,7 +20,7 @@ from models import Account, ImportMapping, ImportRow, StatementImport, Transacti
 from models.db import Database
 from services.imports.duplicates import POSSIBLE_DAYS, Existing, Matcher, Verdict
 from services.imports.rules import Rule, category_for, rules_of
-from services.imports.steps import BATCH, Progress, moved
+from services.imports.steps import BATCH, Progress, bulk_insert, moved
 from statements.parsed import ParsedFile, ParsedRow, ParsedStatement
 from statements.read import ReadOptions, read_statement
 
@@ -346,7 +346,7 @@ class Store:
     def write(self, batch: list[dict[str, Any]], done: int) -> int:
         """Insert a batch and move the progress, in one short transaction."""
         with self.db.transaction() as s:
-            s.execute(insert(IMPORT_ROWS), batch)
+            bulk_insert(s, IMPORT_ROWS, batch)
             moved(s, self.import_id, done + len(batch))
         return done + len(batch)
 

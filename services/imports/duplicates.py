@@ -89,6 +89,8 @@ class Matcher:
             if same is not None:  # always: nothing else uses up one with a bank id
                 self.used.add(same.id)
                 return Verdict("duplicate", "the same bank id", same.id)
+        if row.amount_minor not in self.by_amount:
+            return Verdict("new")  # nothing stored of this amount: no match of any kind
         key = (row.posted_on, row.amount_minor, text_key(row.merchant, row.description))
         for candidate in self.exact.get(key, ()):
             if candidate.id in self.used:
