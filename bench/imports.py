@@ -2,10 +2,11 @@
 undone, on SQLite and on PostgreSQL, beside Actual Budget's importer where it can run.
 
 Run: python -m bench.imports [--rows N] [--db sqlite|postgresql|both] [--actual DIR
-[--actual-rows N]] [format ...] (default 100000 rows, both databases, every format of bench.statements). Each
-(format, database) runs in a process of its own pinned to one core, so its peak resident
-memory is its own; the table gives per step the CPU seconds of that process (the database
-server's own work, PostgreSQL's, is not counted) and the wall-clock seconds, and the peak RSS.
+[--actual-rows N]] [format ...] (default 100000 rows, both databases, every format of
+bench.statements). Each (format, database) runs in a process of its own pinned to one
+core, so its peak resident memory is its own; the table gives per step the CPU seconds of
+that process (the database server's own work, PostgreSQL's, is not counted) and the
+wall-clock seconds, and the peak RSS.
 `--actual DIR` names a folder where `npm install @actual-app/api` ran: each format Actual
 reads (OFX, QIF, CSV; it reads no CAMT or MT940) is imported there too, by
 bench/actual_import.mjs, in a budget of its own, with `--actual-rows` rows (its import grows
