@@ -71,13 +71,7 @@ def _begin(s: Session, user_id: int, draft: StatementImport) -> None:
     statements = [dict(st) for st in draft.statements]
     for index, info in enumerate(statements):
         account = _account(s, user_id, info, draft, index)
-        if info["account_id"] != account.id:
-            info["account_id"] = account.id
-            s.execute(
-                update(ImportRow)
-                .where(ImportRow.import_id == draft.id, ImportRow.statement == index)
-                .values(account_id=account.id)
-            )
+        info["account_id"] = account.id  # its rows get it a batch at a time
         if info.get("bank_ref") and account.bank_ref is None:
             account.bank_ref = info["bank_ref"]  # its next statement finds it by number
         info.update(added=0, rows_total_minor=0, done=False)
@@ -160,9 +154,14 @@ def _add_batch(
     if last is None:
         return None
     batch = (*_included(draft.id, index), ImportRow.id > after, ImportRow.id <= last)
+    account_id = info["account_id"]
+    s.execute(
+        update(ImportRow)
+        .where(*ranged, ImportRow.id > after, ImportRow.id <= last)
+        .values(account_id=account_id)
+    )
     if matcher is not None:
         _mark_added_since(s, matcher, batch)
-    account_id = info["account_id"]
     category = case(categories, value=ImportRow.category, else_=None) if categories else null()
     rows = select(
         literal(user_id),
