@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Any, cast
 
-from sqlalchemy import Table, delete, select
+from sqlalchemy import Table, delete, func, select
 from sqlalchemy.orm import Session
 
 from domain.errors import NotFound, Unprocessable
@@ -167,14 +167,22 @@ def discard_rows(db: Database, import_id: int) -> None:
     deleted = 0
     while True:
         with db.transaction() as s:
-            ids = list(
-                s.scalars(select(ImportRow.id).where(ImportRow.import_id == import_id).limit(BATCH))
+            following = (
+                select(ImportRow.id)
+                .where(ImportRow.import_id == import_id)
+                .order_by(ImportRow.id)
+                .limit(BATCH)
+                .subquery()
             )
-            if not ids:
+            last, count = s.execute(
+                select(func.max(following.c.id), func.count()).select_from(following)
+            ).one()
+            if last is None:
                 s.execute(delete(StatementImport).where(StatementImport.id == import_id))
                 return
-            s.execute(delete(IMPORT_ROWS).where(IMPORT_ROWS.c.id.in_(ids)))
-            deleted += len(ids)
+            rows = IMPORT_ROWS.c
+            s.execute(delete(IMPORT_ROWS).where(rows.import_id == import_id, rows.id <= last))
+            deleted += int(count)
             moved(s, import_id, deleted)
 
 

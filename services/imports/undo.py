@@ -91,20 +91,32 @@ def _delete_batch(db: Database, user_id: int, import_id: int) -> bool:
         found = owned(s, user_id, import_id, lock=True)
         if found.status != "undoing":
             raise busy(found, db.timings.import_stall)
-        ids = list(
-            s.scalars(select(Transaction.id).where(Transaction.import_id == import_id).limit(BATCH))
+        following = (
+            select(Transaction.id)
+            .where(Transaction.import_id == import_id)
+            .order_by(Transaction.id)
+            .limit(BATCH)
+            .subquery()
         )
-        if not ids:
+        last, count = s.execute(
+            select(func.max(following.c.id), func.count()).select_from(following)
+        ).one()
+        if last is None:
             return False
+        batch = (Transaction.import_id == import_id, Transaction.id <= last)
         sums = s.execute(
             select(Transaction.account_id, func.sum(Transaction.amount_minor))
-            .where(Transaction.id.in_(ids), Transaction.pending.is_(False))
+            .where(*batch, Transaction.pending.is_(False))
             .group_by(Transaction.account_id)
         ).all()
-        s.execute(delete(TRANSACTIONS).where(TRANSACTIONS.c.id.in_(ids)))
+        s.execute(
+            delete(TRANSACTIONS).where(
+                TRANSACTIONS.c.import_id == import_id, TRANSACTIONS.c.id <= last
+            )
+        )
         for account_id, total in sums:
             _move(s, user_id, account_id, -int(total or 0))
-        moved(s, import_id, found.rows_done + len(ids))
+        moved(s, import_id, found.rows_done + int(count))
         return True
 
 
