@@ -8,7 +8,7 @@ core, so its peak resident memory is its own; the table gives per step the CPU s
 that process (the database server's own work, PostgreSQL's, is not counted) and the
 wall-clock seconds, and the peak RSS.
 `--actual DIR` names a folder where `npm install @actual-app/api` ran: each format Actual
-reads (OFX, QIF, CSV; it reads no CAMT or MT940) is imported there too, by
+reads (OFX, CAMT, QIF, CSV; it reads no MT940) is imported there too, by
 bench/actual_import.mjs, in a budget of its own, with `--actual-rows` rows (its import grows
 faster than linearly: 100,000 rows take it minutes; see docs/performance.md).
 """
@@ -34,6 +34,7 @@ PG_ADMIN = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
 ACTUAL_READS = {
     "ofx-sgml": "bench.ofx",
     "ofx-xml": "bench.ofx",
+    "camt": "bench.xml",
     "qif": "bench.qif",
     "csv": "bench.csv",
 }
