@@ -24,9 +24,7 @@ branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
 OLD = "status IN ('draft', 'committed', 'undone')"
-NEW = (
-    "status IN ('drafting', 'draft', 'committing', 'committed', 'undoing', 'undone')"
-)
+NEW = "status IN ('drafting', 'draft', 'committing', 'committed', 'undoing', 'undone')"
 
 
 def upgrade() -> None:

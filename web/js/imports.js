@@ -4,7 +4,7 @@ import { confirmDialog } from './dialogs.js';
 import { el } from './dom.js';
 import { importApi, importErrorText } from './import-api.js';
 import { STATUS_WORDS, reconciliationLine, rowLine, rowTable } from './import-table.js';
-import { IMPORT_POLL_MS } from './protocol.js';
+import { withProgress } from './import-progress.js';
 
 // The roles a CSV column can take (statements/csvfile.py ROLES).
 const ROLES = ['date', 'amount', 'debit', 'credit', 'payee', 'description', 'bank_id', 'currency'];
@@ -12,9 +12,6 @@ const IMPORT_WORDS = {
   drafting: 'Drafting', draft: 'Draft', committing: 'Committing', committed: 'Committed',
   undoing: 'Undoing', undone: 'Undone',
 };
-// While a large file is drafted, committed or undone the server writes its rows a batch at a
-// time; the page asks how far it is (GET /api/imports/<id>) every IMPORT_POLL_MS meanwhile.
-const BUSY = new Set(['drafting', 'committing', 'undoing']);
 
 const ACCEPT = '.ofx,.qfx,.qif,.csv,.tsv,.txt,.xml,.sta,.mt940';
 
@@ -147,37 +144,11 @@ class ImportDialog {
     this.status.textContent = text || '';
   }
 
-  /** Run `work` (a request that drafts, commits or undoes); meanwhile show the progress that
-   * `peek` reads (an import record), every IMPORT_POLL_MS, as a bar. */
-  async withProgress(label, work, peek) {
-    let running = true;
-    const watch = async () => {
-      while (running) {
-        await new Promise((resolve) => { setTimeout(resolve, IMPORT_POLL_MS); });
-        if (!running) return;
-        let rec = null;
-        try {
-          rec = await peek();
-        } catch {
-          rec = null; // the step's own answer says what went wrong
-        }
-        const p = rec && rec.progress;
-        if (running && p && p.total && BUSY.has(rec.status)) {
-          this.progress.max = p.total;
-          this.progress.value = p.done;
-          this.progress.hidden = false;
-          this.say(`${label} ${p.done.toLocaleString()} of ${p.total.toLocaleString()} rows…`);
-        }
-      }
-    };
-    watch();
-    try {
-      return await work();
-    } finally {
-      running = false;
-      this.progress.hidden = true;
-    }
+  /** Run `work`, showing the progress `peek` reads meanwhile (import-progress.js). */
+  withProgress(label, work, peek) {
+    return withProgress(this.progress, (text) => this.say(text), label, work, peek);
   }
+
 
   async loadAccounts() {
     try {
