@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import func, select, update
 
 from domain.errors import Conflict
-from models import Account, StatementImport, Transaction, utcnow
+from models import Account, StatementImport, Transaction, User, utcnow
 from models.db import Database
 from services.imports import commits, drafts, review, steps, undo
 from services.imports.drafts import Upload, create_draft
@@ -78,6 +78,10 @@ def test_a_draft_is_written_in_batches_its_progress_read_meanwhile(
     seen: list[tuple[int, int, str, int]] = []
 
     def progress(done: int, total: int) -> None:
+        # Between batches no write lock is held: another user's write goes through at once
+        # (the writer queue is not reentrant, so this would wait out store_lock and fail).
+        with db.transaction() as s:
+            s.add(User(name=f"other-{done}"))
         with db.read() as s:  # what another request reads meanwhile
             item = s.scalar(select(StatementImport).order_by(StatementImport.id.desc()))
             assert item is not None
