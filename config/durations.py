@@ -108,6 +108,11 @@ class Timings:
     # `import_retry_after`.
     import_read_wall: float = 15.0
     import_retry_after: float = 2.0
+    # A statement import writes a batch of rows at least this often while it drafts, commits
+    # or undoes; one still for longer lost its worker, and the user may resume or undo it.
+    import_stall: float = 60.0
+    # The import dialog asks this often how far a draft, commit or undo it waits for is.
+    import_poll: float = 0.5
     # The signed token of an `events_url` (a browser's EventSource) works this long.
     events_token_max_age: float = 3600.0
     # The connector's OAuth: an authorization code, an access token and a refresh token live

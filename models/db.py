@@ -50,6 +50,7 @@ class Database:
     def __init__(self, url: str, timings: Timings | None = None) -> None:
         timings = timings or Timings()
         self.url = url
+        self.timings = timings
         self.engine = make_engine(url, timings)
         # SQLite takes one writer at a time; others wait in its busy handler, which sleeps
         # in growing steps (up to 100 ms). Queue this process's writers on a lock instead.

@@ -20,7 +20,10 @@ from sqlalchemy.orm import Mapped, mapped_column
 
 from models.base import Base, utcnow
 
-IMPORT_STATUSES = ("draft", "committed", "undone")
+# `drafting`, `committing` and `undoing` last while an import is written in short
+# transactions (services/imports/batches.py); the others are where it rests.
+IMPORT_STATUSES = ("drafting", "draft", "committing", "committed", "undoing", "undone")
+BUSY_STATUSES = ("drafting", "committing", "undoing")
 ROW_STATUSES = ("new", "duplicate", "possible_duplicate", "invalid")
 
 
@@ -34,6 +37,8 @@ class StatementImport(Base):
     __tablename__ = "imports"
     __table_args__ = (
         Index("ix_imports_user_created", "user_id", "id"),
+        # The same file again (by content) goes where it went before.
+        Index("ix_imports_user_sha256", "user_id", "sha256"),
         CheckConstraint(_one_of("status", IMPORT_STATUSES), name="status"),
     )
 
@@ -47,6 +52,15 @@ class StatementImport(Base):
     statements: Mapped[list[dict[str, Any]]] = mapped_column(default=list)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     committed_at: Mapped[datetime | None]
+    # The SHA-256 of the file's bytes, hex.
+    sha256: Mapped[str | None] = mapped_column(String(64))
+    # Progress of the step under way (drafting, committing, undoing): rows done of the total.
+    rows_done: Mapped[int] = mapped_column(default=0, server_default="0")
+    rows_total: Mapped[int] = mapped_column(default=0, server_default="0")
+    # The last import row a commit has added (it resumes after it).
+    resume_after: Mapped[int | None]
+    # When the step under way last wrote a batch: long still, its worker is gone.
+    moved_at: Mapped[datetime | None]
 
 
 class ImportRow(Base):
@@ -55,6 +69,8 @@ class ImportRow(Base):
     __tablename__ = "import_rows"
     __table_args__ = (
         Index("ix_import_rows_import_status", "import_id", "status", "id"),
+        # A commit reads a statement's rows a batch at a time, in id order.
+        Index("ix_import_rows_import_statement", "import_id", "statement", "id"),
         CheckConstraint(_one_of("status", ROW_STATUSES), name="status"),
     )
 
@@ -78,8 +94,9 @@ class ImportRow(Base):
     include: Mapped[bool] = mapped_column(default=True)
     category: Mapped[str | None] = mapped_column(String(80))
     # The existing transaction this row duplicates or may duplicate.
+    # Indexed: deleting a transaction walks this foreign key (SET NULL).
     matched_transaction_id: Mapped[int | None] = mapped_column(
-        ForeignKey("transactions.id", ondelete="SET NULL")
+        ForeignKey("transactions.id", ondelete="SET NULL"), index=True
     )
 
 

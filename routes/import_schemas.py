@@ -7,7 +7,7 @@ from typing import Any
 
 from marshmallow import Schema, ValidationError, fields, validate
 
-from models.imports import ROW_STATUSES
+from models.imports import IMPORT_STATUSES, ROW_STATUSES
 from routes.requests import NO_NUL
 from routes.responses import Open
 from statements.columns import OPTIONS, ROLES
@@ -149,11 +149,33 @@ class ImportAccount(Open):
     reconciliation = fields.Nested(Reconciliation, allow_none=True)
 
 
+class Progress(Open):
+    """How far the step under way (drafting, committing, undoing) is, or the last one got."""
+
+    done = fields.Integer(metadata={"description": "Rows stored, added or removed so far."})
+    total = fields.Integer(metadata={"description": "Rows the step has in all."})
+    stalled = fields.Boolean(
+        metadata={
+            "description": "The step wrote nothing for IMPORT_STALL seconds: its worker is "
+            "gone. Commit resumes a stalled commit; DELETE discards a stalled draft and "
+            "undoes a stalled commit or undo."
+        }
+    )
+
+
 class ImportRecord(Open):
-    """An import: a draft, committed or undone."""
+    """An import: drafting, a draft, committing, committed, undoing or undone."""
 
     id = fields.Integer(required=True)
-    status = fields.String(required=True, metadata={"enum": ["draft", "committed", "undone"]})
+    status = fields.String(
+        required=True,
+        metadata={
+            "enum": list(IMPORT_STATUSES),
+            "description": "drafting, committing and undoing last while the rows are written "
+            "a batch at a time (`progress` says how far); draft, committed and undone are "
+            "where an import rests.",
+        },
+    )
     format = fields.String(required=True)
     filename = fields.String()
     created_at = fields.String()
@@ -163,6 +185,14 @@ class ImportRecord(Open):
     not_imported = fields.List(
         fields.String(),
         metadata={"description": "What the file holds that was not imported, e.g. trades."},
+    )
+    progress = fields.Nested(Progress)
+    same_file_as = fields.Integer(
+        allow_none=True,
+        metadata={
+            "description": "An earlier committed import of the same file (by content): this "
+            "one's statements go to its accounts, and its rows are all duplicates."
+        },
     )
 
 

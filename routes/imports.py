@@ -25,6 +25,7 @@ from routes.import_schemas import (
 )
 from routes.responses import ErrorResponse
 from services.imports import commits, review
+from services.imports import undo as undoing
 from services.imports.drafts import Upload, create_draft
 from streaming.hosting import CLIENT_GONE
 
@@ -125,10 +126,13 @@ def edit_row(changes: dict[str, Any], import_id: int, row_id: int) -> dict[str, 
 @login_required
 @bp.response(200, CommitResult, description="Committed; `added` is 0 when it already was.")
 @bp.alt_response(404, schema=ErrorResponse, description=MISSING)
-@bp.alt_response(409, schema=ErrorResponse, description="The import was undone.")
+@bp.alt_response(
+    409, schema=ErrorResponse, description="The import was undone, or is busy (import_busy)."
+)
 @bp.doc(security=BEARER)
 def commit(import_id: int) -> dict[str, Any]:
-    """Add the draft's included rows as transactions, in one transaction."""
+    """Add the draft's included rows as transactions, a batch of rows per transaction (a
+    stalled commit resumes)."""
     db = get_db()
     added = commits.commit(db, g.user_id, import_id)
     return {**review.show(db, g.user_id, import_id), "added": added}
@@ -138,8 +142,10 @@ def commit(import_id: int) -> dict[str, Any]:
 @login_required
 @bp.response(200, UndoResult)
 @bp.alt_response(404, schema=ErrorResponse, description=MISSING)
+@bp.alt_response(409, schema=ErrorResponse, description="Being drafted, committed or undone.")
 @bp.doc(security=BEARER)
 def undo(import_id: int) -> dict[str, Any]:
-    """Discard a draft, or undo a committed import (exactly its transactions)."""
-    status, removed = commits.undo(get_db(), g.user_id, import_id)
+    """Discard a draft, or undo a committed import (exactly its transactions), a batch of
+    rows per transaction; a stalled draft, commit or undo is discarded or undone."""
+    status, removed = undoing.undo(get_db(), g.user_id, import_id)
     return {"id": import_id, "status": status, "removed_transactions": removed}

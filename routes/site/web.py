@@ -90,9 +90,11 @@ def protocol() -> Response:
     """Serve the stream's event types, the page's timings and limits as a JS module."""
     settings = get_settings()
     poll_ms = round(settings.timings.page_poll * 1000)
+    import_poll_ms = round(settings.timings.import_poll * 1000)
     source = (
         f"export const EVENT_TYPES = Object.freeze({json.dumps(list(EVENT_TYPES))});\n"
         f"export const PAGE_POLL_MS = {poll_ms};\n"
+        f"export const IMPORT_POLL_MS = {import_poll_ms};\n"
         f"export const MAX_MESSAGE_CHARS = {settings.max_message_chars};\n"
     )
     return Response(source, mimetype="text/javascript", headers={"Cache-Control": "no-cache"})

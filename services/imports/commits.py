@@ -1,21 +1,22 @@
-"""A draft committed as transactions in one database transaction, or undone exactly.
+"""A draft committed as transactions, a short transaction per batch of rows.
 
-Committing twice adds nothing (the second finds the import committed); undoing deletes the
-transactions the import added, and nothing else, and reverts the balance change it made.
+Committing twice adds nothing (the second finds the import committed); a commit stopped
+mid-way (its worker died) resumes where it stopped. Undo is in services/imports/undo.py.
 """
 
 from __future__ import annotations
 
 from typing import Any, cast
 
-from sqlalchemy import CursorResult, Table, delete, func, insert, select, update
+from sqlalchemy import Table, case, false, func, insert, literal, null, select, update
 from sqlalchemy.orm import Session
 
 from domain.errors import Conflict, NotFound
 from models import Account, Category, ImportRow, StatementImport, Transaction, utcnow
 from models.db import Database
-from services.imports.drafts import BATCH, existing_rows, save_mapping
+from services.imports.drafts import existing_rows, save_mapping
 from services.imports.duplicates import Matcher
+from services.imports.steps import BATCH, Progress, busy, moved, stalled
 from statements.parsed import ParsedRow
 
 TRANSACTIONS = cast(Table, Transaction.__table__)
@@ -33,72 +34,246 @@ def owned(s: Session, user_id: int, import_id: int, *, lock: bool = False) -> St
     return found
 
 
-def commit(db: Database, user_id: int, import_id: int) -> int:
-    """Add the draft's included rows as transactions; return how many were added (0 when it
-    was committed already). An undone import cannot be committed again: 409."""
+def commit(db: Database, user_id: int, import_id: int, progress: Progress | None = None) -> int:
+    """Add the draft's included rows as transactions; return how many it added (0 when it
+    was committed already). An undone import cannot be committed again: 409.
+
+    The rows are added in short transactions of BATCH rows while the import is `committing`,
+    each moving its account's balance by the rows it adds; a commit whose worker died
+    (`stalled`) resumes after the last batch it wrote.
+    """
     with db.transaction() as s:
         draft = owned(s, user_id, import_id, lock=True)
         if draft.status == "committed":
             return 0
-        if draft.status != "draft":
+        if draft.status in ("undoing", "undone"):
             raise Conflict("This import was undone; upload the file again.", code="import_undone")
-        statements = [dict(st) for st in draft.statements]
-        added = 0
-        for index, info in enumerate(statements):
-            account = _account(s, user_id, info)
-            if info["account_id"] is None:
-                info["account_id"] = account.id
-                s.execute(
-                    update(ImportRow)
-                    .where(ImportRow.import_id == draft.id, ImportRow.statement == index)
-                    .values(account_id=account.id)
-                )
-            if info.get("bank_ref") and account.bank_ref is None:
-                account.bank_ref = info["bank_ref"]  # its next statement finds it by number
-            count, total = _add_rows(s, user_id, draft.id, index, account)
-            added += count
-            before = account.balance_minor
-            closing, opening = info.get("closing_minor"), info.get("opening_minor")
-            if closing is not None:
-                account.balance_minor = closing
-            elif opening is not None and info.get("balance_before_minor") is None:
-                account.balance_minor = opening + total  # a new account opens at the file's
-            else:
-                account.balance_minor = before + total
-            info["balance_change_minor"] = account.balance_minor - before
-            if info.get("mapping"):
-                save_mapping(s, user_id, account.id, info["columns"], info["mapping"])
-        draft.statements = statements
-        draft.status, draft.committed_at = "committed", utcnow()
-        return added
-
-
-def undo(db: Database, user_id: int, import_id: int) -> tuple[str, int]:
-    """Discard a draft, or undo a committed import: (what was done, transactions removed)."""
+        if draft.status == "drafting" or (
+            draft.status == "committing" and not stalled(draft, db.timings.import_stall)
+        ):
+            raise busy(draft, db.timings.import_stall)
+        if draft.status == "draft":
+            _begin(s, user_id, draft)
+        else:
+            moved(s, draft.id, draft.rows_done)  # resumed: this request holds it now
+        count = len(draft.statements)
+    for index in range(count):
+        _commit_statement(db, user_id, import_id, index, progress)
     with db.transaction() as s:
-        found = owned(s, user_id, import_id, lock=True)
-        if found.status == "draft":
-            s.delete(found)
-            return "discarded", 0
-        if found.status == "undone":
-            return "undone", 0
-        deleted = delete(Transaction).where(
-            Transaction.import_id == found.id, Transaction.user_id == user_id
+        draft = owned(s, user_id, import_id, lock=True)
+        draft.status = "committed"
+        return sum(int(info.get("added", 0)) for info in draft.statements)
+
+
+def _begin(s: Session, user_id: int, draft: StatementImport) -> None:
+    """The first short transaction of a commit: each statement's account (created if new),
+    the rows to add counted, the import `committing`."""
+    statements = [dict(st) for st in draft.statements]
+    for index, info in enumerate(statements):
+        account = _account(s, user_id, info, draft, index)
+        info["account_id"] = account.id  # its rows get it a batch at a time
+        if info.get("bank_ref") and account.bank_ref is None:
+            account.bank_ref = info["bank_ref"]  # its next statement finds it by number
+        info.update(added=0, rows_total_minor=0, done=False)
+    total = s.scalar(select(func.count()).where(ImportRow.import_id == draft.id))
+    draft.statements = statements
+    draft.status, draft.committed_at = "committing", utcnow()
+    draft.rows_done, draft.rows_total, draft.resume_after = 0, int(total or 0), 0
+    draft.moved_at = utcnow()
+
+
+def _included(import_id: int, index: int | None = None) -> tuple[Any, ...]:
+    found = (
+        ImportRow.import_id == import_id,
+        ImportRow.include.is_(True),
+        ImportRow.status != "invalid",
+    )
+    return found if index is None else (*found, ImportRow.statement == index)
+
+
+def _commit_statement(
+    db: Database, user_id: int, import_id: int, index: int, progress: Progress | None
+) -> None:
+    """Add one statement's rows, BATCH per transaction, then set its account's balance."""
+    with db.transaction() as s:
+        draft = owned(s, user_id, import_id, lock=True)
+        info = dict(draft.statements[index])
+        if info.get("done"):
+            return
+        account = s.get(Account, info["account_id"])
+        if account is None:
+            raise Conflict("The import's account was deleted.", code="account_gone")
+        if info.get("before_minor") is None:
+            info["before_minor"] = account.balance_minor
+            _store_info(draft, index, info)
+        categories = _categories(s, user_id, _included(import_id, index))
+        currency = account.currency
+    with db.read() as s:
+        matcher = _matcher(s, import_id, info["account_id"], _included(import_id, index))
+    while True:
+        with db.transaction() as s:
+            draft = owned(s, user_id, import_id, lock=True)
+            if draft.status != "committing":
+                raise busy(draft, db.timings.import_stall)
+            info = dict(draft.statements[index])
+            last = _add_batch(s, user_id, draft, index, (info, currency), categories, matcher)
+            if last is None:
+                _settle(s, draft, index, info)
+                return
+        if progress:
+            progress(draft.rows_done, draft.rows_total)
+
+
+def _add_batch(
+    s: Session,
+    user_id: int,
+    draft: StatementImport,
+    index: int,
+    target: tuple[dict[str, Any], str],
+    categories: dict[str, int],
+    matcher: Matcher | None,
+) -> int | None:
+    """Add the included rows among the statement's next BATCH rows after
+    `draft.resume_after`, and their sum to the account's balance; return the last row's id
+    (None: none was left). The rows go from one table to the other in the database (INSERT
+    ... SELECT): no row passes through Python unless the account holds transactions the
+    draft did not know of (`matcher`), to be checked against."""
+    info, currency = target
+    after = draft.resume_after or 0
+    ranged = (ImportRow.import_id == draft.id, ImportRow.statement == index)
+    following = (
+        select(ImportRow.id)
+        .where(*ranged, ImportRow.id > after)
+        .order_by(ImportRow.id)
+        .limit(BATCH)
+        .subquery()
+    )
+    last, seen = s.execute(
+        select(func.max(following.c.id), func.count()).select_from(following)
+    ).one()
+    if last is None:
+        return None
+    batch = (*_included(draft.id, index), ImportRow.id > after, ImportRow.id <= last)
+    account_id = info["account_id"]
+    s.execute(
+        update(ImportRow)
+        .where(*ranged, ImportRow.id > after, ImportRow.id <= last)
+        .values(account_id=account_id)
+    )
+    if matcher is not None:
+        _mark_added_since(s, matcher, batch)
+    category = case(categories, value=ImportRow.category, else_=None) if categories else null()
+    rows = select(
+        literal(user_id),
+        literal(account_id),
+        ImportRow.posted_on,
+        ImportRow.amount_minor,
+        literal(currency),
+        ImportRow.merchant,
+        ImportRow.description,
+        category,
+        false(),
+        literal(draft.id),
+        ImportRow.bank_id,
+    ).where(*batch)
+    columns = ["user_id", "account_id", "posted_on", "amount_minor", "currency", "merchant"]
+    columns += ["description", "category_id", "pending", "import_id", "bank_id"]
+    s.execute(insert(TRANSACTIONS).from_select(columns, rows))
+    added, total = s.execute(
+        select(func.count(), func.sum(ImportRow.amount_minor)).where(*batch)
+    ).one()
+    total = int(total or 0)
+    if total:
+        s.execute(
+            update(Account)
+            .where(Account.id == account_id)
+            .values(balance_minor=Account.balance_minor + total)
         )
-        removed = cast(CursorResult[Any], s.execute(deleted)).rowcount
-        for info in found.statements:
-            change = info.get("balance_change_minor") or 0
-            if info.get("account_id") is not None and change:
-                s.execute(
-                    update(Account)
-                    .where(Account.id == info["account_id"], Account.user_id == user_id)
-                    .values(balance_minor=Account.balance_minor - change)
-                )
-        found.status = "undone"
-        return "undone", int(removed or 0)
+    info["added"] = int(info.get("added", 0)) + int(added)
+    info["rows_total_minor"] = int(info.get("rows_total_minor", 0)) + total
+    _store_info(draft, index, info)
+    draft.resume_after = int(last)
+    draft.rows_done += int(seen)
+    draft.moved_at = utcnow()
+    return int(last)
 
 
-def _account(s: Session, user_id: int, info: dict[str, Any]) -> Account:
+def _mark_added_since(s: Session, matcher: Matcher, batch: tuple[Any, ...]) -> None:
+    """Rows of the batch found new at draft time that the account holds by now become
+    duplicates ("added since the draft was made"), before the batch is added."""
+    found = s.execute(
+        select(
+            ImportRow.id,
+            ImportRow.position,
+            ImportRow.posted_on,
+            ImportRow.amount_minor,
+            ImportRow.merchant,
+            ImportRow.description,
+            ImportRow.bank_id,
+        ).where(*batch, ImportRow.status == "new")
+    )
+    stale = [row.id for row in found if _added_since(matcher, row)]
+    if stale:
+        s.execute(
+            update(ImportRow)
+            .where(ImportRow.id.in_(stale))
+            .values(status="duplicate", include=False, reason="added since the draft was made")
+        )
+
+
+def _settle(s: Session, draft: StatementImport, index: int, info: dict[str, Any]) -> None:
+    """The statement's rows are all added: its account's balance becomes the closing balance
+    the file states (a new account with only an opening balance: that plus the rows; else
+    the rows were the whole change). What the closing balance adds beyond the rows is kept
+    as `adjustment_minor`, which undo takes back beside the rows it deletes."""
+    before, rows = int(info["before_minor"]), int(info.get("rows_total_minor", 0))
+    closing, opening = info.get("closing_minor"), info.get("opening_minor")
+    if closing is not None:
+        target = int(closing)
+    elif opening is not None and info.get("balance_before_minor") is None:
+        target = int(opening) + rows  # a new account opens at the file's
+    else:
+        target = before + rows
+    adjustment = target - (before + rows)
+    if adjustment:
+        s.execute(
+            update(Account)
+            .where(Account.id == info["account_id"])
+            .values(balance_minor=Account.balance_minor + adjustment)
+        )
+    info.update(adjustment_minor=adjustment, balance_change_minor=target - before, done=True)
+    _store_info(draft, index, info)
+    if info.get("mapping"):
+        save_mapping(s, draft.user_id, info["account_id"], info["columns"], info["mapping"])
+
+
+def _store_info(draft: StatementImport, index: int, info: dict[str, Any]) -> None:
+    statements = [dict(st) for st in draft.statements]
+    statements[index] = info
+    draft.statements = statements
+
+
+def _account(
+    s: Session, user_id: int, info: dict[str, Any], draft: StatementImport, index: int
+) -> Account:
+    """The statement's account: the draft's, else the one the same file went to since the
+    draft was made, else the one holding its bank number, else a new one."""
+    if info["account_id"] is None and draft.sha256:
+        earlier = s.execute(
+            select(StatementImport.statements)
+            .where(
+                StatementImport.user_id == user_id,
+                StatementImport.sha256 == draft.sha256,
+                StatementImport.id != draft.id,
+                StatementImport.status.in_(("committing", "committed")),
+            )
+            .order_by(StatementImport.id.desc())
+            .limit(1)
+        ).scalar()
+        if earlier and index < len(earlier) and earlier[index].get("account_id"):
+            went = s.get(Account, earlier[index]["account_id"])
+            if went is not None and went.user_id == user_id:
+                return went
     if info["account_id"] is not None:
         account = s.get(Account, info["account_id"])
         if account is None or account.user_id != user_id:
@@ -137,70 +312,6 @@ def _free_name(s: Session, user_id: int, info: dict[str, Any]) -> str:
     return name
 
 
-def _add_rows(
-    s: Session, user_id: int, import_id: int, index: int, account: Account
-) -> tuple[int, int]:
-    """Insert the statement's included rows, a batch at a time (no list of them all is held);
-    return (count, total in minor units)."""
-    included = (
-        ImportRow.import_id == import_id,
-        ImportRow.statement == index,
-        ImportRow.include.is_(True),
-        ImportRow.status != "invalid",
-    )
-    categories = _categories(s, user_id, included)
-    matcher = _matcher(s, import_id, account.id, included)
-    query = (
-        select(
-            ImportRow.id,
-            ImportRow.position,
-            ImportRow.status,
-            ImportRow.posted_on,
-            ImportRow.amount_minor,
-            ImportRow.merchant,
-            ImportRow.description,
-            ImportRow.bank_id,
-            ImportRow.category,
-        )
-        .where(*included)
-        .order_by(ImportRow.id)
-        .execution_options(yield_per=BATCH)
-    )
-    count = total = 0
-    stale: list[int] = []
-    for chunk in s.execute(query).partitions():
-        batch: list[dict[str, Any]] = []
-        for row in chunk:
-            if matcher is not None and row.status == "new" and _added_since(matcher, row):
-                stale.append(row.id)
-                continue
-            batch.append(
-                {
-                    "user_id": user_id,
-                    "account_id": account.id,
-                    "posted_on": row.posted_on,
-                    "amount_minor": row.amount_minor,
-                    "currency": account.currency,
-                    "merchant": row.merchant,
-                    "description": row.description,
-                    "category_id": categories.get(row.category) if row.category else None,
-                    "pending": False,
-                    "import_id": import_id,
-                    "bank_id": row.bank_id,
-                }
-            )
-            count, total = count + 1, total + row.amount_minor
-        if batch:
-            s.execute(insert(TRANSACTIONS), batch)
-    for start in range(0, len(stale), BATCH):
-        s.execute(
-            update(ImportRow)
-            .where(ImportRow.id.in_(stale[start : start + BATCH]))
-            .values(status="duplicate", include=False, reason="added since the draft was made")
-        )
-    return count, total
-
-
 def _matcher(s: Session, import_id: int, account_id: int, included: Any) -> Matcher | None:
     """What finds the rows, new at draft time, that the account holds by now (another import
     committed them since), so a stale draft adds no duplicates; None when none can be."""
@@ -218,7 +329,9 @@ def _matcher(s: Session, import_id: int, account_id: int, included: Any) -> Matc
             )
         )
     )
-    existing = [e for e in existing_rows(s, account_id, first, last) if e.id not in claimed]
+    existing = [
+        e for e in existing_rows(s, account_id, first, last, but=import_id) if e.id not in claimed
+    ]
     return Matcher(existing) if existing else None
 
 

@@ -6,29 +6,27 @@ balance: accounts a statement needs are created when the draft is committed.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+import hashlib
 from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Any, cast
 
-from sqlalchemy import Table, insert, select
+from sqlalchemy import Table, delete, func, select
 from sqlalchemy.orm import Session
 
 from domain.errors import NotFound, Unprocessable
-from models import Account, ImportMapping, ImportRow, StatementImport, Transaction
+from models import Account, ImportMapping, ImportRow, StatementImport, Transaction, utcnow
 from models.db import Database
-from services.imports.duplicates import POSSIBLE_DAYS, Existing, Matcher
+from services.imports.duplicates import POSSIBLE_DAYS, Existing, Matcher, Verdict
 from services.imports.reader import read_untrusted
 from services.imports.rules import Rule, category_for, rules_of
-from statements.parsed import ParsedFile, ParsedStatement
+from services.imports.steps import BATCH, Progress, bulk_insert, moved
+from statements.parsed import ParsedFile, ParsedRow, ParsedStatement
 from statements.read import ReadOptions, SavedMappings
 
 # Core inserts: the ORM's bulk path costs more than the database's work.
 IMPORT_ROWS = cast(Table, ImportRow.__table__)
-# Rows written per INSERT statement.
-BATCH = 2000
-# Told (rows stored so far, rows in the file) after each batch.
-Progress = Callable[[int, int], None]
 
 
 @dataclass(frozen=True)
@@ -45,11 +43,33 @@ class Upload:
     mapping: dict[str, str] | None = None
 
 
+@dataclass(frozen=True)
+class Earlier:
+    """The last committed import of the same file: its id and each statement's account
+    (None where that account was deleted since)."""
+
+    id: int
+    accounts: list[int | None]
+
+    @property
+    def only_account(self) -> int | None:
+        """The account of a file of one statement."""
+        return self.accounts[0] if len(self.accounts) == 1 else None
+
+
 def create_draft(
     db: Database, user_id: int, upload: Upload, progress: Progress | None = None
 ) -> int:
-    """Parse `upload` and store it as a draft; return its id. A file that fails stores nothing."""
-    account = _given_account(db, user_id, upload.account_id)
+    """Parse `upload` and store it as a draft; return its id. A file that fails stores nothing.
+
+    The rows are written in short transactions of BATCH rows while the import is `drafting`;
+    it becomes a `draft` once every row is stored. The same file (by content) as an earlier
+    import goes to that import's accounts, whatever the upload says.
+    """
+    digest = file_digest(upload.data)
+    earlier = earlier_import(db, user_id, digest)
+    given = earlier.only_account if earlier and earlier.only_account else upload.account_id
+    account = _given_account(db, user_id, given)
     saved = _saved_mappings(db, user_id, account.id) if account else {}
     options = ReadOptions(
         format=upload.format,
@@ -59,26 +79,40 @@ def create_draft(
         saved=SavedMappings(saved),
     )
     parsed = read_untrusted(upload.data, upload.filename, options)
+    total = sum(st.span()[2] for st in parsed.statements)
     with db.transaction() as s:
-        accounts = _accounts(s, user_id, parsed, account, upload)
+        accounts = _accounts(s, user_id, parsed, account, upload, earlier)
         draft = StatementImport(
             user_id=user_id,
+            status="drafting",
             format=parsed.format,
             filename=upload.filename[:255],
             statements=[
-                _statement_info(st, acct, parsed, upload.account_name)
+                _statement_info(st, acct, parsed, upload.account_name, earlier)
                 for st, acct in zip(parsed.statements, accounts, strict=True)
             ],
+            sha256=digest,
+            rows_total=total,
+            moved_at=utcnow(),
         )
         s.add(draft)
         s.flush()
-        total, done = sum(st.span()[2] for st in parsed.statements), 0
+        import_id = draft.id
         rules = rules_of(s, user_id)
+    try:
+        done = 0
         for index, (statement, acct) in enumerate(zip(parsed.statements, accounts, strict=True)):
-            done = _store_rows(s, draft.id, index, statement, acct, rules, (done, total), progress)
-        if parsed.mapping is not None and account is not None and upload.mapping is not None:
-            save_mapping(s, user_id, account.id, parsed.columns or [], parsed.mapping)
-        return draft.id
+            store = Store(db, import_id, index, acct, rules, earlier)
+            done = store.rows(statement, (done, total), progress)
+        with db.transaction() as s:
+            moved(s, import_id, done, status="draft")
+            if parsed.mapping is not None and account is not None and upload.mapping is not None:
+                save_mapping(s, user_id, account.id, parsed.columns or [], parsed.mapping)
+    except Exception:
+        with contextlib.suppress(Exception):  # else it stalls, and DELETE discards it
+            discard_rows(db, import_id)
+        raise
+    return import_id
 
 
 def save_mapping(
@@ -96,6 +130,61 @@ def save_mapping(
         )
     else:
         found.columns, found.mapping = columns, mapping
+
+
+def file_digest(data: bytes) -> str:
+    """The SHA-256 of a file's bytes, hex: what tells the same file uploaded again."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def earlier_import(db: Database, user_id: int, digest: str) -> Earlier | None:
+    """The user's last import of the file with this digest that added transactions."""
+    with db.read() as s:
+        found = s.execute(
+            select(StatementImport.id, StatementImport.statements)
+            .where(
+                StatementImport.user_id == user_id,
+                StatementImport.sha256 == digest,
+                StatementImport.status.in_(("committing", "committed")),
+            )
+            .order_by(StatementImport.id.desc())
+            .limit(1)
+        ).first()
+        if found is None:
+            return None
+        ids = [info.get("account_id") for info in found.statements]
+        alive = set(
+            s.scalars(
+                select(Account.id).where(
+                    Account.user_id == user_id, Account.id.in_([i for i in ids if i])
+                )
+            )
+        )
+        return Earlier(found.id, [i if i in alive else None for i in ids])
+
+
+def discard_rows(db: Database, import_id: int) -> None:
+    """Delete a draft's rows, BATCH a transaction, then the draft itself."""
+    deleted = 0
+    while True:
+        with db.transaction() as s:
+            following = (
+                select(ImportRow.id)
+                .where(ImportRow.import_id == import_id)
+                .order_by(ImportRow.id)
+                .limit(BATCH)
+                .subquery()
+            )
+            last, count = s.execute(
+                select(func.max(following.c.id), func.count()).select_from(following)
+            ).one()
+            if last is None:
+                s.execute(delete(StatementImport).where(StatementImport.id == import_id))
+                return
+            rows = IMPORT_ROWS.c
+            s.execute(delete(IMPORT_ROWS).where(rows.import_id == import_id, rows.id <= last))
+            deleted += int(count)
+            moved(s, import_id, deleted)
 
 
 def _currency_of(account: Account | None) -> str | None:
@@ -123,10 +212,15 @@ def _saved_mappings(db: Database, user_id: int, account_id: int) -> dict[tuple[s
 
 
 def _accounts(
-    s: Session, user_id: int, parsed: ParsedFile, given: Account | None, upload: Upload
+    s: Session,
+    user_id: int,
+    parsed: ParsedFile,
+    given: Account | None,
+    upload: Upload,
+    earlier: Earlier | None,
 ) -> list[Account | None]:
-    """Each statement's account: the one holding its bank number, else the one given, else a
-    new one (None here: created at commit)."""
+    """Each statement's account: the one the same file went to before, else the one holding
+    its bank number, else the one given, else a new one (None here: created at commit)."""
     refs = [st.bank_ref for st in parsed.statements if st.bank_ref]
     known = {
         a.bank_ref: a
@@ -134,9 +228,12 @@ def _accounts(
             select(Account).where(Account.user_id == user_id, Account.bank_ref.in_(refs))
         )
     }
+    before = earlier.accounts if earlier else []
     found: list[Account | None] = []
-    for statement in parsed.statements:
+    for index, statement in enumerate(parsed.statements):
         account = known.get(statement.bank_ref) if statement.bank_ref else None
+        if index < len(before) and before[index] is not None:
+            account = s.get(Account, before[index])
         if account is None and given is not None and len(parsed.statements) == 1:
             account = given
         if account is None and not (statement.currency or upload.currency):
@@ -149,7 +246,11 @@ def _accounts(
 
 
 def _statement_info(
-    statement: ParsedStatement, account: Account | None, parsed: ParsedFile, name: str | None
+    statement: ParsedStatement,
+    account: Account | None,
+    parsed: ParsedFile,
+    name: str | None,
+    earlier: Earlier | None,
 ) -> dict[str, Any]:
     currency = account.currency if account else statement.currency
     info: dict[str, Any] = {
@@ -168,6 +269,8 @@ def _statement_info(
         "bank_name": statement.bank_name,
         "last_digits": statement.last_digits,
         "file_account_name": statement.name,
+        # The earlier import of the same file, whose rows this one's all repeat.
+        "same_file_as": earlier.id if earlier else None,
     }
     if parsed.mapping is not None:
         info["columns"], info["mapping"] = parsed.columns, parsed.mapping
@@ -176,75 +279,100 @@ def _statement_info(
     return info
 
 
-def _store_rows(
-    s: Session,
-    import_id: int,
-    index: int,
-    statement: ParsedStatement,
-    account: Account | None,
-    rules: list[Rule],
-    counted: tuple[int, int],
-    progress: Progress | None,
-) -> int:
-    """Classify and store a statement's rows; return the file's rows stored so far."""
-    done, total = counted
-    first, last, _ = statement.span()
-    existing = existing_rows(s, account.id, first, last) if account and first and last else []
-    matcher = Matcher(existing)
-    currency = (account.currency if account else statement.currency) or "EUR"
-    batch: list[dict[str, Any]] = []
-    for row in statement.each():
-        verdict = matcher.classify(row)
+class Store:
+    """Classifies a statement's rows and writes them, BATCH rows per short transaction."""
+
+    def __init__(
+        self,
+        db: Database,
+        import_id: int,
+        index: int,
+        account: Account | None,
+        rules: list[Rule],
+        earlier: Earlier | None,
+    ) -> None:
+        self.db, self.import_id, self.index, self.rules = db, import_id, index, rules
+        self.account_id = account.id if account else None
+        self.account_currency = account.currency if account else None
+        self.again = f"the same file as import {earlier.id}" if earlier else None
+
+    def rows(
+        self, statement: ParsedStatement, counted: tuple[int, int], progress: Progress | None
+    ) -> int:
+        """Store the statement's rows; return the file's rows stored so far."""
+        done, total = counted
+        first, last, _ = statement.span()
+        existing: list[Existing] = []
+        if self.account_id is not None and first and last:
+            with self.db.read() as s:
+                existing = existing_rows(s, self.account_id, first, last)
+        matcher = Matcher(existing)
+        currency = self.account_currency or statement.currency or "EUR"
+        batch: list[dict[str, Any]] = []
+        for row in statement.each():
+            batch.append(self.record(row, matcher.classify(row), currency))
+            if len(batch) >= BATCH:
+                done, batch = self.write(batch, done), []
+                if progress:
+                    progress(done, total)
+        if batch:
+            done = self.write(batch, done)
+        if progress:
+            progress(done, total)
+        return done
+
+    def record(self, row: ParsedRow, verdict: Verdict, currency: str) -> dict[str, Any]:
+        """The import row of a parsed row and its verdict."""
         if verdict.status != "invalid" and (row.currency or currency) != currency:
             verdict.status, verdict.reason = (
                 "invalid",
                 (f"in {row.currency}, the account is in {currency}"),
             )
-        batch.append(
-            {
-                "import_id": import_id,
-                "statement": index,
-                "account_id": account.id if account else None,
-                "position": row.position,
-                "posted_on": row.posted_on,
-                "amount_minor": None if verdict.status == "invalid" else row.amount_minor,
-                "currency": (row.currency or currency)[:3],
-                "merchant": storable(row.merchant),
-                "description": storable(row.description),
-                "bank_id": storable(row.bank_id) if row.bank_id else None,
-                "status": verdict.status,
-                "reason": (verdict.reason or None) and verdict.reason[:255],
-                "include": verdict.status == "new",
-                "matched_transaction_id": verdict.matched,
-                "category": category_for(
-                    rules, row.merchant, row.description, row.amount_minor, currency
-                )
-                if rules and verdict.status != "invalid" and row.amount_minor is not None
-                else None,
-            }
-        )
-        if len(batch) >= BATCH:
-            s.execute(insert(IMPORT_ROWS), batch)
-            done, batch = done + len(batch), []
-            if progress:
-                progress(done, total)
-    if batch:
-        s.execute(insert(IMPORT_ROWS), batch)
-        done += len(batch)
-    if progress:
-        progress(done, total)
-    return done
+        if self.again and verdict.status in ("new", "possible_duplicate"):
+            verdict.status, verdict.reason = "duplicate", self.again
+        return {
+            "import_id": self.import_id,
+            "statement": self.index,
+            "account_id": self.account_id,
+            "position": row.position,
+            "posted_on": row.posted_on,
+            "amount_minor": None if verdict.status == "invalid" else row.amount_minor,
+            "currency": (row.currency or currency)[:3],
+            "merchant": storable(row.merchant),
+            "description": storable(row.description),
+            "bank_id": storable(row.bank_id) if row.bank_id else None,
+            "status": verdict.status,
+            "reason": (verdict.reason or None) and verdict.reason[:255],
+            "include": verdict.status == "new",
+            "matched_transaction_id": verdict.matched,
+            "category": category_for(
+                self.rules, row.merchant, row.description, row.amount_minor, currency
+            )
+            if self.rules and verdict.status != "invalid" and row.amount_minor is not None
+            else None,
+        }
+
+    def write(self, batch: list[dict[str, Any]], done: int) -> int:
+        """Insert a batch and move the progress, in one short transaction."""
+        with self.db.transaction() as s:
+            bulk_insert(s, IMPORT_ROWS, batch)
+            moved(s, self.import_id, done + len(batch))
+        return done + len(batch)
 
 
-def existing_rows(s: Session, account_id: int, first: date, last: date) -> list[Existing]:
-    """The account's transactions a statement over [first, last] may repeat (one index range)."""
+def existing_rows(
+    s: Session, account_id: int, first: date, last: date, but: int | None = None
+) -> list[Existing]:
+    """The account's transactions a statement over [first, last] may repeat (one index range),
+    but those import `but` added."""
     window = timedelta(days=POSSIBLE_DAYS)
     t = Transaction
-    rows = s.execute(
-        select(t.id, t.posted_on, t.amount_minor, t.merchant, t.description, t.bank_id).where(
-            t.account_id == account_id, t.posted_on.between(first - window, last + window)
-        )
+    query = select(t.id, t.posted_on, t.amount_minor, t.merchant, t.description, t.bank_id).where(
+        t.account_id == account_id, t.posted_on.between(first - window, last + window)
     )
+    if but is not None:
+        query = query.where((t.import_id != but) | t.import_id.is_(None))
+    rows = s.execute(query)
     return [Existing(*row) for row in rows]
 
 

@@ -59,6 +59,9 @@ class Matcher:
     Lookups go through dictionaries built once (by bank id, by exact key, by amount), so a
     file of N rows costs N lookups, never N scans. An existing transaction matches at most
     one row: two identical debits in the file against one stored are a duplicate and a new.
+    A stored transaction's bank id is always its own: a row carrying it is a duplicate
+    wherever it is in the file, and a row without a bank id that looks like a stored one
+    that has one is only a possible duplicate (left to review), which uses nothing up.
     """
 
     def __init__(self, existing: list[Existing]) -> None:
@@ -83,19 +86,23 @@ class Matcher:
                 return Verdict("duplicate", f"the same bank id as row {earlier} of this file")
             self.file_bank_ids[row.bank_id] = row.position
             same = self.by_bank_id.get(row.bank_id)
-            if same is not None and same.id not in self.used:
+            if same is not None:  # always: nothing else uses up one with a bank id
                 self.used.add(same.id)
                 return Verdict("duplicate", "the same bank id", same.id)
+        if row.amount_minor not in self.by_amount:
+            return Verdict("new")  # nothing stored of this amount: no match of any kind
         key = (row.posted_on, row.amount_minor, text_key(row.merchant, row.description))
         for candidate in self.exact.get(key, ()):
             if candidate.id in self.used:
                 continue
             if candidate.bank_id and row.bank_id and candidate.bank_id != row.bank_id:
                 continue  # different bank ids: two movements, however alike
-            self.used.add(candidate.id)
             if candidate.bank_id and not row.bank_id:
-                # Without a bank id on both sides nothing proves it: the user decides.
+                # Without a bank id on both sides nothing proves it: the user decides. The
+                # stored one is not used up: a row with its bank id, later in the file, is
+                # its duplicate all the same.
                 return Verdict("possible_duplicate", "same date, amount and text", candidate.id)
+            self.used.add(candidate.id)
             return Verdict("duplicate", "same account, date, amount and description", candidate.id)
         return self._possible(row)
 
@@ -109,7 +116,8 @@ class Matcher:
             if candidate.bank_id and row.bank_id and candidate.bank_id != row.bank_id:
                 continue
             if similar(payee, f"{candidate.merchant} {candidate.description}"):
-                self.used.add(candidate.id)
+                if not candidate.bank_id or row.bank_id:
+                    self.used.add(candidate.id)  # one with a bank id waits for its own
                 when = _days(candidate.posted_on, row.posted_on)
                 reason = f"an existing row of the same amount {when} with a similar payee"
                 return Verdict("possible_duplicate", reason, candidate.id)

@@ -15,6 +15,7 @@ from models.base import iso
 from models.db import Database
 from models.imports import ROW_STATUSES
 from services.imports.commits import owned
+from services.imports.steps import stalled
 
 # Sums are taken in parts of this size (see summary).
 SPLIT = 1_000_000_000
@@ -23,7 +24,7 @@ SPLIT = 1_000_000_000
 def show(db: Database, user_id: int, import_id: int) -> dict[str, Any]:
     """The user's import: format, accounts with their reconciliation, counts per status."""
     with db.read() as s:
-        return summary(s, owned(s, user_id, import_id))
+        return summary(s, owned(s, user_id, import_id), db.timings.import_stall)
 
 
 def listing(db: Database, user_id: int, limit: int, cursor: int | None) -> dict[str, Any]:
@@ -35,13 +36,14 @@ def listing(db: Database, user_id: int, limit: int, cursor: int | None) -> dict[
         found = list(s.scalars(query.order_by(StatementImport.id.desc()).limit(limit + 1)))
         page = found[:limit]
         return {
-            "imports": [summary(s, item) for item in page],
+            "imports": [summary(s, item, db.timings.import_stall) for item in page],
             "next_cursor": str(page[-1].id) if len(found) > limit else None,
         }
 
 
-def summary(s: Session, item: StatementImport) -> dict[str, Any]:
-    """An import as the API shows it."""
+def summary(s: Session, item: StatementImport, stall: float) -> dict[str, Any]:
+    """An import as the API shows it (`stall`: seconds without a batch that make a step
+    under way `stalled`)."""
     # Each sum is taken in two parts (billions and the rest) and added here, exactly: no sum
     # of a file's amounts can pass the database's 64 bits.
     high = ImportRow.amount_minor // SPLIT
@@ -84,6 +86,14 @@ def summary(s: Session, item: StatementImport) -> dict[str, Any]:
         "counts": {**counts, "included": included, "total": sum(counts.values())},
         "accounts": accounts,
         "not_imported": not_imported,
+        "progress": {
+            "done": item.rows_done,
+            "total": item.rows_total,
+            "stalled": stalled(item, stall),
+        },
+        "same_file_as": next(
+            (info["same_file_as"] for info in item.statements if info.get("same_file_as")), None
+        ),
     }
 
 

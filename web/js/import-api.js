@@ -49,7 +49,7 @@ export const importApi = {
     }
     return call('POST', '/api/imports', form);
   },
-  list: (cursor = null) => call('GET', `/api/imports${query({ limit: 20, cursor })}`),
+  list: (cursor = null, limit = 20) => call('GET', `/api/imports${query({ limit, cursor })}`),
   show: (id) => call('GET', `/api/imports/${path(id)}`),
   /** A page of an import's rows, of one `status` or all. */
   rows: (id, cursor = null, status = null) =>

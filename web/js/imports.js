@@ -4,10 +4,14 @@ import { confirmDialog } from './dialogs.js';
 import { el } from './dom.js';
 import { importApi, importErrorText } from './import-api.js';
 import { STATUS_WORDS, reconciliationLine, rowLine, rowTable } from './import-table.js';
+import { withProgress } from './import-progress.js';
 
 // The roles a CSV column can take (statements/csvfile.py ROLES).
 const ROLES = ['date', 'amount', 'debit', 'credit', 'payee', 'description', 'bank_id', 'currency'];
-const IMPORT_WORDS = { draft: 'Draft', committed: 'Committed', undone: 'Undone' };
+const IMPORT_WORDS = {
+  drafting: 'Drafting', draft: 'Draft', committing: 'Committing', committed: 'Committed',
+  undoing: 'Undoing', undone: 'Undone',
+};
 
 const ACCEPT = '.ofx,.qfx,.qif,.csv,.tsv,.txt,.xml,.sta,.mt940';
 
@@ -87,6 +91,7 @@ class ImportDialog {
     );
     this.categories = el('datalist', { id: 'import-categories' });
     this.status = el('p', { id: 'import-note', class: 'import-note', role: 'status' });
+    this.progress = el('progress', { id: 'import-progress', class: 'import-progress', max: '1', hidden: true });
     this.dialog = el(
       'dialog',
       { id: 'imports', class: 'dialog import-dialog', 'aria-labelledby': 'imports-title' },
@@ -98,6 +103,7 @@ class ImportDialog {
       ),
       this.error,
       this.status,
+      this.progress,
       this.home,
       this.draft,
       this.categories,
@@ -137,6 +143,12 @@ class ImportDialog {
   say(text) {
     this.status.textContent = text || '';
   }
+
+  /** Run `work`, showing the progress `peek` reads meanwhile (import-progress.js). */
+  withProgress(label, work, peek) {
+    return withProgress(this.progress, (text) => this.say(text), label, work, peek);
+  }
+
 
   async loadAccounts() {
     try {
@@ -204,13 +216,16 @@ class ImportDialog {
     this.showError('');
     this.say(`Reading ${file.name}…`);
     try {
-      const record = await importApi.upload(file, {
+      const fields = {
         account_id: this.account.value,
         currency: this.account.value ? null : this.currency.value.trim().toUpperCase(),
         account_name: this.account.value ? null : this.accountName.value.trim(),
         locale: this.locale.value.trim(),
         mapping: mapping ? JSON.stringify(mapping) : null,
-      });
+      };
+      // The upload's id is known when it answers: meanwhile the newest import is this one.
+      const newest = async () => (await importApi.list(null, 1)).imports[0];
+      const record = await this.withProgress('Stored', () => importApi.upload(file, fields), newest);
       this.mapping.hidden = true;
       this.fileInput.value = '';
       this.file = null;
@@ -309,8 +324,16 @@ class ImportDialog {
       counts.append(el('li', { class: `row-status ${status}`, text: `${n} ${words.toLowerCase()}` }));
     }
     const draft = rec.status === 'draft';
+    const stalled = Boolean(rec.progress && rec.progress.stalled);
     const actions = el('div', { class: 'import-actions' });
-    if (draft) {
+    if (stalled) {
+      // Its worker died mid-way: a commit resumes, an undo or a discard goes on (or back).
+      if (rec.status === 'committing') {
+        actions.append(button('Resume the commit', { id: 'import-commit', class: 'primary' }, () => this.commit()));
+      }
+      const words = rec.status === 'drafting' ? 'Discard draft' : 'Undo this import';
+      actions.append(button(words, { id: 'import-undo', class: 'danger' }, () => this.undo()));
+    } else if (draft) {
       actions.append(
         button('Commit included rows', { id: 'import-commit', class: 'primary' }, () => this.commit()),
         button('Discard draft', { id: 'import-discard', class: 'danger' }, () => this.undo()),
@@ -323,7 +346,16 @@ class ImportDialog {
       'div',
       { class: 'draft-head' },
       el('h3', { id: 'import-draft-title', tabindex: '-1', text: rec.filename || `Import ${rec.id}` }),
-      el('p', { class: 'muted', id: 'import-state', text: `${statusWord(rec)} · ${rec.format}` }),
+      el('p', {
+        class: 'muted',
+        id: 'import-state',
+        text: [
+          statusWord(rec),
+          rec.format,
+          stalled ? `stopped at ${rec.progress.done} of ${rec.progress.total} rows` : '',
+          rec.same_file_as ? `the same file as import ${rec.same_file_as}` : '',
+        ].filter(Boolean).join(' · '),
+      }),
       counts,
       el('ul', { class: 'import-recon', 'aria-label': 'Reconciliation' },
         ...(rec.accounts || []).map(reconciliationLine)),
@@ -382,7 +414,8 @@ class ImportDialog {
   async commit() {
     this.say('Committing…');
     try {
-      const done = await importApi.commit(this.current.id);
+      const id = this.current.id;
+      const done = await this.withProgress('Added', () => importApi.commit(id), () => importApi.show(id));
       await this.show(done.id);
       this.say(`Added ${done.added} transaction${done.added === 1 ? '' : 's'}.`);
     } catch (err) {
@@ -392,7 +425,7 @@ class ImportDialog {
   }
 
   async undo() {
-    const draft = this.current.status === 'draft';
+    const draft = ['draft', 'drafting'].includes(this.current.status);
     const yes = await confirmDialog(
       draft
         ? { title: 'Discard this draft?', text: 'Its rows are dropped; no transaction was added.',
@@ -402,7 +435,8 @@ class ImportDialog {
     );
     if (!yes) return;
     try {
-      const done = await importApi.undo(this.current.id);
+      const id = this.current.id;
+      const done = await this.withProgress('Removed', () => importApi.undo(id), () => importApi.show(id));
       if (done.status === 'undone') await this.show(done.id);
       else await this.backHome();
       const n = done.removed_transactions;

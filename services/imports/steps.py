@@ -1,0 +1,72 @@
+"""What drafting, committing and undoing an import share: short transactions of BATCH rows,
+each moving the import's progress, and how a step whose worker died is told from one running.
+
+Each step runs in the request's own thread of the host's `http` pool (the view's hop), one
+short database transaction per batch, so other users' writes wait at most one batch for
+SQLite's write lock. The step's status (`drafting`, `committing`, `undoing`) and its progress
+(`rows_done` of `rows_total`) are written with each batch, so another request reads them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from sqlalchemy import Table, update
+from sqlalchemy.orm import Session
+
+from domain.errors import Conflict
+from models import StatementImport, utcnow
+from models.imports import BUSY_STATUSES
+
+# Rows written (or deleted) per short transaction.
+BATCH = 2000
+# Told (rows done so far, rows in all) after each batch.
+Progress = Callable[[int, int], None]
+
+
+def stalled(item: StatementImport, stall: float, now: datetime | None = None) -> bool:
+    """True when `item` is drafting, committing or undoing and wrote no batch for `stall`
+    seconds: its worker is gone, and the user may resume or undo it."""
+    if item.status not in BUSY_STATUSES:
+        return False
+    moved = item.moved_at or item.created_at
+    if moved.tzinfo is None:
+        moved = moved.replace(tzinfo=UTC)
+    return (now or utcnow()) - moved > timedelta(seconds=stall)
+
+
+def busy(item: StatementImport, stall: float) -> Conflict:
+    """409 `import_busy`: the import is being drafted, committed or undone by a request."""
+    return Conflict(
+        f"This import is {item.status} ({item.rows_done} of {item.rows_total} rows); "
+        "try again when it is done.",
+        code="import_busy",
+        details={"status": item.status, "done": item.rows_done, "total": item.rows_total},
+    )
+
+
+def moved(s: Session, import_id: int, done: int, **values: Any) -> None:
+    """Record `done` rows of the step under way (and other columns) in the batch's transaction."""
+    s.execute(
+        update(StatementImport)
+        .where(StatementImport.id == import_id)
+        .values(rows_done=done, moved_at=utcnow(), **values)
+    )
+
+
+def bulk_insert(s: Session, table: Table, rows: list[dict[str, Any]]) -> None:
+    """Insert `rows` (dicts of the same keys) with one executemany of the driver: SQLAlchemy's
+    own path builds the parameters of each row again, which costs more than the insert. The
+    values must be ones the driver takes as they are (int, str, bool, date, None)."""
+    if not rows:
+        return
+    conn = s.connection()
+    columns = list(rows[0])
+    names = ", ".join(columns)
+    if conn.dialect.name == "sqlite":
+        marks = ", ".join(f":{c}" for c in columns)
+    else:
+        marks = ", ".join(f"%({c})s" for c in columns)
+    conn.exec_driver_sql(f"INSERT INTO {table.name} ({names}) VALUES ({marks})", rows)  # type: ignore[arg-type]
