@@ -61,6 +61,8 @@ def commit(db: Database, user_id: int, import_id: int, progress: Progress | None
         _commit_statement(db, user_id, import_id, index, progress)
     with db.transaction() as s:
         draft = owned(s, user_id, import_id, lock=True)
+        if draft.status != "committing":  # an undo took it over meanwhile
+            raise busy(draft, db.timings.import_stall)
         draft.status = "committed"
         return sum(int(info.get("added", 0)) for info in draft.statements)
 
