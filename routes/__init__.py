@@ -7,10 +7,10 @@ from flask import Flask
 
 def register_blueprints(app: Flask) -> None:
     """Attach every blueprint to `app` through the Api, which documents them in /openapi.json."""
-    from routes import imports
     from routes.api import init_api, refuse_impossible_ids, refuse_unknown_query
     from routes.chat import sessions, stream, turns, ui_chat
     from routes.connector import apps, mcp, oauth, oauth_doc
+    from routes.imports import views as imports
     from routes.ledger import views as ledger
     from routes.records import views as records
     from routes.site import health, metrics, web

@@ -11,16 +11,13 @@ from domain.text import one_line
 from routes.api import BEARER, MULTIPART, Blueprint
 from routes.auth import login_required
 from routes.extensions import get_db, get_settings, get_statement_reader
-from routes.import_schemas import (
+from routes.imports.requests import ImportUpload, PageQuery, RowChange, RowsQuery
+from routes.imports.responses import (
     CommitResult,
     ImportPage,
     ImportRecord,
     ImportRowRecord,
-    ImportUpload,
-    PageQuery,
-    RowChange,
     RowPage,
-    RowsQuery,
     UndoResult,
 )
 from routes.responses import ErrorResponse

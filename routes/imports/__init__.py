@@ -1,0 +1,1 @@
+"""Statement imports: upload, draft, rows, commit, undo."""
