@@ -14,6 +14,21 @@ OTHER_MINOR_UNITS: dict[str, int] = {
 }
 
 
+# The most digits before the decimal mark any amount, balance or sum may have: a row's amount
+# (statements/amounts.py) and an account's balance alike. With up to 3 decimals that stays
+# within a signed 64-bit integer (the databases' BIGINT); the few 4-decimal currencies are held
+# to 64 bits as well.
+MAX_INTEGER_DIGITS = 15
+_INT64 = 2**63
+
+
+def within_bound(amount_minor: int, currency: str) -> bool:
+    """Whether `amount_minor` has at most MAX_INTEGER_DIGITS digits before the decimal mark
+    (and fits a signed 64-bit integer)."""
+    limit: int = min(10 ** (MAX_INTEGER_DIGITS + minor_units(currency)), _INT64)
+    return abs(amount_minor) < limit
+
+
 def minor_units(currency: str) -> int:
     """Return how many decimals `currency` has in ISO 4217 (2 for a code it does not list)."""
     return MINOR_UNITS.get(currency.upper(), DEFAULT_MINOR_UNITS)

@@ -20,12 +20,11 @@ from babel.numbers import get_decimal_symbol, get_group_symbol
 
 from domain.currencies import MINOR_UNITS
 from domain.errors import Unprocessable
-from domain.money import minor_units
+from domain.money import MAX_INTEGER_DIGITS, minor_units
 
 DEFAULT_LOCALE = "en_US"
-# Digits allowed before the decimal mark (leading zeros aside): 999 trillion.
-MAX_INTEGER_DIGITS = 15
-# Longer text is refused unread.
+# Digits allowed before the decimal mark (leading zeros aside): MAX_INTEGER_DIGITS of
+# domain/money.py, 999 trillion. Longer text is refused unread.
 MAX_AMOUNT_CHARS = 64
 # Symbols that name one currency; `$`, `¥` and `kr` name several, so they name none.
 SYMBOLS: dict[str, str | None] = {
@@ -74,7 +73,9 @@ class NumberStyle:
             marks = re.escape(group)
         self._plain = re.compile(rf"(\d+)(?:{point}(\d*))?|{point}(\d+)")
         # The usual case, read without the general path: -1234.56
-        self._simple = re.compile(rf"([-+]?)0*(\d{{1,15}})(?:{point}(\d{{1,3}}))?")
+        self._simple = re.compile(
+            rf"([-+]?)0*(\d{{1,{MAX_INTEGER_DIGITS}}})(?:{point}(\d{{1,3}}))?"
+        )
         self._grouped = re.compile(rf"(\d{{1,3}}(?:{marks}\d{{3}})+)(?:{point}(\d*))?")
 
     @classmethod

@@ -11,12 +11,13 @@ from typing import Any, cast
 from sqlalchemy import Table, case, false, func, insert, literal, null, select, update
 from sqlalchemy.orm import Session
 
-from domain.errors import Conflict, NotFound
+from domain.errors import Conflict, NotFound, Unprocessable
+from domain.money import MAX_INTEGER_DIGITS, within_bound
 from models import Account, Category, ImportRow, StatementImport, Transaction, utcnow
 from models.db import Database
 from services.imports.drafts import existing_rows, save_mapping
 from services.imports.duplicates import Matcher
-from services.imports.steps import BATCH, Progress, busy, moved, stalled
+from services.imports.steps import BATCH, SPLIT, Progress, busy, moved, stalled
 from statements.parsed import ParsedRow
 
 TRANSACTIONS = cast(Table, Transaction.__table__)
@@ -77,11 +78,39 @@ def _begin(s: Session, user_id: int, draft: StatementImport) -> None:
         if info.get("bank_ref") and account.bank_ref is None:
             account.bank_ref = info["bank_ref"]  # its next statement finds it by number
         info.update(added=0, rows_total_minor=0, done=False)
+        _check_bounds(s, draft.id, index, info, account)
     total = s.scalar(select(func.count()).where(ImportRow.import_id == draft.id))
     draft.statements = statements
     draft.status, draft.committed_at = "committing", utcnow()
     draft.rows_done, draft.rows_total, draft.resume_after = 0, int(total or 0), 0
     draft.moved_at = utcnow()
+
+
+def _check_bounds(
+    s: Session, import_id: int, index: int, info: dict[str, Any], account: Account
+) -> None:
+    """422 `balance_out_of_range`, nothing changed, when the account's balance would pass
+    MAX_INTEGER_DIGITS on the way: its balance now plus every row in, or plus every row out
+    (a batch adds either first), or the closing or opening balance the file states."""
+    high = ImportRow.amount_minor // SPLIT
+    parts = []
+    for side in (ImportRow.amount_minor > 0, ImportRow.amount_minor < 0):
+        billions, rest = s.execute(
+            select(func.sum(high), func.sum(ImportRow.amount_minor - high * SPLIT)).where(
+                *_included(import_id, index), side
+            )
+        ).one()
+        parts.append(int(billions or 0) * SPLIT + int(rest or 0))
+    before = account.balance_minor
+    reached = [before + part for part in parts]
+    reached += [int(v) for v in (info.get("closing_minor"), info.get("opening_minor")) if v]
+    if not all(within_bound(v, account.currency) for v in reached):
+        raise Unprocessable(
+            f"Statement {index + 1} would take the account's balance past "
+            f"{MAX_INTEGER_DIGITS} digits: nothing was committed.",
+            code="balance_out_of_range",
+            details={"statement": index, "max_integer_digits": MAX_INTEGER_DIGITS},
+        )
 
 
 def _included(import_id: int, index: int | None = None) -> tuple[Any, ...]:

@@ -15,10 +15,9 @@ from models.base import iso
 from models.db import Database
 from models.imports import ROW_STATUSES
 from services.imports.commits import owned
-from services.imports.steps import stalled
+from services.imports.steps import SPLIT, stalled
 
 # Sums are taken in parts of this size (see summary).
-SPLIT = 1_000_000_000
 
 
 def show(db: Database, user_id: int, import_id: int) -> dict[str, Any]:

@@ -22,6 +22,9 @@ from models.imports import BUSY_STATUSES
 
 # Rows written (or deleted) per short transaction.
 BATCH = 2000
+# A sum of a file's amounts is taken in SQL in two parts (billions and the rest) and added in
+# Python, exactly: no sum can pass the database's 64 bits.
+SPLIT = 1_000_000_000
 # Told (rows done so far, rows in all) after each batch.
 Progress = Callable[[int, int], None]
 
