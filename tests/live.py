@@ -143,10 +143,12 @@ class LiveServer:
         max_events: int | None = None,
         auth: bool = True,
         reading: threading.Event | None = None,
+        patient: bool = False,
     ) -> bytes:
         """Read an SSE response; stop (dropping the connection) after `max_events` events.
 
-        `reading` is set once the first bytes arrived.
+        `reading` is set once the first bytes arrived. `patient`: a 503 (the database out of
+        reach for now) reads as nothing after a client's pause, counted in `self.unavailable`.
         """
         headers = dict(self.headers) if auth else {}
         if last_event_id is not None:
@@ -157,6 +159,11 @@ class LiveServer:
             client.stream("GET", path, headers=headers) as response,
         ):
             if response.status_code == 204:  # a finished turn with nothing left to send
+                return b""
+            if response.status_code == 503 and patient:
+                with self._count_lock:
+                    self.unavailable += 1
+                time.sleep(0.2)
                 return b""
             assert response.status_code == 200, response.read()
             assert response.headers["content-type"].startswith("text/event-stream")

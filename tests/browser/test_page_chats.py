@@ -84,15 +84,12 @@ def test_rename_search_and_export(serve: Any, page: ChatPage, size: str, tmp_pat
     if size == "phone":
         page.click("#more")  # the actions fold away after each one
     page.click("#export-json")
-    files = page.wait(
-        lambda: (
-            sorted(p.name for p in downloads.iterdir())
-            if len(list(downloads.glob("chat-*"))) == 2
-            else None
-        ),
-        what="the two downloads",
+    # Chromium writes a download as `<name>.crdownload` and renames it once it is whole.
+    expected = ["chat-My-balances.json", "chat-My-balances.md"]
+    page.wait(
+        lambda: sorted(p.name for p in downloads.iterdir()) == expected,
+        what="the two downloads, whole",
     )
-    assert files == ["chat-My-balances.json", "chat-My-balances.md"]
     markdown = (downloads / "chat-My-balances.md").read_text()
     assert (
         markdown.startswith("# My balances\n")
