@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 from datetime import date, timedelta
+from functools import lru_cache
 
 from demo_model import vocabulary as v
 from demo_model.change_requests import read_change
@@ -125,8 +126,10 @@ class Parsed:
         return self.before + self.after
 
 
+@lru_cache(maxsize=1024)
 def parse(question: str, today: date) -> Parsed:
-    """Read one question without context."""
+    """Read one question without context (remembered: every request of a conversation reads
+    all its questions again, and a pasted statement makes one long)."""
     q = spelled_out(corrected(v.fold(re.sub(r"\(#\d+\)", " ", question)).strip()))
     cut = CONNECTOR.search(q)
     before = find_periods(q[: cut.start()] if cut else q, today)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from difflib import get_close_matches
-from functools import cache
+from functools import cache, lru_cache
 
 from demo_model import periods, vocabulary
 from demo_model.vocabulary import CATEGORY_SYNONYMS
@@ -65,10 +65,17 @@ def corrected(text: str, names: tuple[str, ...] = ()) -> str:
         word = found[0]
         if word in keep or word in choices or (word.endswith("s") and word[:-1] in keep):
             return word
-        close = get_close_matches(word, choices, n=1, cutoff=CUTOFF)
-        return close[0] if close else word
+        return closest(word, choices)
 
     return WORD.sub(fix, text)
+
+
+@lru_cache(maxsize=8192)
+def closest(word: str, choices: tuple[str, ...]) -> str:
+    """Return the choice closest to `word` when one is close enough, else `word` (remembered:
+    a pasted statement says the same words again and again)."""
+    close = get_close_matches(word, choices, n=1, cutoff=CUTOFF)
+    return close[0] if close else word
 
 
 def _plural_of_known(word: str, vocabulary: tuple[str, ...]) -> bool:

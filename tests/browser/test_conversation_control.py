@@ -230,7 +230,10 @@ def test_approve_runs_the_action_and_the_card_survives_reload(serve: Any, page: 
     assert "approval-state" in focused_class(page)
     assert page.js("return document.querySelector('.turn .turn-status')") is None  # no "waiting"
     # The question's turn went on in the next one: Regenerate is offered on the final answer.
-    assert page.js("return document.querySelectorAll('.turn .regenerate').length") == 1
+    page.wait(
+        lambda: page.js("return document.querySelectorAll('.turn .regenerate').length") == 1,
+        what="Regenerate on the final answer",
+    )
     assert page.js("return document.querySelector('.turn:nth-child(2) .regenerate')") is not None
     assert "400.00" in answer["texts"] and answer["status"] == "completed"
     assert groceries(server) == Decimal("400.00")
