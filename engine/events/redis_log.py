@@ -12,8 +12,12 @@ over finds no log of its epoch and starts the next one (engine/events/log.py).
 
 Appends never wait for Redis: a writer task sends what the turns appended every few
 milliseconds in one pipeline, and through an outage keeps it queued and retries with
-backoff. Readers in this process see a turn's frames only once Redis holds them
-(engine/events/acked.py), so a takeover elsewhere never contradicts what a client saw.
+backoff. Batches go one at a time, in order (a hand-over's last one too): one sent beside
+another could reach Redis first and put later ids ahead of earlier ones, which Redis then
+refuses as below the stream's top, leaving a hole. Readers in this process see a turn's
+frames only once Redis holds them (engine/events/acked.py), so a takeover elsewhere never
+contradicts what a client saw; a takeover that finds a hole all the same starts the next
+epoch rather than number frames across it.
 """
 
 from __future__ import annotations
@@ -130,6 +134,7 @@ class RedisEventLog:
         self._fenced: set[tuple[str, int]] = set()
         self._acked = AckedFrames()
         self._pending: list[Entry] = []
+        self._flushing = asyncio.Lock()  # one batch under way at a time
         self._wake = asyncio.Event()
         self._writer: asyncio.Task[None] | None = None
         self._failing = False  # the last write failed: Redis is out
@@ -183,7 +188,9 @@ class RedisEventLog:
     async def takeover(self, turn_id: str, lease: int, epoch: int) -> bytes:
         """Raise the lease key (fencing older writers), then continue after their frames.
 
-        b"" when the stream holds no log of `epoch` (Redis lost it): the caller restarts.
+        b"" when the stream holds no log of `epoch` (Redis lost it), or a log with a hole
+        (clients may have seen frames after it: numbering on from the hole would contradict
+        them): the caller restarts.
         """
         keys = [_lease_key(turn_id), _epoch_key(turn_id)]
         found = await self._takeover_script(keys=keys, args=[lease, self._ttl])
@@ -192,7 +199,17 @@ class RedisEventLog:
         if found != str(epoch).encode():
             return b""
         entries = entries_of(await self._redis.xrange(_key(turn_id)))
-        frames = [fields[FIELD] for _, fields in entries if FIELD in fields]
+        frames: list[bytes] = []
+        for entry_id, fields in entries:
+            if FIELD not in fields:
+                continue  # the end marker
+            expected = origin(epoch) + len(frames) + 1
+            if int(entry_id.split(b"-")[1]) != expected:
+                log.warning(
+                    "turn %s: its event log has no frame %d; restarting it", turn_id, expected
+                )
+                return b""
+            frames.append(fields[FIELD])
         if not frames:
             return b""
         self._hold(turn_id, lease, epoch, frames)
@@ -213,7 +230,8 @@ class RedisEventLog:
         self._frames[turn_id] = self._acked.hold(turn_id, frames, start + len(frames), start)
 
     async def release(self, turn_id: str, lease: int) -> None:
-        """Write the turn's queued frames now, then forget it here (if `lease` holds it)."""
+        """Write the turn's queued frames now, after the batch under way, then forget it here
+        (if `lease` holds it)."""
         if self._lease.get(turn_id) != lease:
             return
         try:
@@ -266,6 +284,12 @@ class RedisEventLog:
                     backoff.reset()
 
     async def _flush(self) -> None:
+        # One batch at a time: a failed one goes back before what was queued behind it, and
+        # a hand-over's last batch waits for the writer's, so Redis gets every turn in order.
+        async with self._flushing:
+            await self._flush_batch()
+
+    async def _flush_batch(self) -> None:
         batch, self._pending = self._pending, []
         if not batch:
             return
