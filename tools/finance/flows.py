@@ -22,7 +22,7 @@ The user's correction (`Transaction.flow_mark`: transfer, not_transfer, refund, 
 always wins. The rule is one SQL expression, `flow()`, so that a figure, the filter that lists
 its rows (`get_transactions`' `flow`) and a cited `txns:` source all select the same rows.
 The expressions take no input, so each is built once (`@cache`) and shared by every statement:
-building one (its aliases above all) was about half of a tool call's CPU in the tests.
+building one (its aliases above all) was about 40% of a tool call's CPU in the tests.
 Every statement that uses it outer-joins the row's category (`queries.with_category`).
 """
 
