@@ -110,13 +110,20 @@ def test_the_readers_errors_come_back_as_raised(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "reader, limit",
-    [(burn, "cpu"), (hoard, "memory")],
+    "reader, limit, limits",
+    [
+        (burn, "cpu", SMALL),
+        # Only the memory limit can stop it: a loaded machine once took a second of CPU to
+        # page in what it allocated, and the read was named "cpu".
+        (hoard, "memory", ReadLimits(cpu_seconds=30, memory_bytes=SMALL.memory_bytes)),
+    ],
     ids=["cpu", "memory"],
 )
-def test_a_reader_past_its_limit_is_stopped_and_named(tmp_path: Path, reader, limit: str) -> None:  # type: ignore[no-untyped-def]
+def test_a_reader_past_its_limit_is_stopped_and_named(  # type: ignore[no-untyped-def]
+    tmp_path: Path, reader, limit: str, limits: ReadLimits
+) -> None:
     with pytest.raises(Unprocessable) as stopped:
-        read_isolated(write(tmp_path, b"x"), "x.csv", ReadOptions(), SMALL, read=reader)
+        read_isolated(write(tmp_path, b"x"), "x.csv", ReadOptions(), limits, read=reader)
     assert (stopped.value.code, stopped.value.details) == ("reader_limit", {"limit": limit})
 
 
