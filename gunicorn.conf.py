@@ -10,6 +10,7 @@ workers at their next round boundary (all of them by DRAIN_SECONDS). No turn end
 
 from __future__ import annotations
 
+import importlib
 import math
 import os
 import shutil
@@ -24,12 +25,6 @@ timeout = 0
 # The control socket lives at one fixed path per user: several servers would fight over it.
 control_socket_disable = True
 
-# The app's modules are imported here, in the master, so that every worker (and every
-# replacement of a killed one) forks with them loaded instead of importing them again: 2.5 to
-# 4 s of CPU per worker, most of a replacement's start. Importing them starts no thread and
-# opens no connection; each worker still builds its own app.
-import app  # noqa: E402, F401
-
 # A worker's graceful shutdown (drain included) ends by Timings.graceful_shutdown; the
 # master's SIGKILL comes a little later, so it never cuts one short.
 SETTINGS = Settings.from_env()
@@ -37,7 +32,8 @@ graceful_timeout = math.ceil(SETTINGS.timings.graceful_shutdown) + 5
 
 
 def on_starting(server: Any) -> None:
-    """Refuse several workers on the single-process defaults."""
+    """Import the served app's module; refuse several workers on the single-process defaults."""
+    _import_the_app(server.app.app_uri)
     if server.cfg.workers <= 1:
         return
     problems = []
@@ -49,6 +45,21 @@ def on_starting(server: Any) -> None:
         raise SystemExit(
             f"{server.cfg.workers} workers need " + " and ".join(problems) + "; or use one worker."
         )
+
+
+def _import_the_app(uri: str | None) -> None:
+    """Import the module of the app served (`app` of "app:hosted()") here, in the master, so
+    that every worker, and every replacement of a killed one, forks with the app's modules
+    loaded instead of importing them again: 2.5 to 4 s of CPU per worker, most of a
+    replacement's start. Importing them starts no thread and opens no connection; each worker
+    still builds its own app. This runs after `_metrics_dir()`: prometheus_client, imported with
+    the app, reads PROMETHEUS_MULTIPROC_DIR when it is imported."""
+    if not uri:
+        return
+    try:
+        importlib.import_module(uri.split(":", 1)[0])
+    except Exception:  # the worker imports it again and reports its own boot error
+        return
 
 
 def _metrics_dir() -> None:
