@@ -33,7 +33,7 @@ graceful_timeout = math.ceil(SETTINGS.timings.graceful_shutdown) + 5
 
 def on_starting(server: Any) -> None:
     """Import the served app's module; refuse several workers on the single-process defaults."""
-    _import_the_app(server.app.app_uri)
+    _import_the_app(getattr(server.app, "app_uri", None))  # start.py has built the app
     if server.cfg.workers <= 1:
         return
     problems = []
