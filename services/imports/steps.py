@@ -9,7 +9,7 @@ SQLite's write lock. The step's status (`drafting`, `committing`, `undoing`) and
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -59,17 +59,16 @@ def moved(s: Session, import_id: int, done: int, **values: Any) -> None:
     )
 
 
-def bulk_insert(s: Session, table: Table, rows: list[dict[str, Any]]) -> None:
-    """Insert `rows` (dicts of the same keys) with one executemany of the driver: SQLAlchemy's
-    own path builds the parameters of each row again, which costs more than the insert. The
-    values must be ones the driver takes as they are (int, str, bool, date, None)."""
+def bulk_insert(
+    s: Session, table: Table, columns: Sequence[str], rows: list[tuple[Any, ...]]
+) -> None:
+    """Insert `rows` (tuples of the values of `columns`, in order) with one executemany of
+    the driver: SQLAlchemy's own path builds the parameters of each row again, which costs
+    more than the insert. The values must be ones the driver takes as they are (int, str,
+    bool, date, None)."""
     if not rows:
         return
     conn = s.connection()
-    columns = list(rows[0])
-    names = ", ".join(columns)
-    if conn.dialect.name == "sqlite":
-        marks = ", ".join(f":{c}" for c in columns)
-    else:
-        marks = ", ".join(f"%({c})s" for c in columns)
+    mark = "?" if conn.dialect.name == "sqlite" else "%s"
+    names, marks = ", ".join(columns), ", ".join(mark for _ in columns)
     conn.exec_driver_sql(f"INSERT INTO {table.name} ({names}) VALUES ({marks})", rows)  # type: ignore[arg-type]
