@@ -13,7 +13,8 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Table, update
+import psycopg
+from sqlalchemy import Connection, Table, exc, update
 from sqlalchemy.orm import Session
 
 from domain.errors import Conflict
@@ -62,13 +63,31 @@ def moved(s: Session, import_id: int, done: int, **values: Any) -> None:
 def bulk_insert(
     s: Session, table: Table, columns: Sequence[str], rows: list[tuple[Any, ...]]
 ) -> None:
-    """Insert `rows` (tuples of the values of `columns`, in order) with one executemany of
-    the driver: SQLAlchemy's own path builds the parameters of each row again, which costs
-    more than the insert. The values must be ones the driver takes as they are (int, str,
-    bool, date, None)."""
+    """Insert `rows` (tuples of the values of `columns`, in order): on SQLite with one
+    executemany of the driver (SQLAlchemy's own path builds the parameters of each row again,
+    which costs more than the insert), on PostgreSQL (psycopg) with one COPY, whose rows
+    psycopg writes in C where its executemany spends tens of microseconds of Python a row.
+    The values must be ones the driver takes as they are (int, str, bool, date, None); a
+    driver's error is raised as SQLAlchemy raises it (DataError, OperationalError, ...)."""
     if not rows:
         return
     conn = s.connection()
+    names = ", ".join(columns)
+    if conn.dialect.name == "postgresql" and conn.dialect.driver == "psycopg":
+        _copy(conn, f"COPY {table.name} ({names}) FROM STDIN", rows)
+        return
     mark = "?" if conn.dialect.name == "sqlite" else "%s"
-    names, marks = ", ".join(columns), ", ".join(mark for _ in columns)
+    marks = ", ".join(mark for _ in columns)
     conn.exec_driver_sql(f"INSERT INTO {table.name} ({names}) VALUES ({marks})", rows)  # type: ignore[arg-type]
+
+
+def _copy(conn: Connection, statement: str, rows: list[tuple[Any, ...]]) -> None:
+    """COPY `rows` in on the connection's psycopg connection, in its transaction."""
+    driver = conn.connection.driver_connection
+    assert isinstance(driver, psycopg.Connection)
+    try:
+        with driver.cursor() as cursor, cursor.copy(statement) as copy:
+            for row in rows:
+                copy.write_row(row)
+    except psycopg.Error as err:
+        raise exc.DBAPIError.instance(statement, None, err, psycopg.Error) from err
