@@ -129,7 +129,9 @@ def _scan(
         if not name.isupper():
             name = name.upper()
         if not slash and name not in AGGREGATES:  # a leaf
-            value = leaf(text, match, after, cdata)
+            value = after.strip()
+            if not value or "&" in value:  # none, CDATA, or entities
+                value = leaf(text, match, after, cdata)
             parent = stack[-1] if stack else ""
             if row is not None:
                 key = name if parent == "STMTTRN" else f"{parent}.{name}"
