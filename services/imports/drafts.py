@@ -21,7 +21,7 @@ from models.db import Database
 from services.imports.duplicates import POSSIBLE_DAYS, Existing, Matcher, Verdict
 from services.imports.reader import read_untrusted
 from services.imports.rules import Rule, category_for, rules_of
-from services.imports.steps import BATCH, Progress, bulk_insert, moved
+from services.imports.steps import BATCH, Plain, Progress, bulk_insert, moved
 from statements.parsed import ParsedFile, ParsedRow, ParsedStatement
 from statements.read import ReadOptions, SavedMappings
 
@@ -298,6 +298,7 @@ class Store:
         earlier: Earlier | None,
     ) -> None:
         self.db, self.import_id, self.index, self.rules = db, import_id, index, rules
+        self.plain = Plain.of(db.url)
         self.account_id = account.id if account else None
         self.account_currency = account.currency if account else None
         self.again = f"the same file as import {earlier.id}" if earlier else None
@@ -337,24 +338,30 @@ class Store:
             status, reason = "duplicate", self.again
         valid = status != "invalid"
         merchant, description, bank_id = row.merchant, row.description, row.bank_id
+        posted, amount, matched = row.posted_on, row.amount_minor, verdict.matched
+        plain = self.plain
+        null = plain.null
+        category = (
+            category_for(self.rules, merchant, description, amount, currency)
+            if self.rules and valid and amount is not None
+            else None
+        )
         return (
             self.import_id,
             self.index,
-            self.account_id,
+            null if self.account_id is None else self.account_id,
             row.position,
-            row.posted_on,
-            row.amount_minor if valid else None,
+            null if posted is None else plain.day(posted),
+            amount if valid and amount is not None else null,
             (row.currency or currency)[:3],
             merchant.replace("\x00", "") if "\x00" in merchant else merchant,
             description.replace("\x00", "") if "\x00" in description else description,
-            storable(bank_id) if bank_id else None,
+            storable(bank_id) if bank_id else null,
             status,
-            reason[:255] if reason else None,
-            status == "new",
-            verdict.matched,
-            category_for(self.rules, merchant, description, row.amount_minor, currency)
-            if self.rules and valid and row.amount_minor is not None
-            else None,
+            reason[:255] if reason else null,
+            plain.true if status == "new" else plain.false,
+            null if matched is None else matched,
+            null if category is None else category,
         )
 
     def write(self, batch: list[tuple[Any, ...]], done: int) -> int:
