@@ -1,6 +1,8 @@
-"""The statement readers alone: a generated file of N rows in each format read whole (both
-passes: span, then every row), with the CPU seconds it takes and the peak of the Python memory
-it allocates beyond the file's bytes (tracemalloc, in a second run: tracing slows it).
+"""The statement readers alone: a generated file of N rows in each format read whole, in one
+pass with every row handed to a sink as the reader process reads it (statements/isolated.py;
+the sink here only counts), then in two passes as a read in this process streams (span, then
+every row), with the CPU seconds each takes and the peak of the Python memory the one-pass
+read allocates beyond the file's bytes (tracemalloc, in a further run: tracing slows it).
 
 Run: python -m bench.statements [rows] (default 100000). One format per process gives each
 its own peak: python -m bench.statements 100000 ofx-sgml
@@ -13,6 +15,7 @@ import time
 import tracemalloc
 from collections.abc import Callable
 
+from statements.parsed import ParsedRow, ParsedStatement
 from statements.read import ReadOptions, read_statement
 
 FORMATS = ("ofx-sgml", "ofx-xml", "camt", "mt940", "qif", "csv")
@@ -111,8 +114,29 @@ MAKERS: dict[str, tuple[str, Callable[[int], bytes]]] = {
 }
 
 
+class Counted:
+    """A sink that only counts the rows it is given."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def row(self, row: ParsedRow) -> None:
+        """Count one row."""
+        self.count += 1
+
+    def end(self, statement: ParsedStatement, repeated: frozenset[str]) -> None:
+        """Nothing to do at a statement's end."""
+
+
+def read_once(data: bytes, name: str) -> int:
+    """Read `data` as the reader process does (one pass, each row to a sink); the rows."""
+    sink = Counted()
+    read_statement(data, name, ReadOptions(currency="EUR", sink=sink))
+    return sink.count
+
+
 def read_all(data: bytes, name: str) -> int:
-    """Read `data` as the import does (span, then every row); return the rows."""
+    """Read `data` as a streamed read in this process does (span, then every row); the rows."""
     parsed = read_statement(data, name, ReadOptions(currency="EUR"))
     count = 0
     for statement in parsed.statements:
@@ -125,16 +149,21 @@ def run(kind: str, rows: int) -> None:
     """Read a generated file of `rows` rows in `kind`; print the figures."""
     name, make = MAKERS[kind]
     data = make(rows)
-    began = time.process_time()
-    count = read_all(data, name)
-    took = time.process_time() - began
-    assert count == rows, (kind, count)
+    took = []
+    for read in (read_once, read_all):
+        began = time.process_time()
+        count = read(data, name)
+        took.append(time.process_time() - began)
+        assert count == rows, (kind, count)
     tracemalloc.start()
-    read_all(data, name)
+    read_once(data, name)
     peak = tracemalloc.get_traced_memory()[1] / 2**20
     tracemalloc.stop()
     size = len(data) / 2**20
-    print(f"{kind:<9} {rows:>7} rows ({size:5.1f} MiB): {took:5.2f} s CPU, {peak:6.1f} MiB peak")
+    print(
+        f"{kind:<9} {rows:>7} rows ({size:5.1f} MiB): one pass {took[0]:5.2f} s CPU, "
+        f"two passes {took[1]:5.2f} s CPU, {peak:6.1f} MiB peak"
+    )
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
-from models.base import Base
+from models.base import Base, any_of
 
 ACCOUNT_KINDS = ("checking", "savings", "credit_card")
 # "transfer" marks moves between the user's own accounts, which are neither income nor spending.
@@ -84,14 +84,14 @@ class Transaction(Base):
         # The other leg of a transfer is found by its amount (tools/finance/flows.py).
         Index("ix_transactions_user_amount", "user_id", "amount_minor"),
         CheckConstraint("length(currency) = 3", name="currency"),
-        CheckConstraint(_one_of("flow_mark", FLOW_MARKS), name="flow_mark"),
+        CheckConstraint(any_of("flow_mark", FLOW_MARKS), name="flow_mark"),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
-    account_id: Mapped[int] = mapped_column(
-        ForeignKey("accounts.id", ondelete="CASCADE"), index=True
-    )
+    # Indexed by ix_transactions_account_posted, which leads with it (the foreign key's
+    # cascade and every query by account use it).
+    account_id: Mapped[int] = mapped_column(ForeignKey("accounts.id", ondelete="CASCADE"))
     posted_on: Mapped[date]
     amount_minor: Mapped[int] = mapped_column(BigInteger)
     currency: Mapped[str] = mapped_column(String(3))

@@ -18,7 +18,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
-from models.base import Base, utcnow
+from models.base import Base, any_of, utcnow
 
 # `drafting`, `committing` and `undoing` last while an import is written in short
 # transactions (services/imports/batches.py); the others are where it rests.
@@ -71,11 +71,14 @@ class ImportRow(Base):
         Index("ix_import_rows_import_status", "import_id", "status", "id"),
         # A commit reads a statement's rows a batch at a time, in id order.
         Index("ix_import_rows_import_statement", "import_id", "statement", "id"),
-        CheckConstraint(_one_of("status", ROW_STATUSES), name="status"),
+        # Equalities, not IN: a draft inserts its rows in bulk (models.base.any_of).
+        CheckConstraint(any_of("status", ROW_STATUSES), name="status"),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
     import_id: Mapped[int] = mapped_column(ForeignKey("imports.id", ondelete="CASCADE"))
+    # The account the draft found for the row's statement; None: a new account, created at
+    # commit and recorded in the import's statements only (the commit writes no row here).
     account_id: Mapped[int | None] = mapped_column(
         ForeignKey("accounts.id", ondelete="CASCADE"), index=True
     )

@@ -5,19 +5,24 @@ dropped once read, so memory stays flat."""
 
 from __future__ import annotations
 
-import io
 from datetime import date
-from functools import lru_cache
-from xml.etree.ElementTree import Element, ParseError
+from xml.etree.ElementTree import Element, TreeBuilder
+from xml.parsers import expat
 
-from defusedxml import DefusedXmlException
-from defusedxml.ElementTree import iterparse
+from defusedxml import (
+    DefusedXmlException,
+    DTDForbidden,
+    EntitiesForbidden,
+    ExternalReferenceForbidden,
+)
 
 from statements.amounts import POINT, quoted
 from statements.parsed import (
     ParsedFile,
     ParsedRow,
     ParsedStatement,
+    RowSink,
+    Tally,
     checked,
     last_digits,
     unparsable,
@@ -32,14 +37,18 @@ KINDS = {"SVGS": "savings", "CARD": "credit_card", "CCRD": "credit_card"}
 NO_REFERENCE = frozenset(("NONREF", "NOTPROVIDED", "NOT PROVIDED", "NONE", "N/A"))
 # A statement's parts read when they end (the account is read before its balances and entries).
 PARTS = frozenset(("Acct", "Bal", "Ntry"))
+# The elements whose end the reader reads; and how many tags it remembers it for.
+WANTED = frozenset((*STATEMENTS, *PARTS, "CreDtTm"))
+MAX_TAGS = 1024
 
 
-def read_camt(data: bytes, currency: str | None = None) -> ParsedFile:
+def read_camt(data: bytes, currency: str | None = None, sink: RowSink | None = None) -> ParsedFile:
     """Read every statement of a CAMT.052, .053 or .054 file. Its rows are kept (the file is
-    at most IMPORT_MAX_BYTES; a second parse would cost more than they take)."""
+    at most IMPORT_MAX_BYTES; a second parse would cost more than they take), or each handed
+    to the `sink` if there is one."""
     kinds: list[str] = []
     not_imported: list[str] = []
-    statements = _read(data, currency, kinds, not_imported)
+    statements = _read(data, currency, kinds, not_imported, sink)
     if not statements:
         raise unparsable("it holds no CAMT statement, report or notification.", element="Stmt")
     checked(statements, "statement", not_imported)
@@ -47,81 +56,165 @@ def read_camt(data: bytes, currency: str | None = None) -> ParsedFile:
 
 
 def _read(
-    data: bytes, currency: str | None, kinds: list[str], not_imported: list[str]
+    data: bytes,
+    currency: str | None,
+    kinds: list[str],
+    not_imported: list[str],
+    sink: RowSink | None = None,
 ) -> list[ParsedStatement]:
     """The statements and their rows, from the end of each element (an entry is dropped once
-    read): a statement's parts are its children Acct, Bal and Ntry."""
-    statements: list[ParsedStatement] = []
-    statement: ParsedStatement | None = None
-    created: str | None = None  # the message's or statement's date, for entries without one
-    number = 1
+    read): a statement's parts are its children Acct, Bal and Ntry.
+
+    Expat builds the elements with the C TreeBuilder (no Python code per element but at its
+    end), refusing what defusedxml refuses: a DTD, entity declarations, external references.
+    Tags are expat's `namespace}name` (no leading `{`)."""
+    reader = _Reader(currency, kinds, not_imported, sink)
+    builder = TreeBuilder()
+    close = builder.end
+    # Each tag's local name if the reader wants its end (a statement, its parts, a date),
+    # else "": looked up once per tag.
+    wanted: dict[str, str] = {}
+
+    def end(tag: str) -> None:
+        element = close(tag)
+        name = wanted.get(tag)
+        if name is None:
+            name = _local(tag)
+            name = name if name in WANTED else ""
+            if len(wanted) < MAX_TAGS:
+                wanted[tag] = name
+        if name:
+            reader.ended(name, element)
+
+    parser = expat.ParserCreate(None, "}")
+    parser.buffer_text = True
+    parser.StartDoctypeDeclHandler = _no_dtd
+    parser.EntityDeclHandler = _no_entity
+    parser.UnparsedEntityDeclHandler = _no_unparsed_entity
+    parser.ExternalEntityRefHandler = _no_external_reference
+    parser.StartElementHandler = builder.start
+    parser.CharacterDataHandler = builder.data
+    parser.EndElementHandler = end
     try:
-        for _event, element in iterparse(
-            io.BytesIO(data),
-            events=("end",),
-            forbid_dtd=True,
-            forbid_entities=True,
-            forbid_external=True,
-        ):
-            name = _local(element.tag)
-            if name in STATEMENTS:
-                if statement is None:
-                    statement = ParsedStatement()
-                statement.currency = statement.currency or currency
-                statements.append(statement)
-                kinds.append(STATEMENTS[name])
-                statement = None
-                element.clear()
-            elif name in PARTS:
-                if statement is None:
-                    statement = ParsedStatement()
-                if name == "Ntry":
-                    row = _entry(number, element, statement.currency or currency, created)
-                    statement.currency = statement.currency or row.currency
-                    statement.rows.append(row)
-                    number += 1
-                    element.clear()
-                else:
-                    _statement_part(statement, name, element, not_imported)
-            elif name == "CreDtTm":
-                created = (element.text or "").strip() or created
+        parser.Parse(data, True)
     except DefusedXmlException as err:
         raise unparsable(
             "XML with a DTD or entities is refused (nothing in it was read).", element="DOCTYPE"
         ) from err
-    except ParseError as err:
-        line, column = err.position
+    except expat.ExpatError as err:
+        line, column = err.lineno, err.offset
         raise unparsable(
             f"it is not well-formed XML (line {line}).", line=line, column=column
         ) from err
-    return statements
+    return reader.statements
+
+
+class _Reader:
+    """What the end of each element does: a statement, one of its parts, or a date."""
+
+    def __init__(
+        self,
+        currency: str | None,
+        kinds: list[str],
+        not_imported: list[str],
+        sink: RowSink | None,
+    ) -> None:
+        self.currency, self.sink = currency, sink
+        self.kinds, self.not_imported = kinds, not_imported
+        self.statements: list[ParsedStatement] = []
+        self.statement: ParsedStatement | None = None
+        self.tally = Tally()
+        self.created: str | None = None  # the message's or statement's date, for entries
+        self.number = 1
+
+    def ended(self, name: str, element: Element) -> None:
+        """The element `name` (its local name), one the reader wants, ended."""
+        if name in STATEMENTS:
+            statement = self.statement or ParsedStatement()
+            statement.currency = statement.currency or self.currency
+            if self.sink is not None:  # the same rows as kept: no bank id is dropped
+                statement.streamed_span, self.tally = self.tally.span(), Tally()
+                self.sink.end(statement, frozenset())
+            self.statements.append(statement)
+            self.kinds.append(STATEMENTS[name])
+            self.statement = None
+            element.clear()
+        elif name in PARTS:
+            if self.statement is None:
+                self.statement = ParsedStatement()
+            statement = self.statement
+            if name == "Ntry":
+                row = _entry(
+                    self.number, element, statement.currency or self.currency, self.created
+                )
+                statement.currency = statement.currency or row.currency
+                if self.sink is not None:
+                    self.tally.add(row)
+                    self.sink.row(row)
+                else:
+                    statement.rows.append(row)
+                self.number += 1
+                element.clear()
+            else:
+                _statement_part(statement, name, element, self.not_imported)
+        elif name == "CreDtTm":
+            self.created = (element.text or "").strip() or self.created
+
+
+def _no_dtd(name: str, sysid: str | None, pubid: str | None, internal: bool) -> None:
+    raise DTDForbidden(name, sysid, pubid)
+
+
+def _no_entity(
+    name: str,
+    parameter: bool,
+    value: str | None,
+    base: str | None,
+    sysid: str | None,
+    pubid: str | None,
+    notation: str | None,
+) -> None:
+    raise EntitiesForbidden(name, value, base, sysid, pubid, notation)
+
+
+def _no_unparsed_entity(
+    name: str, base: str | None, sysid: str | None, pubid: str | None, notation: str | None
+) -> None:
+    raise EntitiesForbidden(name, None, base, sysid, pubid, notation)
+
+
+def _no_external_reference(
+    context: str, base: str | None, sysid: str | None, pubid: str | None
+) -> int:
+    raise ExternalReferenceForbidden(context, base, sysid, pubid)
 
 
 def _statement_part(
     statement: ParsedStatement, name: str, element: Element, not_imported: list[str]
 ) -> None:
     """The account (Acct) or a balance (Bal) of a statement."""
+    at = _paths(element)
     if name == "Acct":
-        number = _text(element, "Id/IBAN") or _text(element, "Id/Othr/Id")
-        number = number or _text(element, "Id/PrtryAcct/Id")
+        number = _text(at, "Id/IBAN") or _text(at, "Id/Othr/Id")
+        number = number or _text(at, "Id/PrtryAcct/Id")
         statement.bank_ref = number[:64] if number else None
         statement.last_digits = last_digits(number)
-        statement.currency = (_text(element, "Ccy") or "").upper()[:3] or statement.currency
-        statement.name = (_text(element, "Nm") or "")[:80] or None
-        statement.kind = KINDS.get(_text(element, "Tp/Cd") or "", "checking")
+        statement.currency = (_text(at, "Ccy") or "").upper()[:3] or statement.currency
+        statement.name = (_text(at, "Nm") or "")[:80] or None
+        statement.kind = KINDS.get(_text(at, "Tp/Cd") or "", "checking")
         servicer = "Svcr/FinInstnId/"
         statement.bank_name = (
-            _text(element, servicer + "BIC")
-            or _text(element, servicer + "BICFI")
-            or _text(element, servicer + "Nm")
-            or _text(element, servicer + "NmAndAdr/Nm")
+            _text(at, servicer + "BIC")
+            or _text(at, servicer + "BICFI")
+            or _text(at, servicer + "Nm")
+            or _text(at, servicer + "NmAndAdr/Nm")
         )
     elif name == "Bal":
-        code = _text(element, "Tp/CdOrPrtry/Cd")
+        code = _text(at, "Tp/CdOrPrtry/Cd")
         if code not in OPENING and code not in CLOSING:
             return
         try:
-            minor, named = _signed(element, statement.currency)
+            minor, named = _signed(at, statement.currency)
         except ValueError as err:
             not_imported.append(
                 f"the {code} balance of {statement.bank_ref or 'the account'}: {err}"
@@ -134,22 +227,37 @@ def _statement_part(
             statement.closing_minor = minor
 
 
+# The other party of an entry: the debtor of money in, the creditor of money out (else
+# whichever), each by its name, then its party's name.
+_PARTIES = ("Dbtr", "UltmtDbtr", "Cdtr", "UltmtCdtr")
+_NAMES = {
+    credit: tuple(
+        path
+        for party in (_PARTIES if credit else _PARTIES[2:] + _PARTIES[:2])
+        for path in (
+            f"NtryDtls/TxDtls/RltdPties/{party}/Nm",
+            f"NtryDtls/TxDtls/RltdPties/{party}/Pty/Nm",
+        )
+    )
+    for credit in (True, False)
+}
+
+
 def _entry(number: int, entry: Element, currency: str | None, created: str | None) -> ParsedRow:
-    details = _find(entry, "NtryDtls/TxDtls")
-    credit = _text(entry, "CdtDbtInd") == "CRDT"
-    # The other party: the debtor of money in, the creditor of money out (else whichever).
-    parties = ("Dbtr", "UltmtDbtr", "Cdtr", "UltmtCdtr")
+    at = _paths(entry)
+    credit = _text(at, "CdtDbtInd") == "CRDT"
     name = ""
-    for party in parties if credit else parties[2:] + parties[:2]:
-        name = _text(details, f"RltdPties/{party}/Nm") or ""
-        name = name or _text(details, f"RltdPties/{party}/Pty/Nm") or ""
+    for path in _NAMES[credit] if "NtryDtls/TxDtls/RltdPties" in at else ():
+        name = _text(at, path) or ""
         if name:
             break
     info = " ".join(
-        (part.text or "").strip() for part in _iter(details, "RmtInf/Ustrd") if part.text
+        (part.text or "").strip()
+        for part in _children(at.get("NtryDtls/TxDtls/RmtInf"), "Ustrd")
+        if part.text
     )
-    info = info or _text(details, "AddtlTxInf") or _text(entry, "AddtlNtryInf") or ""
-    reference = _text(entry, "AcctSvcrRef") or _text(details, "Refs/AcctSvcrRef")
+    info = info or _text(at, "NtryDtls/TxDtls/AddtlTxInf") or _text(at, "AddtlNtryInf") or ""
+    reference = _text(at, "AcctSvcrRef") or _text(at, "NtryDtls/TxDtls/Refs/AcctSvcrRef")
     if reference is not None and reference.upper() in NO_REFERENCE:
         reference = None
     row = ParsedRow(
@@ -161,12 +269,11 @@ def _entry(number: int, entry: Element, currency: str | None, created: str | Non
         bank_id=reference[:255] if reference else None,
         currency=currency,
     )
-    where = f"Ntry {number}"
     try:
-        row.amount_minor, named = _signed(entry, currency)
+        row.amount_minor, named = _signed(at, currency)
         row.currency = named or currency
-        day = _text(entry, "BookgDt/Dt") or _text(entry, "BookgDt/DtTm")
-        day = day or _text(entry, "ValDt/Dt") or _text(entry, "ValDt/DtTm") or created
+        day = _text(at, "BookgDt/Dt") or _text(at, "BookgDt/DtTm")
+        day = day or _text(at, "ValDt/Dt") or _text(at, "ValDt/DtTm") or created
         if not day:
             raise ValueError("it has no BookgDt")
         try:
@@ -174,57 +281,60 @@ def _entry(number: int, entry: Element, currency: str | None, created: str | Non
         except ValueError as err:
             raise ValueError(f"BookgDt {quoted(day)} is not a date") from err
     except ValueError as err:
-        row.reason = f"{where}: {err}"
+        row.reason = f"Ntry {number}: {err}"
     return row
 
 
-def _signed(node: Element, currency: str | None) -> tuple[int, str | None]:
-    """A balance's or entry's Amt, negative when its CdtDbtInd is DBIT."""
-    amount = _find(node, "Amt")
+def _signed(at: dict[str, Element], currency: str | None) -> tuple[int, str | None]:
+    """A balance's or entry's Amt (`at`: its paths), negative when its CdtDbtInd is DBIT."""
+    amount = at.get("Amt")
     text = (amount.text or "").strip() if amount is not None else ""
     if amount is None or not text:
         raise ValueError("it has no Amt")
     named = (amount.get("Ccy") or "").upper()[:3] or None
     minor = POINT.read(text, named or currency, rounded=True).minor
-    return (-minor if _text(node, "CdtDbtInd") == "DBIT" else minor), named
+    return (-minor if _text(at, "CdtDbtInd") == "DBIT" else minor), named
 
 
 def _local(tag: str) -> str:
     return tag.rsplit("}", 1)[-1]
 
 
-def _find(node: Element | None, path: str) -> Element | None:
-    """The first element at `path` (local names, in the node's namespace), found a child at a
-    time (each step a plain tag: the C lookup, no path parsing)."""
-    if node is None:
-        return None
+def _paths(node: Element) -> dict[str, Element]:
+    """The elements below `node` by their paths of local names, each path the first element
+    it names: at each step the first child of that name in the node's namespace (later
+    children of the same name, and what they hold, are never reached by a path)."""
     tag = node.tag
-    namespace = tag[: tag.index("}") + 1] if tag.startswith("{") else ""
-    found: Element = node
-    for part in _steps(path):
-        step = found.find(namespace + part)
-        if step is None:
-            return None
-        found = step
+    namespace = tag[: tag.index("}") + 1] if "}" in tag else ""
+    size = len(namespace)
+    found: dict[str, Element] = {}
+    todo: list[tuple[str, Element]] = [("", node)]
+    while todo:
+        prefix, parent = todo.pop()
+        for child in parent:
+            name = child.tag
+            if namespace:
+                if not name.startswith(namespace):
+                    continue
+                name = name[size:]
+            elif "}" in name:
+                continue
+            path = prefix + name
+            if path not in found:
+                found[path] = child
+                if len(child):
+                    todo.append((path + "/", child))
     return found
 
 
-@lru_cache(maxsize=128)
-def _steps(path: str) -> tuple[str, ...]:
-    return tuple(path.split("/"))
-
-
-def _iter(node: Element | None, path: str) -> list[Element]:
-    """Every element at `path`: the children named by its last step of the first element at
-    the steps before it."""
-    parent, _, last = path.rpartition("/")
-    holder = _find(node, parent) if parent else node
+def _children(holder: Element | None, name: str) -> list[Element]:
+    """Every child of `holder` with this local name (in any namespace)."""
     if holder is None:
         return []
-    return [child for child in holder if _local(child.tag) == last]
+    return [child for child in holder if _local(child.tag) == name]
 
 
-def _text(node: Element | None, path: str) -> str | None:
-    found = _find(node, path)
+def _text(at: dict[str, Element], path: str) -> str | None:
+    found = at.get(path)
     text = found.text.strip() if found is not None and found.text else ""
     return text or None

@@ -33,6 +33,7 @@ from statements.parsed import (
     ParsedFile,
     ParsedRow,
     ParsedStatement,
+    RowSink,
     Tally,
     last_digits,
     unparsable,
@@ -61,9 +62,11 @@ def read_csv(
     locale: str | None,
     mapping: dict[str, str] | None = None,
     saved: SavedMapping | None = None,
+    sink: RowSink | None = None,
 ) -> ParsedFile:
     """Read a CSV/TSV statement; 422 `mapping_required` (with the file's real column names)
-    when its columns are not recognised."""
+    when its columns are not recognised. With a `sink`, the rows are read once, each handed
+    to it (no stream)."""
     dialect = _sniff(text)
     sample = list(islice(_records(text, dialect), SAMPLE_ROWS))
     header_at, columns, layout = _header(sample, str(dialect.delimiter))
@@ -88,10 +91,12 @@ def read_csv(
     def records() -> Iterator[Record]:
         """(line, cells) of every row below the header, read from the text again (the header
         repeated among them, empty rows and summary lines left out)."""
+        width = len(header) if header is not None else -1
         for at, (line, cells) in enumerate(_records(text, dialect)):
-            if at <= header_at or not any(c.strip() for c in cells) or skipped(cells, plan):
+            # Empty: no cell holds anything but spaces.
+            if at <= header_at or not "".join(cells).strip() or skipped(cells, plan):
                 continue
-            if header is not None and [c.strip() for c in cells] == header:
+            if len(cells) == width and [c.strip() for c in cells] == header:
                 continue
             yield line, cells
 
@@ -101,11 +106,15 @@ def read_csv(
         bank_name=layout.bank if layout else None,
     )
     _preamble(statement, [cells for _line, cells in sample[: max(header_at, 0)]])
-    _first_pass(statement, records(), plan)
+    _first_pass(statement, records(), plan, sink)
     if statement.streamed_span is None or statement.streamed_span[2] == 0:
         line = sample[header_at][0] + 1 if header_at >= 0 else 1
         raise unparsable("it holds no rows below its header.", line=line)
     repeated = plan.repeated
+    saved_mapping = {**roles, **{k: v for k, v in used.items() if k in OPTIONS}}
+    if sink is not None:
+        sink.end(statement, frozenset(repeated))
+        return ParsedFile("csv", [statement], columns=columns, mapping=saved_mapping)
 
     def stream() -> Iterator[ParsedRow]:
         for line, cells in records():
@@ -115,7 +124,6 @@ def read_csv(
             yield row
 
     statement.stream = stream
-    saved_mapping = {**roles, **{k: v for k, v in used.items() if k in OPTIONS}}
     return ParsedFile("csv", [statement], columns=columns, mapping=saved_mapping)
 
 
@@ -243,14 +251,20 @@ def _preamble(statement: ParsedStatement, rows: list[list[str]]) -> None:
                 statement.last_digits = masked.group(1)[-4:]
 
 
-def _first_pass(statement: ParsedStatement, records: Iterator[Record], plan: Plan) -> None:
+def _first_pass(
+    statement: ParsedStatement, records: Iterator[Record], plan: Plan, sink: RowSink | None
+) -> None:
     """Count the rows and find their span, the bank ids used twice, the account number the
-    rows give, and the balances a running-balance column states (when it agrees with itself)."""
+    rows give, and the balances a running-balance column states (when it agrees with itself);
+    each row to the `sink` if there is one."""
     tally = Tally()
     balances = Balances()
+    give = sink.row if sink is not None else None
     for line, cells in records:
         row = read_row(line, cells, plan)
         tally.add(row)
+        if give is not None:
+            give(row)
         if row.reason is None and row.amount_minor is not None:
             balances.add(row.amount_minor, plan.balance_of(cells))
         if statement.bank_ref is None and "account" in plan.index:

@@ -150,7 +150,8 @@ def skipped(cells: list[str], plan: Plan) -> bool:
     if not day[:1].isdigit() and not datelike(day):
         first = next((c for c in cells if c.strip()), "")
         return normalise(first).startswith(SUMMARY)
-    if any(plan.cell(cells, role) for role in ("amount", "debit", "credit")):
+    cell = plan.cell
+    if cell(cells, "amount") or cell(cells, "debit") or cell(cells, "credit"):
         return False
     text = normalise(plan.cell(cells, "payee") + plan.cell(cells, "description"))
     return any(word in text for word in BALANCE_WORDS)

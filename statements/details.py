@@ -11,6 +11,7 @@ _SUBFIELD = re.compile(r"\?(\d{2})")
 _KEY = re.compile(r"/([A-Z]{2,4})/")
 _PURPOSE = {f"{n:02d}" for n in (*range(20, 30), *range(60, 64))}
 _SPACES = re.compile(r"\s+")
+_CODED = re.compile(r"\d{3}\?")
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,7 +26,7 @@ class Details:
 def read_details(text: str) -> Details:
     """The details `text` holds, whichever way it is written."""
     text = text.strip()
-    if re.match(r"\d{3}\?", text) or text.startswith("?00"):
+    if _CODED.match(text) or text.startswith("?00"):
         return _subfields(text)
     if text.startswith("/") and _KEY.match(text):
         return _keyed(text)

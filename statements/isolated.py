@@ -9,8 +9,10 @@ Which process runs what:
   read (it imports `statements/` once: about a second), forks one child per read (about
   20 ms on an idle machine).
 - The child (`_child`): lowers its priority (`os.nice`), sets RLIMIT_CPU and RLIMIT_AS, reads
-  the file, and sends the statements back as plain data (every row in a list, no stream), or
-  the APIError the reader raised, or which limit it met. It is killed at the wall-clock
+  the file in one pass (its rows handed to a RowSink as they are read, no second pass), and
+  sends the statements back as plain data (their rows packed as they were read, CHUNK_ROWS
+  rows a pickled chunk, no stream) with the CPU seconds it took, or the APIError the reader
+  raised, or which limit it met. It is killed at the wall-clock
   deadline or when the caller's client is gone; the kernel ends it at the CPU limit
   (SIGXCPU), and an allocation past the memory limit fails in it (MemoryError). The child
   logs nothing: what the caller logs of a failed read is one line, without the file.
@@ -26,20 +28,22 @@ import contextlib
 import logging
 import multiprocessing
 import os
+import pickle
 import resource
 import signal
 import time
 import traceback
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
 from datetime import date
+from functools import partial
 from multiprocessing.connection import Connection
 from typing import Any
 
 from domain import errors
 from domain.errors import APIError, BadRequest, Unprocessable
 from domain.text import one_line
-from statements.parsed import ParsedFile, ParsedRow
+from statements.parsed import ParsedFile, ParsedRow, ParsedStatement
 from statements.read import ReadOptions, read_statement
 
 log = logging.getLogger(__name__)
@@ -50,6 +54,9 @@ PRELOAD = ["statements.zygote"]
 Reader = Callable[[bytes, str, ReadOptions], ParsedFile]
 # How often a wait for the child also asks whether the client is still there.
 GONE_POLL = 0.25
+# Rows per pickled chunk the child packs as it reads: the caller holds a file's rows as these
+# bytes (tens of bytes a row), and unpacks one chunk at a time as it stores them.
+CHUNK_ROWS = 2000
 
 
 @dataclass(frozen=True)
@@ -143,7 +150,9 @@ def _answered(answer: tuple[Any, ...], limits: ReadLimits) -> ParsedFile:
     """The ParsedFile of an answer, or its error raised."""
     kind = answer[0]
     if kind == "ok":
-        return _rebuilt(answer[1])
+        parsed = _rebuilt(answer[1])
+        parsed.read_cpu = answer[2]
+        return parsed
     if kind == "error":
         name, message, code, details = answer[1:]
         found = getattr(errors, name, None)
@@ -179,7 +188,10 @@ def _child(
     try:
         with open(path, "rb") as file:
             data = file.read()
-        answer: tuple[Any, ...] = ("ok", _flattened(read(data, filename, options)))
+        packed = Packed()
+        flat = _flattened(read(data, filename, replace(options, sink=packed)), packed)
+        used = resource.getrusage(resource.RUSAGE_SELF)
+        answer: tuple[Any, ...] = ("ok", flat, used.ru_utime + used.ru_stime)
     except APIError as err:
         answer = ("error", type(err).__name__, err.message, err.code, err.details)
     except MemoryError:
@@ -197,13 +209,20 @@ def _child(
     send.close()
 
 
-def _flattened(parsed: ParsedFile) -> dict[str, Any]:
-    """`parsed` as plain data: each statement's rows as tuples in a list (dates as ordinals,
-    which pickle faster), no stream. Payees
-    and purposes leave as one line of plain text (no control or bidi character)."""
-    statements = []
-    for statement in parsed.statements:
-        rows = [
+class Packed:
+    """The RowSink of the child: each row packed as a plain tuple (its date as an ordinal,
+    which pickles faster; its payee and purpose as one line of plain text, no control or bidi
+    character) into chunks of CHUNK_ROWS rows pickled as they fill, statement by statement."""
+
+    def __init__(self) -> None:
+        self.rows: list[tuple[Any, ...]] = []
+        self.chunks: list[bytes] = []
+        # Each ended statement (by its id) with its chunks and its repeated bank ids.
+        self.ended: dict[int, tuple[list[bytes], frozenset[str]]] = {}
+
+    def row(self, r: ParsedRow) -> None:
+        """Pack one row of the statement being read."""
+        self.rows.append(
             (
                 r.position,
                 r.posted_on.toordinal() if r.posted_on is not None else None,
@@ -214,20 +233,64 @@ def _flattened(parsed: ParsedFile) -> dict[str, Any]:
                 r.currency,
                 r.reason,
             )
-            for r in statement.each()
-        ]
+        )
+        if len(self.rows) >= CHUNK_ROWS:
+            self._pack()
+
+    def end(self, statement: ParsedStatement, repeated: frozenset[str]) -> None:
+        """The statement's rows are all packed."""
+        if self.rows:
+            self._pack()
+        self.ended[id(statement)] = (self.chunks, repeated)
+        self.chunks = []
+
+    def _pack(self) -> None:
+        self.chunks.append(pickle.dumps(self.rows, pickle.HIGHEST_PROTOCOL))
+        self.rows = []
+
+
+def _flattened(parsed: ParsedFile, packed: Packed) -> dict[str, Any]:
+    """`parsed` as plain data: each statement with its rows' chunks and repeated bank ids, no
+    stream. A reader that gave the sink no rows (one of the tests') has them read here."""
+    statements = []
+    for statement in parsed.statements:
+        found = packed.ended.get(id(statement))
+        if found is None:
+            statement.streamed_span = statement.span()
+            packed.rows, packed.chunks = [], []
+            for row in statement.each():
+                packed.row(row)
+            packed.end(statement, frozenset())
+            found = packed.ended[id(statement)]
         statement.stream, statement.rows = None, []
-        statements.append((statement, rows))
+        statements.append((statement, *found))
     parsed.statements = []
     return {"file": parsed, "statements": statements}
 
 
 def _rebuilt(flat: dict[str, Any]) -> ParsedFile:
     parsed: ParsedFile = flat["file"]
-    day = date.fromordinal
-    for statement, rows in flat["statements"]:
-        statement.rows = [
-            ParsedRow(n, None if on is None else day(on), *rest) for n, on, *rest in rows
-        ]
+    for statement, chunks, repeated in flat["statements"]:
+        statement.stream = partial(_unpacked, chunks, repeated)
         parsed.statements.append(statement)
     return parsed
+
+
+def _unpacked(chunks: list[bytes], repeated: frozenset[str]) -> Iterator[ParsedRow]:
+    """A statement's rows, a chunk unpacked at a time; a bank id its rows gave more than once
+    is dropped (such rows are told apart by occurrence)."""
+    day = date.fromordinal
+    for chunk in chunks:
+        for n, on, amount, merchant, description, bank_id, currency, reason in pickle.loads(chunk):
+            if bank_id is not None and bank_id in repeated:
+                bank_id = None
+            yield ParsedRow(
+                n,
+                None if on is None else day(on),
+                amount,
+                merchant,
+                description,
+                bank_id,
+                currency,
+                reason,
+            )

@@ -19,6 +19,7 @@ from statements.parsed import (
     ParsedFile,
     ParsedRow,
     ParsedStatement,
+    RowSink,
     checked,
     last_digits,
     read_twice,
@@ -62,15 +63,17 @@ class _Statement:
     has_content: bool = False
 
 
-def read_mt940(text: str, currency: str | None = None) -> ParsedFile:
-    """Read every statement of an MT940/MT942 file; `no_transactions` when it lists no entry."""
+def read_mt940(text: str, currency: str | None = None, sink: RowSink | None = None) -> ParsedFile:
+    """Read every statement of an MT940/MT942 file; `no_transactions` when it lists no entry.
+    With a `sink`, every row is read whole in the one pass and handed to it (no stream)."""
     sender = _SENDER.search(text[:4096])
     not_imported: list[str] = []
 
     def scan(resume: Resume) -> Iterator[ParsedRow | End]:
-        return _statements(text, resume, currency, not_imported if resume[0] < 0 else [])
+        first = resume[0] < 0
+        return _statements(text, resume, currency, not_imported if first else [], sink is not None)
 
-    statements = read_twice(scan, (-1, 1, 1))  # -1: the whole file, from its start
+    statements = read_twice(scan, (-1, 1, 1), sink)  # -1: the whole file, from its start
     for statement in statements:
         statement.bank_name = statement.bank_name or (sender.group(1) if sender else None)
     checked(statements, "statement", not_imported)
@@ -108,10 +111,11 @@ def _fields(text: str, offset: int, line: int) -> Iterator[_Field | None]:
 
 
 def _statements(
-    text: str, resume: Resume, currency: str | None, not_imported: list[str]
+    text: str, resume: Resume, currency: str | None, not_imported: list[str], full: bool = False
 ) -> Iterator[ParsedRow | End]:
     offset, line, number = resume
     whole = offset < 0
+    dated_only = whole and not full  # the first pass counts and dates the rows, nothing more
     offset = max(offset, 0)
     statement: _Statement | None = None
     row: ParsedRow | None = None
@@ -119,7 +123,7 @@ def _statements(
     for item in _fields(text, offset, line):
         tag = item.tag if item is not None else "-"
         if row is not None and tag not in ("86", "NS"):
-            if not whole:  # the first pass counts and dates the rows, nothing more
+            if not dated_only:
                 _describe(row, details)
             yield row
             row, details = None, []
@@ -141,12 +145,13 @@ def _statements(
             code = re.search(r"[A-Z]{3}", item.lines[0])
             statement.parsed.currency = code.group() if code else None
         elif tag == "61":
-            row, details = _entry(item, number, statement.parsed.currency or currency, whole), []
+            row_currency = statement.parsed.currency or currency
+            row, details = _entry(item, number, row_currency, dated_only), []
             number += 1
         elif tag in ("86", "NS") and row is not None:
             details.append("".join(item.lines))
     if row is not None:
-        if not whole:
+        if not dated_only:
             _describe(row, details)
         yield row
     if statement is not None and statement.has_content:

@@ -21,6 +21,7 @@ from statements.parsed import (
     ParsedFile,
     ParsedRow,
     ParsedStatement,
+    RowSink,
     checked,
     counted,
     last_digits,
@@ -28,7 +29,7 @@ from statements.parsed import (
     read_twice,
     unparsable,
 )
-from statements.sgml import END, START, Lines, Token, ofx_text, tokens
+from statements.sgml import END, START, Lines, leaf, ofx_text, tags
 
 # Aggregates this reader follows; every other element is a leaf or skipped.
 STATEMENTS = {"STMTRS": "bank", "CCSTMTRS": "card", "INVSTMTRS": "investment"}
@@ -70,18 +71,19 @@ class _File:
     not_imported: list[str] = field(default_factory=list)
 
 
-def read_ofx(data: bytes, currency: str | None = None) -> ParsedFile:
+def read_ofx(data: bytes, currency: str | None = None, sink: RowSink | None = None) -> ParsedFile:
     """Read every bank and card statement of an OFX/QFX file; 422 saying where it fails, or
-    `no_transactions` for a file that holds none (a sign-on alone, an error response)."""
+    `no_transactions` for a file that holds none (a sign-on alone, an error response). With a
+    `sink`, every row is read whole in the one pass and handed to it (no stream)."""
     text = ofx_text(data)
     if "<" not in text or "OFX" not in text.upper():
         raise unparsable("it holds no OFX element.", element="OFX")
     found = _File()
 
     def scan(resume: Resume) -> Iterator[ParsedRow | End]:
-        return _scan(text, resume, found, currency)
+        return _scan(text, resume, found, currency, sink is not None)
 
-    statements = read_twice(scan, (0, 1))
+    statements = read_twice(scan, (0, 1), sink)
     if not statements and found.refusals:
         raise nothing_to_import("; ".join(found.refusals), found.not_imported)
     for statement in statements:
@@ -103,43 +105,75 @@ class _Statement:
 
 
 def _scan(
-    text: str, resume: Resume, found: _File, currency: str | None
+    text: str, resume: Resume, found: _File, currency: str | None, full: bool = False
 ) -> Iterator[ParsedRow | End]:
-    """Rows and statement ends from `resume` on; from the start it also fills `found`."""
+    """Rows and statement ends from `resume` on; from the start it also fills `found`, and
+    reads of each row only what the first pass needs unless `full`.
+
+    One loop over the tags (statements/sgml.py): a leaf, most of them, is taken at once; the
+    start and end of an aggregate go through `_events`, which also ends a STMTTRN a bank
+    left open before the next one begins."""
     offset, number = resume
     whole = offset == 0
+    dated_only = whole and not full
     lines = Lines(text)
     stack: list[str] = []
     statement: _Statement | None = None
     row: dict[str, str] | None = None
     row_line = 0
     status: dict[str, str] = {}
-    for kind, name, value, pos in _rows_closed(tokens(text, offset, AGGREGATES)):
-        if kind == END:
-            if name not in stack:
-                continue
-            while stack:
-                closed = stack.pop()
-                if closed == "STMTTRN" and row is not None and statement is not None:
-                    # The first pass needs only each row's date and bank id.
-                    yield (
-                        _dated(row, number)
-                        if whole
-                        else _row(row, number, row_line, statement, currency)
-                    )
-                    number, row = number + 1, None
-                elif closed in STATEMENTS and statement is not None:
-                    yield End(_finished(statement, found if whole else _File()), statement.resume)
-                    statement = None
-                    if not whole:
-                        return
-                elif closed == "STATUS" and whole:
-                    _status(status, stack, found)
-                    status = {}
-                if closed == name:
-                    break
+    open_row = [False]  # a STMTTRN started, and neither it nor an aggregate holding rows ended
+    matches, cdata = tags(text, offset)
+    for match in matches:
+        slash, name, after, closed = match.groups()
+        if not name.isupper():
+            name = name.upper()
+        if not slash and name not in AGGREGATES:  # a leaf
+            value = after.strip()
+            if not value or "&" in value:  # none, CDATA, or entities
+                value = leaf(text, match, after, cdata)
+            parent = stack[-1] if stack else ""
+            if row is not None:
+                key = name if parent == "STMTTRN" else f"{parent}.{name}"
+                row.setdefault(key, value)
+            elif statement is not None:
+                _statement_leaf(statement, parent, name, value)
+            elif parent == "STATUS":
+                status.setdefault(name, value)
+            elif parent == "FI" and name == "ORG" and value and whole:
+                found.bank_name = found.bank_name or value[:80]
             continue
-        if name in AGGREGATES:
+        if slash and name not in AGGREGATES:
+            continue
+        if not slash:
+            leaf(text, match, after, cdata)  # an aggregate's text is not used, but read
+        pos = match.start()
+        for kind in _events(name, bool(slash), bool(closed), open_row):
+            if kind == END:
+                if name not in stack:
+                    continue
+                while stack:
+                    ended = stack.pop()
+                    if ended == "STMTTRN" and row is not None and statement is not None:
+                        # The first pass needs only each row's date and bank id.
+                        yield (
+                            _dated(row, number)
+                            if dated_only
+                            else _row(row, number, row_line, statement, currency)
+                        )
+                        number, row = number + 1, None
+                    elif ended in STATEMENTS and statement is not None:
+                        done = _finished(statement, found if whole else _File())
+                        yield End(done, statement.resume)
+                        statement = None
+                        if not whole:
+                            return
+                    elif ended == "STATUS" and whole:
+                        _status(status, stack, found)
+                        status = {}
+                    if ended == name:
+                        break
+                continue
             if len(stack) >= MAX_DEPTH:
                 at = lines.at(pos)
                 raise unparsable(
@@ -155,34 +189,26 @@ def _scan(
                 statement.trades += 1
             elif statement is not None and name in POSITIONS:
                 statement.positions += 1
-            continue
-        parent = stack[-1] if stack else ""
-        if row is not None:
-            key = name if parent == "STMTTRN" else f"{parent}.{name}"
-            row.setdefault(key, value)
-        elif statement is not None:
-            _statement_leaf(statement, parent, name, value)
-        elif parent == "STATUS":
-            status.setdefault(name, value)
-        elif parent == "FI" and name == "ORG" and value and whole:
-            found.bank_name = found.bank_name or value[:80]
     if statement is not None and whole:
         open_at = stack[-1] if stack else "STMTRS"
         raise unparsable(f"the file ends inside {open_at}: it is cut short.", element=open_at)
 
 
-def _rows_closed(stream: Iterator[Token]) -> Iterator[Token]:
-    """The tokens, with the end of a STMTTRN a bank left open before the next one begins."""
-    open_row = False
-    for token in stream:
-        kind, name = token[0], token[1]
+def _events(name: str, slash: bool, closed: bool, open_row: list[bool]) -> list[int]:
+    """What the tag of aggregate `name` means, in order: its start (and its end right after,
+    for an empty one: <BANKTRANLIST></BANKTRANLIST>), or its end; with the end of a STMTTRN a
+    bank left open before the next one begins (`open_row[0]`: whether one is open)."""
+    tokens = [END] if slash else [START, END] if closed else [START]
+    events: list[int] = []
+    for kind in tokens:
         if name == "STMTTRN":
-            if kind == START and open_row:
-                yield END, name, "", token[3]
-            open_row = kind == START
+            if kind == START and open_row[0]:
+                events.append(END)
+            open_row[0] = kind == START
         elif kind == END and name in ROW_HOLDERS:
-            open_row = False
-        yield token
+            open_row[0] = False
+        events.append(kind)
+    return events
 
 
 def _imported(stack: list[str], statement: _Statement) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import date
-from typing import Any
+from typing import Any, Protocol
 
 from domain.errors import Unprocessable
 
@@ -71,6 +71,8 @@ class ParsedFile:
     mapping: dict[str, Any] | None = None
     # What the file holds that was not imported (investment sections, unreadable balances).
     not_imported: list[str] = field(default_factory=list)
+    # CPU seconds the reader process spent on the file (0 when it was read in this one).
+    read_cpu: float = 0.0
 
 
 @dataclass(slots=True)
@@ -82,6 +84,19 @@ class End:
 
 
 Scan = Callable[[Any], Iterator["ParsedRow | End"]]
+
+
+class RowSink(Protocol):
+    """What a reader given one (the reader process's) hands every row to as it reads it, in
+    one pass, instead of a stream that reads the file again: each statement's rows in file
+    order, then `end` with that statement and the bank ids its rows gave more than once
+    (those rows are told apart by occurrence: their bank id is to be dropped)."""
+
+    def row(self, row: ParsedRow) -> None:
+        """One row of the statement being read."""
+
+    def end(self, statement: ParsedStatement, repeated: frozenset[str]) -> None:
+        """Every row of `statement` was given."""
 
 
 class Tally:
@@ -112,18 +127,26 @@ class Tally:
         return self.first, self.last, self.count
 
 
-def read_twice(scan: Scan, start: Any) -> list[ParsedStatement]:
+def read_twice(scan: Scan, start: Any, sink: RowSink | None = None) -> list[ParsedStatement]:
     """The statements `scan(start)` finds, each streaming its rows by scanning again from its
-    own `resume` up to its end. The first pass keeps only a Tally of each statement's rows."""
+    own `resume` up to its end. The first pass keeps only a Tally of each statement's rows.
+    With a `sink`, the scan's rows are whole ones, each handed to it: there is no second pass
+    (the statements have no stream)."""
     statements: list[ParsedStatement] = []
     tally = Tally()
+    give = sink.row if sink is not None else None
     for item in scan(start):
         if isinstance(item, ParsedRow):
             tally.add(item)
+            if give is not None:
+                give(item)
             continue
         statement = item.statement
         statement.streamed_span = tally.span()
-        statement.stream = _rescan(scan, item.resume, frozenset(tally.repeated))
+        if sink is not None:
+            sink.end(statement, frozenset(tally.repeated))
+        else:
+            statement.stream = _rescan(scan, item.resume, frozenset(tally.repeated))
         statements.append(statement)
         tally = Tally()
     return statements

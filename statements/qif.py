@@ -15,6 +15,7 @@ from statements.parsed import (
     ParsedFile,
     ParsedRow,
     ParsedStatement,
+    RowSink,
     checked,
     counted,
     read_twice,
@@ -45,8 +46,11 @@ class _Section:
     skipped: dict[str, int] = field(default_factory=dict)
 
 
-def read_qif(text: str, *, currency: str | None, day_first: bool | None = None) -> ParsedFile:
-    """Read every account's movements of a QIF file, in the order the file lists them."""
+def read_qif(
+    text: str, *, currency: str | None, day_first: bool | None = None, sink: RowSink | None = None
+) -> ParsedFile:
+    """Read every account's movements of a QIF file, in the order the file lists them (with a
+    `sink`, in one pass, each row handed to it)."""
     order = guess_order(_DATES.findall(text, 0, 1 << 20)[:SAMPLES])
     if order is None:
         order = "dmy" if day_first else "mdy"
@@ -57,7 +61,7 @@ def read_qif(text: str, *, currency: str | None, day_first: bool | None = None) 
     def scan(resume: Resume) -> Iterator[ParsedRow | End]:
         return _scan(text, resume, dates, numbers, currency, skipped if resume[0] < 0 else {})
 
-    statements = read_twice(scan, (-1, 1))  # -1: the whole file, from its start
+    statements = read_twice(scan, (-1, 1), sink)  # -1: the whole file, from its start
     not_imported = [counted(count, NOT_IMPORTED[kind]) for kind, count in skipped.items()]
     checked(statements, "bank, cash or card transactions", not_imported)
     return ParsedFile("qif", statements, not_imported=not_imported)

@@ -12,7 +12,7 @@ from statements.csvfile import SavedMapping, read_csv
 from statements.dates import DateStyle
 from statements.mt940file import read_mt940
 from statements.ofx import read_ofx
-from statements.parsed import ParsedFile
+from statements.parsed import ParsedFile, RowSink
 from statements.qif import read_qif
 from statements.text import as_utf8, decode, looks_binary
 
@@ -48,6 +48,8 @@ class ReadOptions:
     locale: str | None = None
     mapping: dict[str, str] | None = None
     saved: SavedMapping | None = None
+    # Set in the reader process: every row read in one pass and handed to it, no stream.
+    sink: RowSink | None = None
 
 
 def detect(data: bytes, filename: str) -> str:
@@ -85,21 +87,22 @@ def read_statement(data: bytes, filename: str, options: ReadOptions) -> ParsedFi
     if looks_binary(data):
         raise UnsupportedMediaType("The file is binary, not a statement.", code="unknown_format")
     kind = options.format or detect(data, filename)
-    currency = options.currency
+    currency, sink = options.currency, options.sink
     if kind == "ofx":
-        return read_ofx(data, currency)
+        return read_ofx(data, currency, sink)
     if kind.startswith("camt"):
-        return read_camt(data, currency)
+        return read_camt(data, currency, sink)
     text = decode(data)
     if kind == "mt940":
-        return read_mt940(text, currency)
+        return read_mt940(text, currency, sink)
     if kind == "qif":
         day_first = DateStyle.of(options.locale).order.startswith("d") if options.locale else None
-        return read_qif(text, currency=currency, day_first=day_first)
+        return read_qif(text, currency=currency, day_first=day_first, sink=sink)
     return read_csv(
         text,
         currency=currency,
         locale=options.locale,
         mapping=options.mapping,
         saved=options.saved,
+        sink=sink,
     )

@@ -11,20 +11,18 @@ from collections.abc import Iterator
 
 from statements.parsed import unparsable
 
-# A tag and the text after it, up to the next tag.
 # A tag, the text after it, and (XML) its end tag right after that text: one match per leaf.
 _TAG = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9_.:-]*)[^<>]*>([^<]*)(?:(</\2>)[^<]*)?")
 _DOCTYPE = re.compile(rb"<!\s*DOCTYPE", re.IGNORECASE)
 _XML_ENCODING = re.compile(rb"""<\?xml[^>]*?encoding\s*=\s*["']([A-Za-z0-9._-]+)["']""")
 _HEADER_FIELD = re.compile(rb"^\s*([A-Z]+)\s*:\s*([^\r\n]*)", re.MULTILINE)
+# What a tag is to a reader of the stream: the start of an element, or its end.
 START, END = 0, 1
 SPECIALS = (
     ("<![CDATA[", "]]>", "CDATA section"),
     ("<!--", "-->", "comment"),
     ("<?", "?>", "processing instruction"),
 )
-# Start tag, end tag or leaf: (kind, NAME, text after the tag, offset of the tag).
-Token = tuple[int, str, str, int]
 
 
 def ofx_text(data: bytes) -> str:
@@ -58,36 +56,33 @@ def ofx_text(data: bytes) -> str:
         return data.decode("cp1252", errors="replace")
 
 
-def tokens(text: str, start: int, ends: frozenset[str]) -> Iterator[Token]:
-    """Every start tag of `text` from offset `start` on, and the end tags named in `ends`.
-    Text that is no tag (a stray `<`) is skipped."""
+def tags(text: str, start: int) -> tuple[Iterator[re.Match[str]], bool]:
+    """Every tag of `text` from offset `start` on, as matches of _TAG (groups: `/` or "", the
+    name, the text after the tag, and an XML end tag right after that text), comments,
+    processing instructions and CDATA skipped; and whether the text holds CDATA (what `leaf`
+    needs). Text that is no tag (a stray `<`) is skipped."""
     pos = text.find("<", start)
     while pos >= 0 and text.startswith(("<?", "<!--"), pos):  # the XML and OFX declarations
         pos = _special(text, pos)
     if pos < 0 or pos >= len(text):
-        return
+        return iter(()), False
     if text.find("<!", pos) >= 0 or text.find("<?", pos) >= 0:
         matches: Iterator[re.Match[str]] = _one_by_one(text, pos)
     else:
         matches = _TAG.finditer(text, pos)
-    cdata = text.find("<![CDATA[", pos) >= 0
-    for found in matches:
-        slash, name, after, closed = found.groups()
-        if not name.isupper():
-            name = name.upper()
-        if slash:
-            if name in ends:
-                yield END, name, "", found.start()
-            continue
-        value = after.strip()
-        if not value:
-            if cdata and text.startswith("<![CDATA[", found.end()):
-                value = _cdata(text, found.end())
-        elif "&" in value:
-            value = html.unescape(value)
-        yield START, name, value, found.start()
-        if closed and name in ends:  # an empty aggregate: <BANKTRANLIST></BANKTRANLIST>
-            yield END, name, "", found.start()
+    return matches, text.find("<![CDATA[", pos) >= 0
+
+
+def leaf(text: str, found: re.Match[str], after: str, cdata: bool) -> str:
+    """The value of the tag `found`: the text `after` it stripped, entities unescaped, or the
+    CDATA section right after it (`cdata`: the text holds one)."""
+    value = after.strip()
+    if not value:
+        if cdata and text.startswith("<![CDATA[", found.end()):
+            value = _cdata(text, found.end())
+    elif "&" in value:
+        value = html.unescape(value)
+    return value
 
 
 def _one_by_one(text: str, pos: int) -> Iterator[re.Match[str]]:

@@ -45,7 +45,7 @@ ALL_TABLES = (
     | CONNECTOR_TABLES
     | MONEY_RULE_TABLES
 )
-HEAD = "0017"
+HEAD = "0018"
 
 
 def _diff(url: str) -> list[object]:
@@ -79,6 +79,7 @@ def test_chain_is_linear() -> None:
     assert script.get_heads() == [HEAD]
     chain = [(r.revision, r.down_revision) for r in script.walk_revisions("base", "heads")]
     assert chain == [
+        ("0018", "0017"),
         ("0017", "0016"),
         ("0016", "0015"),
         ("0015", "0014"),

@@ -186,11 +186,6 @@ def _add_batch(
         return None
     batch = (*_included(draft.id, index), ImportRow.id > after, ImportRow.id <= last)
     account_id = info["account_id"]
-    s.execute(
-        update(ImportRow)
-        .where(*ranged, ImportRow.id > after, ImportRow.id <= last)
-        .values(account_id=account_id)
-    )
     if matcher is not None:
         _mark_added_since(s, matcher, batch)
     category = case(categories, value=ImportRow.category, else_=None) if categories else null()

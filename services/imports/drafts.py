@@ -21,12 +21,18 @@ from models.db import Database
 from services.imports.duplicates import POSSIBLE_DAYS, Existing, Matcher, Verdict
 from services.imports.reader import read_untrusted
 from services.imports.rules import Rule, category_for, rules_of
-from services.imports.steps import BATCH, Progress, bulk_insert, moved
+from services.imports.steps import BATCH, Plain, Progress, bulk_insert, moved
 from statements.parsed import ParsedFile, ParsedRow, ParsedStatement
 from statements.read import ReadOptions, SavedMappings
 
 # Core inserts: the ORM's bulk path costs more than the database's work.
 IMPORT_ROWS = cast(Table, ImportRow.__table__)
+# The columns of an import row as Store.record gives them.
+COLUMNS = (
+    "import_id", "statement", "account_id", "position", "posted_on", "amount_minor", "currency",
+    "merchant", "description", "bank_id", "status", "reason", "include",
+    "matched_transaction_id", "category",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -292,6 +298,7 @@ class Store:
         earlier: Earlier | None,
     ) -> None:
         self.db, self.import_id, self.index, self.rules = db, import_id, index, rules
+        self.plain = Plain.of(db.url)
         self.account_id = account.id if account else None
         self.account_currency = account.currency if account else None
         self.again = f"the same file as import {earlier.id}" if earlier else None
@@ -308,9 +315,10 @@ class Store:
                 existing = existing_rows(s, self.account_id, first, last)
         matcher = Matcher(existing)
         currency = self.account_currency or statement.currency or "EUR"
-        batch: list[dict[str, Any]] = []
+        record, classify = self.record, matcher.classify
+        batch: list[tuple[Any, ...]] = []
         for row in statement.each():
-            batch.append(self.record(row, matcher.classify(row), currency))
+            batch.append(record(row, classify(row), currency))
             if len(batch) >= BATCH:
                 done, batch = self.write(batch, done), []
                 if progress:
@@ -321,41 +329,45 @@ class Store:
             progress(done, total)
         return done
 
-    def record(self, row: ParsedRow, verdict: Verdict, currency: str) -> dict[str, Any]:
-        """The import row of a parsed row and its verdict."""
-        if verdict.status != "invalid" and (row.currency or currency) != currency:
-            verdict.status, verdict.reason = (
-                "invalid",
-                (f"in {row.currency}, the account is in {currency}"),
-            )
-        if self.again and verdict.status in ("new", "possible_duplicate"):
-            verdict.status, verdict.reason = "duplicate", self.again
-        return {
-            "import_id": self.import_id,
-            "statement": self.index,
-            "account_id": self.account_id,
-            "position": row.position,
-            "posted_on": row.posted_on,
-            "amount_minor": None if verdict.status == "invalid" else row.amount_minor,
-            "currency": (row.currency or currency)[:3],
-            "merchant": storable(row.merchant),
-            "description": storable(row.description),
-            "bank_id": storable(row.bank_id) if row.bank_id else None,
-            "status": verdict.status,
-            "reason": (verdict.reason or None) and verdict.reason[:255],
-            "include": verdict.status == "new",
-            "matched_transaction_id": verdict.matched,
-            "category": category_for(
-                self.rules, row.merchant, row.description, row.amount_minor, currency
-            )
-            if self.rules and verdict.status != "invalid" and row.amount_minor is not None
-            else None,
-        }
+    def record(self, row: ParsedRow, verdict: Verdict, currency: str) -> tuple[Any, ...]:
+        """The import row of a parsed row and its verdict: its values in COLUMNS' order."""
+        status, reason = verdict.status, verdict.reason
+        if status != "invalid" and (row.currency or currency) != currency:
+            status, reason = "invalid", f"in {row.currency}, the account is in {currency}"
+        if self.again and status in ("new", "possible_duplicate"):
+            status, reason = "duplicate", self.again
+        valid = status != "invalid"
+        merchant, description, bank_id = row.merchant, row.description, row.bank_id
+        posted, amount, matched = row.posted_on, row.amount_minor, verdict.matched
+        plain = self.plain
+        null = plain.null
+        category = (
+            category_for(self.rules, merchant, description, amount, currency)
+            if self.rules and valid and amount is not None
+            else None
+        )
+        return (
+            self.import_id,
+            self.index,
+            null if self.account_id is None else self.account_id,
+            row.position,
+            null if posted is None else plain.day(posted),
+            amount if valid and amount is not None else null,
+            (row.currency or currency)[:3],
+            merchant.replace("\x00", "") if "\x00" in merchant else merchant,
+            description.replace("\x00", "") if "\x00" in description else description,
+            storable(bank_id) if bank_id else null,
+            status,
+            reason[:255] if reason else null,
+            plain.true if status == "new" else plain.false,
+            null if matched is None else matched,
+            null if category is None else category,
+        )
 
-    def write(self, batch: list[dict[str, Any]], done: int) -> int:
+    def write(self, batch: list[tuple[Any, ...]], done: int) -> int:
         """Insert a batch and move the progress, in one short transaction."""
         with self.db.transaction() as s:
-            bulk_insert(s, IMPORT_ROWS, batch)
+            bulk_insert(s, IMPORT_ROWS, COLUMNS, batch)
             moved(s, self.import_id, done + len(batch))
         return done + len(batch)
 

@@ -181,7 +181,7 @@ def rows(
     """A page of the import's rows in file order, optionally of one status."""
     matched = aliased(Transaction)
     with db.read() as s:
-        owned(s, user_id, import_id)
+        item = owned(s, user_id, import_id)
         query = (
             select(ImportRow, matched)
             .outerjoin(matched, matched.id == ImportRow.matched_transaction_id)
@@ -194,17 +194,22 @@ def rows(
         found = s.execute(query.order_by(ImportRow.id).limit(limit + 1)).all()
         page = found[:limit]
         return {
-            "rows": [row_view(row, match) for row, match in page],
+            "rows": [row_view(row, match, item) for row, match in page],
             "next_cursor": str(page[-1][0].id) if len(found) > limit else None,
         }
 
 
-def row_view(row: ImportRow, match: Transaction | None) -> dict[str, Any]:
-    """A row as the API shows it, with the existing transaction it matches."""
+def row_view(row: ImportRow, match: Transaction | None, item: StatementImport) -> dict[str, Any]:
+    """A row of `item` as the API shows it, with the existing transaction it matches. Its
+    account is its statement's: a row keeps the one its draft found (None: a new account,
+    which the commit creates and records in the import's statements, not in each row)."""
+    account_id = row.account_id
+    if account_id is None and row.statement < len(item.statements):
+        account_id = item.statements[row.statement].get("account_id")
     return {
         "id": row.id,
         "position": row.position,
-        "account_id": row.account_id,
+        "account_id": account_id,
         "date": row.posted_on.isoformat() if row.posted_on else None,
         "amount": format_minor(row.amount_minor, row.currency)
         if row.amount_minor is not None
@@ -254,4 +259,4 @@ def edit_row(
         match = (
             s.get(Transaction, row.matched_transaction_id) if row.matched_transaction_id else None
         )
-        return row_view(row, match)
+        return row_view(row, match, draft)

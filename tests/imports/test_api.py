@@ -44,6 +44,24 @@ def test_a_multi_account_ofx_becomes_a_draft_then_two_accounts_of_transactions(
     assert balance == "2447.51"  # the statement's LEDGERBAL
 
 
+def test_each_row_shows_its_statements_account_none_until_the_commit_creates_it(
+    importer: Importer,
+) -> None:
+    draft = importer.upload("multi_account.ofx").json
+    assert {r["account_id"] for r in importer.rows(draft["id"])} == {None}
+    committed = importer.commit(draft["id"]).json
+    accounts = [a["account_id"] for a in committed["accounts"]]
+    rows = importer.rows(draft["id"])
+    assert [r["account_id"] for r in rows] == [accounts[0]] * 3 + [accounts[1]]
+    edited = importer.patch(draft["id"], rows[0]["id"], {"include": False})
+    assert edited.status_code == 409  # committed: the row is shown, not changed
+
+    again = importer.upload("multi_account.ofx").json  # the accounts exist now
+    assert [r["account_id"] for r in importer.rows(again["id"])] == [accounts[0]] * 3 + [
+        accounts[1]
+    ]
+
+
 def test_committing_twice_adds_nothing_and_the_same_file_again_is_all_duplicates(
     importer: Importer,
 ) -> None:
