@@ -70,3 +70,18 @@ class Importer:
 def importer(client: Any, user: tuple[int, str]) -> Importer:
     """Alice's import API."""
     return Importer(client, user[1])
+
+
+def empty_draft(db: Any, name: str) -> int:
+    """A new user's draft import with no rows yet (for tests that store rows themselves)."""
+    from models import StatementImport, User
+
+    with db.transaction() as s:
+        user = User(name=name)
+        s.add(user)
+        s.flush()
+        draft = StatementImport(user_id=user.id, status="drafting", format="csv", filename="x")
+        draft.statements, draft.rows_total = [], 0
+        s.add(draft)
+        s.flush()
+        return int(draft.id)

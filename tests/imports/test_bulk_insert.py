@@ -8,11 +8,11 @@ from pathlib import Path
 
 from sqlalchemy import select
 
-from models import StatementImport, User
 from models.db import Database
 from models.migrate import upgrade
 from services.imports.drafts import COLUMNS, IMPORT_ROWS
 from services.imports.steps import SQLITE_NULL, Plain, bulk_insert
+from tests.imports.conftest import empty_draft
 
 
 def test_the_null_marker_is_stored_as_null_and_text_like_it_as_text(tmp_path: Path) -> None:
@@ -22,15 +22,7 @@ def test_the_null_marker_is_stored_as_null_and_text_like_it_as_text(tmp_path: Pa
     plain = Plain.of(url)
     assert (plain.null, plain.day(date(2026, 3, 1)), plain.true) == (SQLITE_NULL, "2026-03-01", 1)
     try:
-        with db.transaction() as s:
-            user = User(name="bulk")
-            s.add(user)
-            s.flush()
-            draft = StatementImport(user_id=user.id, status="drafting", format="csv", filename="x")
-            draft.statements, draft.rows_total = [], 0
-            s.add(draft)
-            s.flush()
-            import_id = draft.id
+        import_id = empty_draft(db, "bulk")
         null = plain.null
         marked = (import_id, 0, null, 1, null, null, "EUR", "0.5", "", null, "invalid", "why")
         typed = (import_id, 0, None, 2, date(2026, 3, 1), 0, "EUR", "Shop", "0.5", "0.5", "new")

@@ -62,22 +62,14 @@ def test_sums_of_negative_amounts_in_parts_are_exact_on_postgresql(importer: Imp
 def test_a_value_copy_refuses_is_raised_as_sqlalchemy_raises_it(db_url: str) -> None:
     from sqlalchemy import exc
 
-    from models import StatementImport, User
     from models.db import Database
     from services.imports.drafts import COLUMNS, IMPORT_ROWS
     from services.imports.steps import bulk_insert
+    from tests.imports.conftest import empty_draft
 
     db = Database(db_url)
     try:
-        with db.transaction() as s:
-            user = User(name="copy")
-            s.add(user)
-            s.flush()
-            draft = StatementImport(user_id=user.id, status="drafting", format="csv", filename="x")
-            draft.statements, draft.rows_total = [], 0
-            s.add(draft)
-            s.flush()
-            import_id = draft.id
+        import_id = empty_draft(db, "copy")
         row = (import_id, 0, None, 1, None, -100, "EUR", "Shop", "", None, "new", None, True)
         with db.transaction() as s:
             bulk_insert(s, IMPORT_ROWS, COLUMNS, [(*row, None, None)] * 3)
