@@ -68,11 +68,9 @@ def any_db(request: pytest.FixtureRequest, db: Database) -> Iterator[Database]:
     if request.param == "sqlite":
         yield db
         return
-    from models.migrate import upgrade
-    from tests.backends import fresh_postgres
+    from tests.backends import migrated_postgres
 
-    with fresh_postgres() as url:
-        upgrade(url)
+    with migrated_postgres() as url:
         database = Database(url)
         yield database
         database.dispose()

@@ -15,7 +15,7 @@ from engine.store.messages import MessageStore
 from models import Message, Turn, Worker
 from models.db import Database
 from models.migrate import upgrade
-from tests.backends import fresh_postgres, redis_or_skip
+from tests.backends import migrated_postgres, redis_or_skip
 from tests.conftest import make_user
 
 QUESTIONS = [
@@ -72,8 +72,7 @@ class Deployment:
 def deployment(tmp_path: Path) -> Iterator[Deployment]:
     """PostgreSQL + Redis, slowed demo model, every timing at 1/4 of its default."""
     redis_url = redis_or_skip()
-    with fresh_postgres() as pg_url:
-        upgrade(pg_url)
+    with migrated_postgres() as pg_url:
         db = Database(pg_url)
         user_id, token = make_user(db, "cluster")
         seed_finance(db, user_id, months=3, seed=3)

@@ -19,9 +19,8 @@ from engine.store.turns import TurnStore
 from engine.store.workers import WorkerRegistry
 from models import Message, ToolRun, Turn, Worker
 from models.db import Database
-from models.migrate import upgrade
 from services.sessions import create_session
-from tests.backends import fresh_postgres
+from tests.backends import migrated_postgres
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -32,8 +31,7 @@ def db(request: pytest.FixtureRequest, db_url: str) -> Iterator[Database]:
         yield database
         database.dispose()
         return
-    with fresh_postgres() as url:
-        upgrade(url)
+    with migrated_postgres() as url:
         database = Database(url)
         yield database
         database.dispose()

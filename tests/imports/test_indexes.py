@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import create_engine, inspect
 
 from models.migrate import upgrade
-from tests.backends import fresh_postgres
+from tests.backends import migrated_postgres
 
 TABLES = ("transactions", "imports", "import_rows", "import_mappings", "accounts", "categories")
 
@@ -42,8 +42,7 @@ def test_every_foreign_key_of_the_import_tables_is_indexed_on_sqlite(tmp_path: P
 
 
 def test_every_foreign_key_of_the_import_tables_is_indexed_on_postgresql() -> None:
-    with fresh_postgres() as url:
-        upgrade(url)
+    with migrated_postgres() as url:
         assert _unindexed(url) == []
 
 

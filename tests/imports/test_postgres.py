@@ -7,8 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from models.migrate import upgrade
-from tests.backends import fresh_postgres
+from tests.backends import migrated_postgres
 from tests.imports.conftest import ODD_CSV, Importer
 from tests.imports.test_reconciliation import NEGATIVE
 
@@ -16,8 +15,7 @@ from tests.imports.test_reconciliation import NEGATIVE
 @pytest.fixture
 def db_url() -> Iterator[str]:
     """A fresh migrated PostgreSQL database (skipped when PostgreSQL is down)."""
-    with fresh_postgres() as url:
-        upgrade(url)
+    with migrated_postgres() as url:
         yield url
 
 

@@ -21,9 +21,8 @@ from engine.store.workers import WorkerRegistry
 from models import Message, ToolRun, Turn, new_id
 from models.chat import TURN_QUEUED
 from models.db import Database
-from models.migrate import upgrade
 from services.sessions import create_session
-from tests.backends import fresh_postgres
+from tests.backends import migrated_postgres
 from tests.live import LiveServer, decode
 from tests.waits import wait_until
 
@@ -42,8 +41,7 @@ def db_url(
         shutil.copy(migrated_template, path)
         yield f"sqlite:///{path}"
         return
-    with fresh_postgres() as url:
-        upgrade(url)
+    with migrated_postgres() as url:
         yield url
 
 

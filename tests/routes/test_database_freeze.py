@@ -27,11 +27,10 @@ from config import Timings
 from demo_data.generator import seed_finance
 from models import Message, Turn
 from models.base import utcnow
-from models.migrate import upgrade
 from services.api_tokens import aware
 from streaming.wire.protocol import decode_stream
 from streaming.wire.view import view_of
-from tests.backends import fresh_postgres
+from tests.backends import migrated_postgres
 from tests.conftest import make_user
 from tests.helpers import assert_well_formed
 from tests.live import LiveServer, events_only
@@ -68,8 +67,7 @@ def frozen_postgres(tmp_path: Any) -> Iterator[tuple[LiveServer, ServiceProxy]]:
     """The app on PostgreSQL through a proxy that can freeze, with a seeded user."""
     from app import create_app
 
-    with fresh_postgres() as url:
-        upgrade(url)
+    with migrated_postgres() as url:
         proxy = ServiceProxy(5432)
         app = create_app(
             {

@@ -150,12 +150,10 @@ def test_sessions_and_messages_come_a_page_at_a_time(live: LiveServer) -> None:
 
 def test_session_pages_on_postgres(app_config: dict[str, Any], tmp_path: Any) -> None:
     from app import create_app
-    from models.migrate import upgrade
-    from tests.backends import fresh_postgres
+    from tests.backends import migrated_postgres
     from tests.conftest import make_user
 
-    with fresh_postgres() as url:
-        upgrade(url)
+    with migrated_postgres() as url:
         app = create_app({**app_config, "DATABASE_URL": url})
         server = LiveServer(app, make_user(app.extensions["db"], "pg")[1])
         try:

@@ -12,7 +12,7 @@ from sqlalchemy import func, select
 from domain.errors import Conflict, LimitExceeded
 from models import ChatSession, Message, Turn, UIChat
 from models.db import Database
-from tests.backends import fresh_postgres
+from tests.backends import migrated_postgres
 from tests.conftest import make_user
 
 
@@ -164,8 +164,6 @@ def test_the_turn_store_keeps_the_cap(app_config: dict[str, Any]) -> None:
 
 
 def test_the_cap_holds_on_postgres(app_config: dict[str, Any]) -> None:
-    from models.migrate import upgrade
 
-    with fresh_postgres() as url:
-        upgrade(url)
+    with migrated_postgres() as url:
         check_turn_store({**app_config, "DATABASE_URL": url, "USER_MAX_SESSIONS": 2})

@@ -15,8 +15,7 @@ from sqlalchemy import insert
 
 from models import ChatSession, Message, new_id
 from models.db import Database
-from models.migrate import upgrade
-from tests.backends import fresh_postgres
+from tests.backends import migrated_postgres
 from tests.conftest import make_user
 from tests.live import LiveServer
 
@@ -75,8 +74,7 @@ def backend(request: pytest.FixtureRequest, app_config: dict[str, Any]) -> Itera
         app = create_app(app_config)
         yield app
     else:
-        with fresh_postgres() as url:
-            upgrade(url)
+        with migrated_postgres() as url:
             app = create_app({**app_config, "DATABASE_URL": url})
             yield app
     app.extensions["engine"].close()

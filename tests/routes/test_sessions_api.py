@@ -10,9 +10,8 @@ import pytest
 
 from models import ChatSession, Message, new_id
 from models.db import Database
-from models.migrate import upgrade
 from models.searchable import search_text
-from tests.backends import fresh_postgres
+from tests.backends import migrated_postgres
 from tests.conftest import make_user
 
 # One app for the module's tests, its database emptied after each (tests/conftest.py).
@@ -175,8 +174,7 @@ def test_search_finds_titles_and_message_text_case_insensitively(
 @pytest.fixture
 def pg_app() -> Iterator[Any]:
     """The app on a fresh PostgreSQL database."""
-    with fresh_postgres() as url:
-        upgrade(url)
+    with migrated_postgres() as url:
         from app import create_app
 
         app = create_app({"DATABASE_URL": url, "ANTHROPIC_API_KEY": None, "SECRET_KEY": "s"})

@@ -8,8 +8,7 @@ from typing import Any
 import pytest
 
 from models.db import Database
-from models.migrate import upgrade
-from tests.backends import fresh_postgres
+from tests.backends import migrated_postgres
 from tests.conftest import make_user
 from tests.tools.conftest import (
     ALICE_ACCOUNTS,
@@ -158,8 +157,7 @@ def test_the_tool_needs_approval(call: Caller) -> None:
 
 def test_overlapping_batches_are_serialized_on_postgres() -> None:
     """Batches sharing rows, in opposite orders, wait for each other: none deadlocks or is lost."""
-    with fresh_postgres() as url:
-        upgrade(url)
+    with migrated_postgres() as url:
         pg = Database(url)
         try:
             alice = make_user(pg, "alice")[0]

@@ -13,8 +13,7 @@ from typing import Any
 
 import pytest
 
-from models.migrate import upgrade
-from tests.backends import fresh_postgres
+from tests.backends import migrated_postgres
 from tests.conftest import make_user
 from tests.demo_model.conftest import Demo
 from tests.tools import known_ledger as k
@@ -30,8 +29,7 @@ def database(
 ) -> Iterator[str]:
     """The ledger's database, on SQLite and on PostgreSQL (the rule is SQL: both must agree)."""
     if request.param == "postgresql":
-        with fresh_postgres() as url:
-            upgrade(url)
+        with migrated_postgres() as url:
             yield url
         return
     folder = tmp_path_factory.mktemp("known")

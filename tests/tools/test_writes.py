@@ -9,8 +9,7 @@ from typing import Any
 import pytest
 
 from models.db import Database
-from models.migrate import upgrade
-from tests.backends import fresh_postgres
+from tests.backends import migrated_postgres
 from tests.conftest import make_user
 from tests.tools.conftest import (
     ALICE_ACCOUNTS,
@@ -327,8 +326,7 @@ def test_a_write_whose_claim_was_lost_is_rolled_back(
 
 
 def test_concurrent_writes_of_one_budget_leave_one_row_in_order_on_postgres() -> None:
-    with fresh_postgres() as url:
-        upgrade(url)
+    with migrated_postgres() as url:
         pg = Database(url)
         try:
             alice = make_user(pg, "alice")[0]
