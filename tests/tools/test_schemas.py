@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -28,11 +29,17 @@ def _ecma_pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> A
 
 
 ECMAValidator = validators.extend(Draft202012Validator, {"pattern": _ecma_pattern})
+# The schemas checked against the metaschema already, as JSON.
+_CHECKED: set[str] = set()
 
 
 def json_schema_accepts(schema: dict[str, Any], value: Any) -> bool:
-    """Validate with the jsonschema library (draft 2020-12, formats checked, ECMA patterns)."""
-    Draft202012Validator.check_schema(schema)
+    """Validate with the jsonschema library (draft 2020-12, formats checked, ECMA patterns),
+    the schema itself checked against the draft's metaschema the first time it is seen."""
+    seen = json.dumps(schema, sort_keys=True)
+    if seen not in _CHECKED:  # a check costs a hundred validations
+        Draft202012Validator.check_schema(schema)
+        _CHECKED.add(seen)
     return ECMAValidator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER).is_valid(value)
 
 
