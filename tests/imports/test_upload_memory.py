@@ -12,9 +12,12 @@ from typing import Any
 
 import pytest
 from sqlalchemy import select
+from werkzeug.datastructures import FileStorage
 
+from domain.errors import Unprocessable
 from models import StatementImport
 from models.db import Database
+from routes.uploads import spooled
 from services.imports.files import file_digest
 from services.imports.reader import StatementReader
 from statements.parsed import ParsedFile
@@ -85,6 +88,20 @@ def test_an_upload_of_8_mib_does_not_raise_the_workers_memory_by_its_size(
         )
     # Hashed as it was written to disk: the same digest as the bytes'.
     assert stored == file_digest(data)
+
+
+def test_a_file_part_spooled_elsewhere_is_copied_to_disk_a_chunk_at_a_time() -> None:
+    data = big_csv()[:MIB]
+    sent = FileStorage(io.BytesIO(data), "a.csv", "file")
+    spool = spooled(sent)
+    try:
+        assert spool.path.read_bytes() == data and spool.digest() == file_digest(data)
+        assert sent.stream is spool  # closed, and removed, with the request
+    finally:
+        sent.close()
+    assert not spool.path.exists()
+    with pytest.raises(Unprocessable):
+        spooled("a plain field")
 
 
 @pytest.fixture

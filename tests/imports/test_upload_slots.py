@@ -19,12 +19,13 @@ from domain.errors import LimitExceeded
 from models import ImportSlot, StatementImport, utcnow
 from models.db import Database
 from models.migrate import upgrade
-from services.imports.reader import StatementReader
+from services.imports.reader import StatementReader, read_untrusted
 from services.imports.slots import UploadSlots
 from statements.isolated import ReadLimits
+from statements.read import ReadOptions
 from tests.backends import fresh_postgres
 from tests.conftest import make_user
-from tests.imports.conftest import Importer
+from tests.imports.conftest import SAMPLES, Importer
 
 LEASE = 60.0
 
@@ -127,6 +128,18 @@ def test_a_renewed_place_outlives_its_first_lease(db: Database) -> None:
     assert slots.take(alice) is None
     clock.advance(LEASE * 0.5)
     assert slots.held(alice) == 0
+
+
+def test_a_place_is_renewed_once_its_file_is_read(db: Database) -> None:
+    clock = Clock()
+    one = worker(db, clock)
+    alice = make_user(db, "alice")[0]
+    with one.admit(alice):
+        clock.advance(LEASE * 0.75)
+        parsed = read_untrusted(SAMPLES / "german.csv", "german.csv", ReadOptions(currency="EUR"))
+        assert parsed.statements
+        clock.advance(LEASE * 0.5)  # past the first lease: held still, renewed by the read
+        assert one.slots is not None and one.slots.held(alice) == 1
 
 
 def test_a_full_process_refuses_before_it_asks_the_database(db: Database) -> None:
