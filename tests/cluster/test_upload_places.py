@@ -45,7 +45,9 @@ def test_a_users_uploads_are_bounded_across_workers(deployment: Deployment) -> N
             client.request("POST", "/api/imports", body, **headers)
         wait_until(lambda: held() == PLACES, message="the two uploads were not admitted")
         answered: set[str] = set()
-        for _ in range(TRIES):
+        tries = 0
+        while tries < TRIES:
+            tries += 1
             client = Client(cluster.port)
             client.request("POST", "/api/imports", body, **headers)
             reply = client.reply()
@@ -57,6 +59,7 @@ def test_a_users_uploads_are_bounded_across_workers(deployment: Deployment) -> N
             if answered == workers:
                 break
         assert answered == workers, "a worker never answered"
+        print(f"\nboth workers refused a third upload within {tries} tries")
         for client in reading:
             client.close()  # their reads are stopped, their places given back
         wait_until(lambda: held() == 0, message="the places were not given back")
