@@ -20,6 +20,7 @@ from engine.upstream.client import Upstream
 from models.db import Database
 from routes import register_blueprints
 from routes.error_handler import register_error_handlers, render_host_error
+from routes.uploads import UploadRequest
 from services.imports.reader import StatementReader
 from services.pricing import price_table
 from services.search import SearchBudget, SearchGate
@@ -34,6 +35,8 @@ def create_app(config: Settings | Mapping[str, Any] | None = None) -> Flask:
     by variable name (an unknown name is an error)."""
     settings = with_instance(config) if isinstance(config, Settings) else load_settings(config)
     app = Flask(__name__, instance_path=settings.instance_path)
+    # An upload's file part goes to disk as it is parsed, never whole in memory.
+    app.request_class = UploadRequest
     # Replies keep their objects' order: a tool call's input reads as the model wrote it.
     app.json.sort_keys = False  # type: ignore[attr-defined]
     # The one setting the code reads from app.config; the others are Flask's own.
@@ -58,7 +61,7 @@ def create_app(config: Settings | Mapping[str, Any] | None = None) -> Flask:
         SearchBudget(timings.search_budget, settings.search_max_sessions),
     )
     # Statement files are read in reader processes, bounded per user and per process.
-    app.extensions["statement_reader"] = StatementReader.of(settings)
+    app.extensions["statement_reader"] = StatementReader.of(settings, db)
     # Ends open streams whose token is revoked or expires; it polls through the engine's loop.
     app.extensions["token_watcher"] = TokenWatcher(db, timings.token_poll, engine.deps.store.call)
     # A host starts the engine before it serves, so orphaned turns resume with no request;

@@ -76,8 +76,8 @@ def child(kind: str, database: str, rows: int) -> dict[str, Any]:
     read_cpu: list[float] = []
     reading = drafts.read_untrusted
 
-    def counted(data: bytes, filename: str, options: ReadOptions) -> ParsedFile:
-        parsed = reading(data, filename, options)
+    def counted(source: bytes | Path, filename: str, options: ReadOptions) -> ParsedFile:
+        parsed = reading(source, filename, options)
         read_cpu.append(parsed.read_cpu)  # the reader process's CPU seconds
         return parsed
 

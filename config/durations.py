@@ -108,6 +108,10 @@ class Timings:
     # `import_retry_after`.
     import_read_wall: float = 15.0
     import_retry_after: float = 2.0
+    # An upload holds one of its user's places (services/imports/slots.py) for the read's
+    # wall limit and `import_slot_margin` more (to store the draft's rows; renewed once when
+    # the read ends): a place its killed worker never gave back is taken over after that.
+    import_slot_margin: float = 30.0
     # A statement import writes a batch of rows at least this often while it drafts, commits
     # or undoes; one still for longer lost its worker, and the user may resume or undo it.
     import_stall: float = 60.0

@@ -214,7 +214,7 @@ class Settings:
         "IMPORT_READ_MEMORY_MIB", 512, whole, "address space (MiB) of the process reading a file"
     )
     import_concurrency: int = setting(
-        "IMPORT_CONCURRENCY", 2, whole, "statement uploads one user may run at once per process"
+        "IMPORT_CONCURRENCY", 2, whole, "statement uploads one user may run at once, all workers"
     )
     import_process_concurrency: int = setting(
         "IMPORT_PROCESS_CONCURRENCY", 4, whole, "statement uploads running at once per process"

@@ -10,7 +10,7 @@ from models.connector import (
     OAuthToken,
 )
 from models.finance import Account, Budget, Category, RecurringChoice, Transaction
-from models.imports import CategoryRule, ImportMapping, ImportRow, StatementImport
+from models.imports import CategoryRule, ImportMapping, ImportRow, ImportSlot, StatementImport
 from models.tool_sources import McpCredential, ToolGrant
 from models.ui_chat import UIChat
 from models.user import ApiToken, User
@@ -26,6 +26,7 @@ __all__ = [
     "ConnectorAction",
     "ImportMapping",
     "ImportRow",
+    "ImportSlot",
     "McpCredential",
     "Message",
     "OAuthClient",

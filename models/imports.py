@@ -138,3 +138,21 @@ class CategoryRule(Base):
     payee_contains: Mapped[str | None] = mapped_column(String(120))
     min_amount: Mapped[Decimal | None] = mapped_column(Numeric(20, 4))
     max_amount: Mapped[Decimal | None] = mapped_column(Numeric(20, 4))
+
+
+class ImportSlot(Base):
+    """One of a user's upload places held by a running upload (services/imports/slots.py):
+    the primary key refuses a place already held, in every worker process sharing the
+    database; one past `expires_at` lost its worker and is taken over."""
+
+    __tablename__ = "import_slots"
+
+    user_id: Mapped[int] = mapped_column(
+        ForeignKey("users.id", ondelete="CASCADE"), primary_key=True
+    )
+    # 0 .. IMPORT_CONCURRENCY - 1.
+    slot: Mapped[int] = mapped_column(primary_key=True, autoincrement=False)
+    # Which upload holds it: the worker's host and pid, and a random part (its release
+    # deletes only its own).
+    holder: Mapped[str] = mapped_column(String(80))
+    expires_at: Mapped[datetime]

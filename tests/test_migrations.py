@@ -25,7 +25,7 @@ CHAT_TABLES = {
 FINANCE_TABLES = {"accounts", "categories", "transactions", "budgets"}
 DURABLE_TABLES = {"workers"}
 UI_TABLES = {"ui_chats"}
-IMPORT_TABLES = {"imports", "import_rows", "import_mappings", "category_rules"}
+IMPORT_TABLES = {"imports", "import_rows", "import_mappings", "category_rules", "import_slots"}
 TOOL_SOURCE_TABLES = {"tool_grants", "mcp_credentials"}
 CONNECTOR_TABLES = {
     "oauth_clients",
@@ -45,7 +45,7 @@ ALL_TABLES = (
     | CONNECTOR_TABLES
     | MONEY_RULE_TABLES
 )
-HEAD = "0018"
+HEAD = "0019"
 
 
 def _diff(url: str) -> list[object]:
@@ -79,6 +79,7 @@ def test_chain_is_linear() -> None:
     assert script.get_heads() == [HEAD]
     chain = [(r.revision, r.down_revision) for r in script.walk_revisions("base", "heads")]
     assert chain == [
+        ("0019", "0018"),
         ("0018", "0017"),
         ("0017", "0016"),
         ("0016", "0015"),

@@ -21,6 +21,7 @@ from routes.imports.responses import (
     UndoResult,
 )
 from routes.responses import ErrorResponse
+from routes.uploads import spooled
 from services.imports import commits, review
 from services.imports import undo as undoing
 from services.imports.drafts import Upload, create_draft
@@ -59,10 +60,12 @@ def _upload_limit() -> None:
 def upload(form: dict[str, Any]) -> dict[str, Any]:
     """Parse a statement into a draft; nothing is stored from a file that fails."""
     sent = form.pop("file")
+    # On disk since it was parsed, and hashed then: the reader's process reads it there.
+    spool = spooled(sent)
+    filename = one_line(sent.filename or "")
     # Our host says when the client has gone: the file's reader is stopped then.
     with get_statement_reader().admit(g.user_id, request.environ.get(CLIENT_GONE)):
-        filename = one_line(sent.filename or "")
-        upload = Upload(data=sent.read(), filename=filename, **form)
+        upload = Upload(data=spool.path, filename=filename, sha256=spool.digest(), **form)
         db = get_db()
         return review.show(db, g.user_id, create_draft(db, g.user_id, upload))
 

@@ -44,7 +44,7 @@ def import_statement(
     if user_id is None:
         raise click.ClickException(f"no user {name!r}")
     upload = Upload(
-        path.read_bytes(),
+        path.resolve(),  # read there by the reader process, never loaded here
         path.name,
         account_id=account_id,
         account_name=account_name,

@@ -7,9 +7,9 @@ balance: accounts a statement needs are created when the draft is committed.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 from dataclasses import dataclass
 from datetime import date, timedelta
+from pathlib import Path
 from typing import Any, cast
 
 from sqlalchemy import Table, delete, func, select
@@ -19,6 +19,7 @@ from domain.errors import NotFound, Unprocessable
 from models import Account, ImportMapping, ImportRow, StatementImport, Transaction, utcnow
 from models.db import Database
 from services.imports.duplicates import POSSIBLE_DAYS, Existing, Matcher, Verdict
+from services.imports.files import file_digest
 from services.imports.reader import read_untrusted
 from services.imports.rules import Rule, category_for, rules_of
 from services.imports.steps import BATCH, Plain, Progress, bulk_insert, moved
@@ -37,9 +38,10 @@ COLUMNS = (
 
 @dataclass(frozen=True)
 class Upload:
-    """A file and what its uploader said about it."""
+    """A file (its bytes, or where it is: the reader process reads it there) and what its
+    uploader said about it."""
 
-    data: bytes
+    data: bytes | Path
     filename: str
     account_id: int | None = None
     account_name: str | None = None
@@ -47,6 +49,8 @@ class Upload:
     currency: str | None = None
     locale: str | None = None
     mapping: dict[str, str] | None = None
+    # The file's SHA-256 when it is known already (hashed as it arrived), else hashed here.
+    sha256: str | None = None
 
 
 @dataclass(frozen=True)
@@ -72,7 +76,7 @@ def create_draft(
     it becomes a `draft` once every row is stored. The same file (by content) as an earlier
     import goes to that import's accounts, whatever the upload says.
     """
-    digest = file_digest(upload.data)
+    digest = upload.sha256 or file_digest(upload.data)
     earlier = earlier_import(db, user_id, digest)
     given = earlier.only_account if earlier and earlier.only_account else upload.account_id
     account = _given_account(db, user_id, given)
@@ -136,11 +140,6 @@ def save_mapping(
         )
     else:
         found.columns, found.mapping = columns, mapping
-
-
-def file_digest(data: bytes) -> str:
-    """The SHA-256 of a file's bytes, hex: what tells the same file uploaded again."""
-    return hashlib.sha256(data).hexdigest()
 
 
 def earlier_import(db: Database, user_id: int, digest: str) -> Earlier | None:

@@ -53,8 +53,9 @@ class Cluster:
         workers: int = 3,
         log: Path | None = None,
         port: int | None = None,
+        app: str = AUDITED_APP,
     ) -> None:
-        self.workers, self.port = workers, port or free_port()
+        self.workers, self.port, self.app = workers, port or free_port(), app
         self.url = f"http://127.0.0.1:{self.port}"
         self.env = {**os.environ, **env, "PYTHONPATH": str(ROOT)}
         self.log = log
@@ -66,7 +67,7 @@ class Cluster:
         cmd = [
             sys.executable, "-m", "gunicorn", "-c", str(ROOT / "gunicorn.conf.py"),
             "--bind", f"127.0.0.1:{self.port}", "--workers", str(self.workers),
-            "--threads", "64", AUDITED_APP,
+            "--threads", "64", self.app,
         ]  # fmt: skip
         out = open(self.log, "ab") if self.log else subprocess.DEVNULL  # noqa: SIM115
         self.proc = subprocess.Popen(cmd, cwd=ROOT, env=self.env, stdout=out, stderr=out)
