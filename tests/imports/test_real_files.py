@@ -21,7 +21,10 @@ REFUSED: dict[str, str] = {}
 # Files that hold no movement and do not parse either: 422 unparsable_file, not no_transactions.
 UNPARSABLE = {"camt__camt053.v2.wrong.xml": "a group header alone, no statement element"}
 
-pytestmark = pytest.mark.skipif(not SHARED.is_dir(), reason="../shared/statements is missing")
+pytestmark = [
+    pytest.mark.skipif(not SHARED.is_dir(), reason="../shared/statements is missing"),
+    pytest.mark.shared_app,
+]
 
 
 def _name(path: Path) -> str:

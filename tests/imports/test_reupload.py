@@ -14,6 +14,8 @@ from tests.imports.conftest import SAMPLES, Importer
 from tests.imports.real_files import SHARED, files, held
 from tests.imports.test_layouts import EXPECTED, LAYOUT_FILES
 
+pytestmark = pytest.mark.shared_app
+
 UNKNOWN = json.dumps({"date": "Posted", "payee": "What", "amount": "Value"})
 
 
