@@ -131,6 +131,7 @@ class ServerLink:
             except asyncio.CancelledError:
                 raise
             except BaseException as err:  # an ExceptionGroup from the SDK's task groups too
+                _raise_if_cancelled(err)
                 log.warning("MCP server %s: %s", self.config.name, _describe(err))
             finally:
                 self._client = None
@@ -169,6 +170,7 @@ class ServerLink:
             listener.cancel()
             with contextlib.suppress(BaseException):
                 await listener
+            _raise_if_cancelled()
 
     async def _listen(self, client: Client) -> None:
         """Wake the watch on each tool-list change (the current protocol's subscription;
@@ -234,6 +236,15 @@ def result_outcome(server: str, result: types.CallToolResult) -> ToolOutcome:
         text = f"The MCP server '{server}' answered with an error: {text}"
     outcome = outcome_of(text)
     return ToolOutcome(outcome.content, bool(result.is_error))
+
+
+def _raise_if_cancelled(cause: BaseException | None = None) -> None:
+    """Raise CancelledError when this task was asked to stop: the SDK's task groups may turn
+    a cancellation that reaches them into another error (an ExceptionGroup, a ConnectError)
+    and swallow it, and a link that went on reconnecting would never stop."""
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        raise asyncio.CancelledError from cause
 
 
 def _describe(err: BaseException) -> str:
