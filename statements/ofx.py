@@ -11,7 +11,6 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Iterator
-from contextlib import suppress
 from dataclasses import dataclass, field
 from datetime import date
 from fractions import Fraction
@@ -399,8 +398,10 @@ def _date(text: str) -> date:
     digits = text[:8]
     if len(digits) < 8 or not digits.isdigit():
         raise ValueError(f"{quoted(text)} is not a date")
-    with suppress(ValueError):  # eight ASCII digits of a real day (else as below)
+    try:  # eight ASCII digits of a real day (else as below)
         return date.fromisoformat(digits)
+    except ValueError:
+        pass
     try:
         return date(int(digits[:4]), int(digits[4:6]), int(digits[6:8]))
     except ValueError as err:
