@@ -316,7 +316,7 @@ def _signed(
     if amount is None or not text:
         raise ValueError("it has no Amt")
     named = (amount.get("Ccy") or "").upper()[:3] or None
-    minor = POINT.read(text, named or currency, rounded=True).minor
+    minor = POINT.minor(text, named or currency, rounded=True)
     return (-minor if indicator == "DBIT" else minor), named
 
 

@@ -390,7 +390,7 @@ def _dated(fields: dict[str, str], number: int) -> ParsedRow:
 def _amount(text: str, currency: str | None) -> int:
     """OFX writes `-12.34`; some banks write `-12,34` or `-1.234,56`: the last mark decides."""
     style = COMMA if text.rfind(",") > text.rfind(".") else POINT
-    return style.read(text, currency, rounded=True).minor
+    return style.minor(text, currency, rounded=True)
 
 
 def _date(text: str) -> date:
