@@ -41,6 +41,8 @@ _INDICATOR = re.compile(r"\s*(?P<mark>[DdCc][Rr])\.?$")
 _MINUSES = str.maketrans({"\u2212": "-", "\u2012": "-", "\u2013": "-", "\ufe63": "-"})
 _SPACES = " \u00a0\u202f\u2009\u2007"
 QUOTE_CHARS = 40
+# Currencies a NumberStyle remembers the decimals of.
+UNITS_KEPT = 64
 
 
 def quoted(text: str) -> str:
@@ -60,7 +62,7 @@ class Amount:
 class NumberStyle:
     """How a file writes a decimal number: its decimal mark and its grouping mark."""
 
-    __slots__ = ("_grouped", "_plain", "_simple", "decimal", "group")
+    __slots__ = ("_grouped", "_plain", "_simple", "_units", "decimal", "group")
 
     def __init__(self, decimal: str, group: str) -> None:
         self.decimal, self.group = decimal, group
@@ -77,6 +79,8 @@ class NumberStyle:
             rf"([-+]?)0*(\d{{1,{MAX_INTEGER_DIGITS}}})(?:{point}(\d{{1,3}}))?"
         )
         self._grouped = re.compile(rf"(\d{{1,3}}(?:{marks}\d{{3}})+)(?:{point}(\d*))?")
+        # Decimals of the currencies `minor` was asked about (None: EUR's), at most UNITS_KEPT.
+        self._units: dict[str | None, int] = {}
 
     @classmethod
     def of(cls, locale: str) -> NumberStyle:
@@ -102,7 +106,27 @@ class NumberStyle:
 
     def parse(self, text: str, currency: str) -> int:
         """`text` in minor units of `currency`: `-1.234,56 €`, `(12.00)`, `12.00-`, `5 CR`."""
-        return self.read(text, currency).minor
+        return self.minor(text, currency)
+
+    def minor(self, text: str, currency: str | None, *, rounded: bool = False) -> int:
+        """`read(text, currency, rounded=rounded).minor`: the usual case (`-1234.56`, no more
+        decimals than the currency has) read without building an Amount, else `read`."""
+        simple = self._simple.fullmatch(text)
+        if simple is not None:
+            sign, whole, fraction = simple.groups()
+            units = self._units.get(currency)
+            if units is None:
+                units = minor_units(currency or "EUR")
+                if len(self._units) < UNITS_KEPT:
+                    self._units[currency] = units
+            if fraction is None:
+                minor = int(whole) * 10**units
+            elif len(fraction) <= units:
+                minor = int(whole + fraction.ljust(units, "0"))
+            else:
+                return self.read(text, currency, rounded=rounded).minor
+            return -minor if sign == "-" else minor
+        return self.read(text, currency, rounded=rounded).minor
 
     def read(self, text: str, currency: str | None, *, rounded: bool = False) -> Amount:
         """`text` read by the grammar; its decimals are those of the currency it names, else

@@ -40,6 +40,8 @@ PARTS = frozenset(("Acct", "Bal", "Ntry"))
 # The elements whose end the reader reads; and how many tags it remembers it for.
 WANTED = frozenset((*STATEMENTS, *PARTS, "CreDtTm"))
 MAX_TAGS = 1024
+# How many namespaces _paths remembers local names in.
+NAMESPACES = 8
 
 
 def read_camt(data: bytes, currency: str | None = None, sink: RowSink | None = None) -> ParsedFile:
@@ -83,7 +85,9 @@ def _read(
             name = name if name in WANTED else ""
             if len(wanted) < MAX_TAGS:
                 wanted[tag] = name
-        if name:
+        if name == "Ntry":
+            reader.entry(element)
+        elif name:
             reader.ended(name, element)
 
     parser = expat.ParserCreate(None, "}")
@@ -126,6 +130,23 @@ class _Reader:
         self.tally = Tally()
         self.created: str | None = None  # the message's or statement's date, for entries
         self.number = 1
+        self.names: dict[str, dict[str, str]] = {}  # _paths' local names of tags
+
+    def entry(self, element: Element) -> None:
+        """An entry (Ntry) ended: its row, read and handed on or kept; the element cleared."""
+        if self.statement is None:
+            self.statement = ParsedStatement()
+        statement = self.statement
+        currency = statement.currency or self.currency
+        row = _entry(self.number, element, currency, self.created, self.names)
+        statement.currency = statement.currency or row.currency
+        if self.sink is not None:
+            self.tally.add(row)
+            self.sink.row(row)
+        else:
+            statement.rows.append(row)
+        self.number += 1
+        element.clear()
 
     def ended(self, name: str, element: Element) -> None:
         """The element `name` (its local name), one the reader wants, ended."""
@@ -140,23 +161,12 @@ class _Reader:
             self.statement = None
             element.clear()
         elif name in PARTS:
+            if name == "Ntry":
+                self.entry(element)
+                return
             if self.statement is None:
                 self.statement = ParsedStatement()
-            statement = self.statement
-            if name == "Ntry":
-                row = _entry(
-                    self.number, element, statement.currency or self.currency, self.created
-                )
-                statement.currency = statement.currency or row.currency
-                if self.sink is not None:
-                    self.tally.add(row)
-                    self.sink.row(row)
-                else:
-                    statement.rows.append(row)
-                self.number += 1
-                element.clear()
-            else:
-                _statement_part(statement, name, element, self.not_imported)
+            _statement_part(self.statement, name, element, self.not_imported, self.names)
         elif name == "CreDtTm":
             self.created = (element.text or "").strip() or self.created
 
@@ -190,10 +200,14 @@ def _no_external_reference(
 
 
 def _statement_part(
-    statement: ParsedStatement, name: str, element: Element, not_imported: list[str]
+    statement: ParsedStatement,
+    name: str,
+    element: Element,
+    not_imported: list[str],
+    names: dict[str, dict[str, str]],
 ) -> None:
     """The account (Acct) or a balance (Bal) of a statement."""
-    at = _paths(element)
+    at = _paths(element, names)
     if name == "Acct":
         number = _text(at, "Id/IBAN") or _text(at, "Id/Othr/Id")
         number = number or _text(at, "Id/PrtryAcct/Id")
@@ -214,7 +228,7 @@ def _statement_part(
         if code not in OPENING and code not in CLOSING:
             return
         try:
-            minor, named = _signed(at, statement.currency)
+            minor, named = _signed(at, statement.currency, _text(at, "CdtDbtInd"))
         except ValueError as err:
             not_imported.append(
                 f"the {code} balance of {statement.bank_ref or 'the account'}: {err}"
@@ -243,18 +257,25 @@ _NAMES = {
 }
 
 
-def _entry(number: int, entry: Element, currency: str | None, created: str | None) -> ParsedRow:
-    at = _paths(entry)
-    credit = _text(at, "CdtDbtInd") == "CRDT"
+def _entry(
+    number: int,
+    entry: Element,
+    currency: str | None,
+    created: str | None,
+    names: dict[str, dict[str, str]],
+) -> ParsedRow:
+    at = _paths(entry, names)
+    indicator = _text(at, "CdtDbtInd")
     name = ""
-    for path in _NAMES[credit] if "NtryDtls/TxDtls/RltdPties" in at else ():
+    for path in _NAMES[indicator == "CRDT"] if "NtryDtls/TxDtls/RltdPties" in at else ():
         name = _text(at, path) or ""
         if name:
             break
-    info = " ".join(
-        (part.text or "").strip()
-        for part in _children(at.get("NtryDtls/TxDtls/RmtInf"), "Ustrd")
-        if part.text
+    remittance = at.get("NtryDtls/TxDtls/RmtInf")
+    info = (
+        " ".join((part.text or "").strip() for part in _children(remittance, "Ustrd") if part.text)
+        if remittance is not None
+        else ""
     )
     info = info or _text(at, "NtryDtls/TxDtls/AddtlTxInf") or _text(at, "AddtlNtryInf") or ""
     reference = _text(at, "AcctSvcrRef") or _text(at, "NtryDtls/TxDtls/Refs/AcctSvcrRef")
@@ -270,7 +291,7 @@ def _entry(number: int, entry: Element, currency: str | None, created: str | Non
         currency=currency,
     )
     try:
-        row.amount_minor, named = _signed(at, currency)
+        row.amount_minor, named = _signed(at, currency, indicator)
         row.currency = named or currency
         day = _text(at, "BookgDt/Dt") or _text(at, "BookgDt/DtTm")
         day = day or _text(at, "ValDt/Dt") or _text(at, "ValDt/DtTm") or created
@@ -285,39 +306,47 @@ def _entry(number: int, entry: Element, currency: str | None, created: str | Non
     return row
 
 
-def _signed(at: dict[str, Element], currency: str | None) -> tuple[int, str | None]:
-    """A balance's or entry's Amt (`at`: its paths), negative when its CdtDbtInd is DBIT."""
+def _signed(
+    at: dict[str, Element], currency: str | None, indicator: str | None
+) -> tuple[int, str | None]:
+    """A balance's or entry's Amt (`at`: its paths), negative when its CdtDbtInd
+    (`indicator`) is DBIT."""
     amount = at.get("Amt")
     text = (amount.text or "").strip() if amount is not None else ""
     if amount is None or not text:
         raise ValueError("it has no Amt")
     named = (amount.get("Ccy") or "").upper()[:3] or None
-    minor = POINT.read(text, named or currency, rounded=True).minor
-    return (-minor if _text(at, "CdtDbtInd") == "DBIT" else minor), named
+    minor = POINT.minor(text, named or currency, rounded=True)
+    return (-minor if indicator == "DBIT" else minor), named
 
 
 def _local(tag: str) -> str:
     return tag.rsplit("}", 1)[-1]
 
 
-def _paths(node: Element) -> dict[str, Element]:
+def _paths(node: Element, names: dict[str, dict[str, str]] | None = None) -> dict[str, Element]:
     """The elements below `node` by their paths of local names, each path the first element
     it names: at each step the first child of that name in the node's namespace (later
-    children of the same name, and what they hold, are never reached by a path)."""
+    children of the same name, and what they hold, are never reached by a path). `names`
+    keeps, per namespace, each tag's local name in it ("" for one of another namespace),
+    found once per tag (at most MAX_TAGS tags, NAMESPACES namespaces)."""
     tag = node.tag
     namespace = tag[: tag.index("}") + 1] if "}" in tag else ""
-    size = len(namespace)
+    local: dict[str, str] = {}
+    if names is not None and (namespace in names or len(names) < NAMESPACES):
+        local = names.setdefault(namespace, local)
     found: dict[str, Element] = {}
     todo: list[tuple[str, Element]] = [("", node)]
     while todo:
         prefix, parent = todo.pop()
         for child in parent:
-            name = child.tag
-            if namespace:
-                if not name.startswith(namespace):
-                    continue
-                name = name[size:]
-            elif "}" in name:
+            tag = child.tag
+            name = local.get(tag)
+            if name is None:
+                name = _in(tag, namespace)
+                if len(local) < MAX_TAGS:
+                    local[tag] = name
+            if not name:
                 continue
             path = prefix + name
             if path not in found:
@@ -325,6 +354,13 @@ def _paths(node: Element) -> dict[str, Element]:
                 if len(child):
                     todo.append((path + "/", child))
     return found
+
+
+def _in(tag: str, namespace: str) -> str:
+    """The local name of `tag` if it is in `namespace` ("" when none), else ""."""
+    if namespace:
+        return tag[len(namespace) :] if tag.startswith(namespace) else ""
+    return "" if "}" in tag else tag
 
 
 def _children(holder: Element | None, name: str) -> list[Element]:

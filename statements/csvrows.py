@@ -57,7 +57,7 @@ class Plan:
         if not text:
             return None
         try:
-            return self.numbers.read(text, self.currency).minor
+            return self.numbers.minor(text, self.currency)
         except ValueError:
             return None
 

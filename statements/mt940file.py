@@ -190,7 +190,7 @@ def _balance(statement: _Statement, item: _Field, not_imported: list[str]) -> No
         if found is None:
             raise ValueError(f"{quoted(value)} is not a balance")
         mark, _day, code, amount = found.groups()
-        minor = COMMA.read(amount.strip(), code or parsed.currency).minor
+        minor = COMMA.minor(amount.strip(), code or parsed.currency)
     except ValueError as err:
         not_imported.append(f"the balance :{item.tag}: of line {item.line}: {err}")
         return
@@ -221,7 +221,7 @@ def _entry(item: _Field, number: int, currency: str | None, dated_only: bool) ->
         row.posted_on = _day(found.group("value"), found.group("entry"))
         if dated_only:
             return row
-        minor = COMMA.read(found.group("amount"), currency).minor
+        minor = COMMA.minor(found.group("amount"), currency)
     except ValueError as err:
         row.reason = f"{where}: {err}"
         return row

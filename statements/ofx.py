@@ -8,6 +8,7 @@ imported, a bank id of any length is taken. An investment statement's cash movem
 
 from __future__ import annotations
 
+import html
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -60,6 +61,14 @@ KINDS = {
 _RATE = re.compile(r"(\d{1,12})(?:[.,](\d{1,12}))?")
 # Resume point of a statement's second scan: (offset, number of its first STMTTRN).
 Resume = tuple[int, int]
+# A STMTTRN of leaves only, as banks write most: each leaf a name in capitals right before its
+# `>`, its text, and (XML) its own end tag; then the end tag of the STMTTRN (and another one
+# right after it, which the tag loop would read as one tag with it). Possessive: linear.
+_PLAIN_ROW = re.compile(
+    r"<STMTTRN>[^<]*+((?:<(?!STMTTRN>)([A-Z][A-Z0-9_.]*)>[^<]*+(?:</\2>[^<]*+)?)*+)"
+    r"</STMTTRN>[^<]*+(?:</STMTTRN>[^<]*+)?"
+)
+_LEAF = re.compile(r"<([A-Z][A-Z0-9_.]*)>([^<]*+)(?:</\1>[^<]*+)?")
 
 
 @dataclass
@@ -120,11 +129,12 @@ def _scan(
     stack: list[str] = []
     statement: _Statement | None = None
     row: dict[str, str] | None = None
-    row_line = 0
+    row_at = 0
     status: dict[str, str] = {}
     open_row = [False]  # a STMTTRN started, and neither it nor an aggregate holding rows ended
-    matches, cdata = tags(text, offset)
-    for match in matches:
+    next_tag, pos, cdata = tags(text, offset)
+    while (match := next_tag(pos)) is not None:
+        pos = match.end()
         slash, name, after, closed = match.groups()
         if not name.isupper():
             name = name.upper()
@@ -143,11 +153,35 @@ def _scan(
             elif parent == "FI" and name == "ORG" and value and whole:
                 found.bank_name = found.bank_name or value[:80]
             continue
+        if (
+            name == "STMTTRN"
+            and not slash
+            and statement is not None
+            and not open_row[0]
+            and len(stack) < MAX_DEPTH
+            and "STMTTRN" not in stack
+            and (statement.kind != "investment" or (stack and stack[-1] == "INVBANKTRAN"))
+        ):
+            # Read as the loop would read them, tag by tag: this one and the plain ones right
+            # after it (which leave the stack and `open_row` as they found them).
+            at = match.start()
+            plain = _plain_row(text, at)
+            if plain is not None:
+                while plain is not None:
+                    fields, pos = plain
+                    yield (
+                        _dated(fields, number)
+                        if dated_only
+                        else _row(fields, number, (lines, at), statement, currency)
+                    )
+                    number, row, at = number + 1, None, pos
+                    plain = _plain_row(text, pos)
+                continue
         if slash and name not in AGGREGATES:
             continue
         if not slash:
             leaf(text, match, after, cdata)  # an aggregate's text is not used, but read
-        pos = match.start()
+        at = match.start()
         for kind in _events(name, bool(slash), bool(closed), open_row):
             if kind == END:
                 if name not in stack:
@@ -159,7 +193,7 @@ def _scan(
                         yield (
                             _dated(row, number)
                             if dated_only
-                            else _row(row, number, row_line, statement, currency)
+                            else _row(row, number, (lines, row_at), statement, currency)
                         )
                         number, row = number + 1, None
                     elif ended in STATEMENTS and statement is not None:
@@ -175,16 +209,16 @@ def _scan(
                         break
                 continue
             if len(stack) >= MAX_DEPTH:
-                at = lines.at(pos)
+                line = lines.at(at)
                 raise unparsable(
-                    f"line {at}: elements are nested more than {MAX_DEPTH} deep.", line=at
+                    f"line {line}: elements are nested more than {MAX_DEPTH} deep.", line=line
                 )
             parent = stack[-1] if stack else ""
             stack.append(name)
             if name in STATEMENTS:
-                statement = _Statement(STATEMENTS[name], (pos, number))
+                statement = _Statement(STATEMENTS[name], (at, number))
             elif name == "STMTTRN" and statement is not None and _imported(stack, statement):
-                row, row_line = {}, lines.at(pos)
+                row, row_at = {}, at
             elif statement is not None and parent == "INVTRANLIST" and name in TRADES:
                 statement.trades += 1
             elif statement is not None and name in POSITIONS:
@@ -192,6 +226,23 @@ def _scan(
     if statement is not None and whole:
         open_at = stack[-1] if stack else "STMTRS"
         raise unparsable(f"the file ends inside {open_at}: it is cut short.", element=open_at)
+
+
+def _plain_row(text: str, at: int) -> tuple[dict[str, str], int] | None:
+    """The STMTTRN starting at `at` read whole when it is a plain one (_PLAIN_ROW, none of its
+    leaves an aggregate): its fields as the tag loop would give them (the first of a repeated
+    leaf, its text stripped, entities unescaped), and the offset after it; else None."""
+    block = _PLAIN_ROW.match(text, at)
+    if block is None:
+        return None
+    start, end = block.span(1)
+    found = _LEAF.findall(text, start, end)
+    fields = {name: value.strip() for name, value in reversed(found)}  # the first one wins
+    if not AGGREGATES.isdisjoint(fields):
+        return None
+    if text.find("&", start, end) >= 0:
+        fields = {k: html.unescape(v) if "&" in v else v for k, v in fields.items()}
+    return fields, block.end()
 
 
 def _events(name: str, slash: bool, closed: bool, open_row: list[bool]) -> list[int]:
@@ -266,8 +317,14 @@ def _status(status: dict[str, str], stack: list[str], found: _File) -> None:
 
 
 def _row(
-    fields: dict[str, str], number: int, line: int, statement: _Statement, currency: str | None
+    fields: dict[str, str],
+    number: int,
+    at: tuple[Lines, int],
+    statement: _Statement,
+    currency: str | None,
 ) -> ParsedRow:
+    """The row of a STMTTRN's `fields`; `at`: where it starts (its line is counted only for
+    a row that is not read, whose reason names it)."""
     parsed = statement.parsed
     named = fields.get("CURRENCY.CURSYM", "").upper()[:3]
     # Amounts in another currency than CURDEF, with the rate to it: converted to CURDEF.
@@ -285,26 +342,27 @@ def _row(
         bank_id=fitid[:255] or None,
         currency=row_currency[:3] or None,
     )
-    where = f"STMTTRN {number} (line {line})"
     posted = fields.get("DTPOSTED") or fields.get("DTUSER") or ""
-    if not posted:
-        row.reason = f"{where}: it has no DTPOSTED"
-        return row
-    try:
-        row.posted_on = _date(posted)
-    except ValueError as err:
-        row.reason = f"{where}: DTPOSTED {err}"
-        return row
     amount = fields.get("TRNAMT", "")
     try:
-        if foreign:
-            rate = fields.get("CURRENCY.CURRATE", "")
-            row.amount_minor = converted(_amount(amount, foreign), foreign, row.currency, rate)
-            row.description = f"{memo} ({foreign} {amount} at {rate})".strip()[:255]
-        else:
-            row.amount_minor = _amount(amount, row.currency)
+        if not posted:
+            raise ValueError("it has no DTPOSTED")
+        try:
+            row.posted_on = _date(posted)
+        except ValueError as err:
+            raise ValueError(f"DTPOSTED {err}") from err
+        try:
+            if foreign:
+                rate = fields.get("CURRENCY.CURRATE", "")
+                row.amount_minor = converted(_amount(amount, foreign), foreign, row.currency, rate)
+                row.description = f"{memo} ({foreign} {amount} at {rate})".strip()[:255]
+            else:
+                row.amount_minor = _amount(amount, row.currency)
+        except ValueError as err:
+            raise ValueError(f"TRNAMT {err}" if amount else "it has no TRNAMT") from err
     except ValueError as err:
-        row.reason = f"{where}: TRNAMT {err}" if amount else f"{where}: it has no TRNAMT"
+        lines, offset = at
+        row.reason = f"STMTTRN {number} (line {lines.at(offset)}): {err}"
     return row
 
 
@@ -332,7 +390,7 @@ def _dated(fields: dict[str, str], number: int) -> ParsedRow:
 def _amount(text: str, currency: str | None) -> int:
     """OFX writes `-12.34`; some banks write `-12,34` or `-1.234,56`: the last mark decides."""
     style = COMMA if text.rfind(",") > text.rfind(".") else POINT
-    return style.read(text, currency, rounded=True).minor
+    return style.minor(text, currency, rounded=True)
 
 
 def _date(text: str) -> date:
@@ -340,6 +398,10 @@ def _date(text: str) -> date:
     digits = text[:8]
     if len(digits) < 8 or not digits.isdigit():
         raise ValueError(f"{quoted(text)} is not a date")
+    try:  # eight ASCII digits of a real day (else as below)
+        return date.fromisoformat(digits)
+    except ValueError:
+        pass
     try:
         return date(int(digits[:4]), int(digits[4:6]), int(digits[6:8]))
     except ValueError as err:

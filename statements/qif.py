@@ -182,7 +182,7 @@ def _record(
         return row
     amount = record.get("T") or record.get("U") or ""
     try:
-        row.amount_minor = numbers.read(amount, currency).minor
+        row.amount_minor = numbers.minor(amount, currency)
     except ValueError as err:
         row.reason = f"{where}: T {err}" if amount else f"{where} has no amount (T)"
     return row

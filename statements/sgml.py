@@ -7,7 +7,8 @@ from __future__ import annotations
 import codecs
 import html
 import re
-from collections.abc import Iterator
+from collections.abc import Callable
+from functools import partial
 
 from statements.parsed import unparsable
 
@@ -56,21 +57,23 @@ def ofx_text(data: bytes) -> str:
         return data.decode("cp1252", errors="replace")
 
 
-def tags(text: str, start: int) -> tuple[Iterator[re.Match[str]], bool]:
-    """Every tag of `text` from offset `start` on, as matches of _TAG (groups: `/` or "", the
-    name, the text after the tag, and an XML end tag right after that text), comments,
-    processing instructions and CDATA skipped; and whether the text holds CDATA (what `leaf`
-    needs). Text that is no tag (a stray `<`) is skipped."""
+def tags(text: str, start: int) -> tuple[Callable[[int], re.Match[str] | None], int, bool]:
+    """What finds every tag of `text` from offset `start` on: `next_tag(pos)` is the first tag
+    at or after `pos` as a match of _TAG (groups: `/` or "", the name, the text after the tag,
+    and an XML end tag right after that text), or None when none is left, comments,
+    processing instructions and CDATA skipped; the offset to ask it from first; and whether
+    the text holds CDATA (what `leaf` needs). Text that is no tag (a stray `<`) is skipped.
+    A reader may ask from any offset a tag ends at, or one it read past on its own."""
     pos = text.find("<", start)
     while pos >= 0 and text.startswith(("<?", "<!--"), pos):  # the XML and OFX declarations
         pos = _special(text, pos)
     if pos < 0 or pos >= len(text):
-        return iter(()), False
+        return _none, len(text), False
     if text.find("<!", pos) >= 0 or text.find("<?", pos) >= 0:
-        matches: Iterator[re.Match[str]] = _one_by_one(text, pos)
+        next_tag: Callable[[int], re.Match[str] | None] = partial(_one_by_one, text)
     else:
-        matches = _TAG.finditer(text, pos)
-    return matches, text.find("<![CDATA[", pos) >= 0
+        next_tag = partial(_TAG.search, text)
+    return next_tag, pos, text.find("<![CDATA[", pos) >= 0
 
 
 def leaf(text: str, found: re.Match[str], after: str, cdata: bool) -> str:
@@ -85,16 +88,20 @@ def leaf(text: str, found: re.Match[str], after: str, cdata: bool) -> str:
     return value
 
 
-def _one_by_one(text: str, pos: int) -> Iterator[re.Match[str]]:
-    """The tags from `pos` on, skipping comments, processing instructions and CDATA."""
+def _none(pos: int) -> None:
+    """No tag: the text holds none."""
+    return None
+
+
+def _one_by_one(text: str, pos: int) -> re.Match[str] | None:
+    """The tag at or after `pos`, skipping comments, processing instructions and CDATA."""
     match, size = _TAG.match, len(text)
     while pos < size:
         found = match(text, pos)
-        if found is None:
-            pos = _special(text, pos)
-            continue
-        pos = found.end()
-        yield found
+        if found is not None:
+            return found
+        pos = _special(text, pos)
+    return None
 
 
 class Lines:

@@ -36,6 +36,34 @@ def test_what_is_no_amount_is_refused(text: str) -> None:
         NumberStyle.of("en_US").parse(text, "USD")
 
 
+def _minor_or_error(read: object) -> object:
+    try:
+        return read() if callable(read) else read
+    except ValueError as err:
+        return ("ValueError", str(err))
+
+
+def test_minor_is_what_read_says_for_every_text_and_currency() -> None:
+    # The usual case is read without an Amount; anything else, and every error, as read does.
+    texts = ["12.34", "-12.34", "+5", "0012.3", "12.", ".5", "12.345", "12.3456", "1e3", ""]
+    texts += ["-0.00", "1234567890123456", "12,34", "1.234,56", "\u0661\u0662.\u0663", "5-"]
+    texts += ["12.5", "-7", "999999999999999.99", " 1.00", "1.00 "]
+    styles = (NumberStyle(".", ","), NumberStyle(",", "."), NumberStyle.of("de_CH"))
+    for style in styles:
+        for currency in ("EUR", "JPY", "BHD", "eur", "XYZ", None, "JPY", None):
+            for text in texts:
+                for rounded in (False, True):
+                    fast = _minor_or_error(
+                        lambda: style.minor(text, currency, rounded=rounded)  # noqa: B023
+                    )
+                    slow = _minor_or_error(
+                        lambda: style.read(text, currency, rounded=rounded).minor  # noqa: B023
+                    )
+                    assert fast == slow, (style.decimal, currency, text, rounded)
+    assert NumberStyle(".", ",").minor("12.3", "JPY", rounded=True) == 12
+    assert NumberStyle(".", ",").minor("-12.3", "BHD") == -12300
+
+
 def test_the_style_is_guessed_from_the_values() -> None:
     assert NumberStyle.guess(["1.234,56", "-3,20"]).decimal == ","  # type: ignore[union-attr]
     assert NumberStyle.guess(["1,234.56", "-3.20"]).decimal == "."  # type: ignore[union-attr]

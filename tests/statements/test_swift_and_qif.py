@@ -190,3 +190,18 @@ def test_camt_with_a_doctype_is_refused_unread() -> None:
     with pytest.raises(Unprocessable) as caught:
         read_camt(data)
     assert caught.value.details == {"element": "DOCTYPE"}
+
+
+def test_camt_entries_read_only_the_elements_of_their_own_namespace() -> None:
+    # Each Ntry reads the children of its own namespace, whatever an entry before it read.
+    data = (
+        b'<Document xmlns="urn:a" xmlns:b="urn:b"><BkToCstmrStmt><Stmt><Acct><Id><IBAN>X1'
+        b"</IBAN></Id><Ccy>EUR</Ccy></Acct><Ntry><Amt>1.00</Amt><CdtDbtInd>DBIT</CdtDbtInd>"
+        b"<BookgDt><Dt>2026-10-01</Dt></BookgDt><b:AddtlNtryInf>B</b:AddtlNtryInf>"
+        b"<AddtlNtryInf>Own A</AddtlNtryInf></Ntry><b:Ntry><b:Amt>2.00</b:Amt>"
+        b"<b:CdtDbtInd>CRDT</b:CdtDbtInd><b:BookgDt><b:Dt>2026-10-02</b:Dt></b:BookgDt>"
+        b"<AddtlNtryInf>A</AddtlNtryInf><b:AddtlNtryInf>Own B</b:AddtlNtryInf></b:Ntry>"
+        b"</Stmt></BkToCstmrStmt></Document>"
+    )
+    rows = list(read_camt(data).statements[0].each())
+    assert [(r.amount_minor, r.description) for r in rows] == [(-100, "Own A"), (200, "Own B")]
