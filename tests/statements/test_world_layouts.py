@@ -151,3 +151,25 @@ def test_headers_named_as_fintechs_and_card_issuers_name_them() -> None:
     }
     for text, expected in cases.items():
         assert _rows(_read(text.encode(), "export.csv")) == [expected], text
+
+
+def _empty_curdef(transaction: str) -> bytes:
+    """An OFX 1.02 statement whose CURDEF and LEDGERBAL are empty elements (a bank's export)."""
+    return (
+        "OFXHEADER:100\nDATA:OFXSGML\nVERSION:102\n\n<OFX><BANKMSGSRSV1><STMTTRNRS><STMTRS>"
+        "<CURDEF></CURDEF><BANKACCTFROM><BANKID>SAMP</BANKID><ACCTID>87654321</ACCTID>"
+        "<ACCTTYPE></ACCTTYPE></BANKACCTFROM><BANKTRANLIST><STMTTRN><TRNTYPE>Credit</TRNTYPE>"
+        f"<DTPOSTED>20240301</DTPOSTED><TRNAMT>45.60</TRNAMT><FITID></FITID>{transaction}"
+        "<MEMO>Transfer in</MEMO></STMTTRN></BANKTRANLIST><LEDGERBAL><BALAMT></BALAMT>"
+        "<DTASOF></DTASOF></LEDGERBAL></STMTRS></STMTTRNRS></BANKMSGSRSV1></OFX>"
+    ).encode()
+
+
+def test_an_ofx_statement_without_curdef_is_in_its_rows_currency_else_the_callers() -> None:
+    named = _empty_curdef("<CURRENCY><CURRATE>1.0000</CURRATE><CURSYM>AUD</CURSYM></CURRENCY>")
+    for data, currency, expected in ((named, "EUR", "AUD"), (_empty_curdef(""), "EUR", "EUR")):
+        parsed = read_statement(data, "export.ofx", ReadOptions(currency=currency))
+        statement = parsed.statements[0]
+        rows = list(statement.each())
+        assert statement.currency == expected
+        assert [(r.amount_minor, r.currency, r.reason) for r in rows] == [(4560, expected, None)]
