@@ -38,7 +38,7 @@ NAMES: dict[str, tuple[str, ...]] = {
     "amount": (
         "amount", "betrag", "montant", "importe", "transactionamount", "bedrag",
         "net", "value", "umsatzineur", "bedrageur", "amounteur", "buchungsbetrag", "castka",
-        "zauctovanacastka", "tranzakcioosszege",
+        "zauctovanacastka", "tranzakciooesszege",
     ),
     "debit": (
         "debit", "debitamount", "withdrawal", "withdrawals", "moneyout", "paidout", "soll",
@@ -72,7 +72,9 @@ NAMES: dict[str, tuple[str, ...]] = {
         "id", "transactionid", "fitid", "referencenumber", "bankreference", "umsatzid",
         "transferwiseid", "volgnr",
     ),
-    "currency": ("currency", "waehrung", "devise", "ccy", "munt", "devisedecompte"),
+    "currency": (
+        "currency", "waehrung", "devise", "ccy", "munt", "devisedecompte", "devizanem",
+    ),
     "balance": (
         "balance", "runningbal", "runningbalance", "saldo", "kontostand", "saldonatrn",
         "saldonamutatie", "saldonachbuchung", "solde",

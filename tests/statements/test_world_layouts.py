@@ -134,6 +134,9 @@ def test_headers_named_as_fintechs_and_card_issuers_name_them() -> None:
             -125000,
             "Jan Novák",
         ),
+        # A Hungarian bank: Tranzakció dátuma, Partner neve, Tranzakció összege.
+        "Tranzakció dátuma,Partner neve,Tranzakció összege,Devizanem\n"
+        "2024.02.05.,Pék Kft,-1250,HUF\n": (date(2024, 2, 5), -125000, "Pék Kft"),
         # A health savings account: Transaction is the purpose.
         '"Date","Transaction","Amount","Cash Balance"\n'
         '"2024-02-06","Employer Contribution","$250.00","$250.00"\n': (
