@@ -59,6 +59,9 @@ class Amount:
     currency: str | None
 
 
+_SPACE_GROUPED = re.compile(rf"\d[{_SPACES}]\d{{3}}(?!\d)")
+
+
 class NumberStyle:
     """How a file writes a decimal number: its decimal mark and its grouping mark."""
 
@@ -91,15 +94,17 @@ class NumberStyle:
     @classmethod
     def guess(cls, samples: list[str]) -> NumberStyle | None:
         """The style most `samples` are written in, when they say (`1.234,56` or `1,234.56`)."""
-        comma = dot = 0
+        comma = dot = spaced = 0
         for text in samples:
             cleaned = re.sub(r"[^\d.,]", "", text[:MAX_AMOUNT_CHARS])
             if re.search(r",\d{1,2}$", cleaned) or re.search(r"\.\d{3}(\.\d{3})*,", cleaned):
                 comma += 1
+                spaced += bool(_SPACE_GROUPED.search(text[:MAX_AMOUNT_CHARS]))
             elif re.search(r"\.\d{1,2}$", cleaned) or re.search(r",\d{3}(,\d{3})*\.", cleaned):
                 dot += 1
         if comma > dot:
-            return cls(",", ".")
+            # `1 250,00` (Czech, French, Nordic banks): a space groups the thousands.
+            return cls(",", " " if spaced and "." not in "".join(samples) else ".")
         if dot > comma:
             return cls(".", ",")
         return None

@@ -32,11 +32,13 @@ NAMES: dict[str, tuple[str, ...]] = {
     "date": (
         "date", "bookingdate", "transactiondate", "posted", "posteddate", "postingdate",
         "buchungstag", "buchungsdatum", "buchung", "datum", "fecha", "data", "dateoperation",
-        "transdate", "completeddate", "dateexecution", "valuedate",
+        "transdate", "completeddate", "dateexecution", "valuedate", "created",
+        "transactiedatum", "boekdatum", "boekingsdatum", "belegdatum", "tranzakciodatuma",
     ),
     "amount": (
         "amount", "betrag", "montant", "importe", "transactionamount", "bedrag",
-        "net", "value", "umsatzineur", "bedrageur", "amounteur",
+        "net", "value", "umsatzineur", "bedrageur", "amounteur", "buchungsbetrag", "castka",
+        "zauctovanacastka", "tranzakciooesszege",
     ),
     "debit": (
         "debit", "debitamount", "withdrawal", "withdrawals", "moneyout", "paidout", "soll",
@@ -46,26 +48,33 @@ NAMES: dict[str, tuple[str, ...]] = {
         "credit", "creditamount", "deposit", "deposits", "moneyin", "paidin", "haben",
         "eingang", "gutschrift",
     ),
-    "indicator": ("afbij", "creditdebit", "debitcredit", "drcr", "sollhaben", "cdindicator"),
+    "indicator": (
+        "afbij", "creditdebit", "debitcredit", "drcr", "sollhaben", "cdindicator", "creditdebet",
+        "debetcredit",
+    ),
     "payee": (
         "payee", "merchant", "name", "counterparty", "beguenstigterzahlungspflichtiger",
         "zahlungsempfaenger", "zahlungsempfaengerin", "empfaenger", "partner", "partnername",
         "beneficiary", "auftraggeberempfaenger", "nameauftraggeberzahlungsempfaenger",
         "beguenstigterauftraggeber", "naamtegenpartij", "naamomschrijving",
-        "nomdelacontrepartie", "namezahlungsbeteiligter", "payeename",
+        "nomdelacontrepartie", "namezahlungsbeteiligter", "payeename", "handelaar",
+        "tegenrekeninghouder", "nazevprotiuctu", "partnerneve",
     ),
     "payer": ("payer", "zahlungspflichtiger", "zahlungspflichtige", "payername"),
     "description": (
         "description", "memo", "details", "verwendungszweck", "purpose", "reference",
         "narrative", "buchungstext", "text", "libelle", "concepto", "transactiondescription",
         "paymentreference", "omschrijving1", "omschrijving", "mededelingen", "communication",
-        "detail", "desc",
+        "detail", "desc", "transaktionsbeschreibung", "toelichting", "note", "notes",
+        "transaction", "zprava",
     ),
     "bank_id": (
         "id", "transactionid", "fitid", "referencenumber", "bankreference", "umsatzid",
         "transferwiseid", "volgnr",
     ),
-    "currency": ("currency", "waehrung", "devise", "ccy", "munt", "devisedecompte"),
+    "currency": (
+        "currency", "waehrung", "devise", "ccy", "munt", "devisedecompte", "devizanem",
+    ),
     "balance": (
         "balance", "runningbal", "runningbalance", "saldo", "kontostand", "saldonatrn",
         "saldonamutatie", "saldonachbuchung", "solde",
@@ -139,9 +148,14 @@ def _first(
         for column, key in zip(columns, keys, strict=True):
             if column in taken or not key:
                 continue
-            if key == name if exact else key.startswith(name):
+            if key == name if exact else key.startswith(name) and not _dated(key, name):
                 return column
     return None
+
+
+def _dated(key: str, name: str) -> bool:
+    """A date's header that a shorter name starts (`Value date` is not the amount `value`)."""
+    return key.endswith(("date", "datum")) and not name.endswith(("date", "datum"))
 
 
 def is_header(cells: list[str]) -> bool:

@@ -148,13 +148,23 @@ def skipped(cells: list[str], plan: Plan) -> bool:
     """A summary line among the rows (a bank's opening or closing balance): not a movement."""
     day = plan.cell(cells, "date")
     if not day[:1].isdigit() and not datelike(day):
-        first = next((c for c in cells if c.strip()), "")
-        return normalise(first).startswith(SUMMARY)
-    cell = plan.cell
-    if cell(cells, "amount") or cell(cells, "debit") or cell(cells, "credit"):
+        filled = [c for c in cells if c.strip()]
+        # A lone cell is a label (`Posted Transactions`, an end mark) or the wrapped end of
+        # the row above's text; a row with neither date nor amount is no movement either.
+        return (
+            len(filled) == 1
+            or not _has_amount(cells, plan)
+            or normalise(filled[0]).startswith(SUMMARY)
+        )
+    if _has_amount(cells, plan):
         return False
     text = normalise(plan.cell(cells, "payee") + plan.cell(cells, "description"))
     return any(word in text for word in BALANCE_WORDS)
+
+
+def _has_amount(cells: list[str], plan: Plan) -> bool:
+    cell = plan.cell
+    return bool(cell(cells, "amount") or cell(cells, "debit") or cell(cells, "credit"))
 
 
 class Balances:

@@ -53,6 +53,13 @@ def _abn_amro(rows: list[list[str]], delimiter: str) -> bool:
     )
 
 
+def _asn(rows: list[list[str]], delimiter: str) -> bool:
+    return delimiter == "," and all(
+        len(r) == 19 and datelike(r[0]) and len(r[7]) == len(r[9]) == 3 and r[7].isalpha()
+        for r in rows
+    )
+
+
 def _three_columns(rows: list[list[str]], delimiter: str) -> bool:
     return all(len(r) == 3 and datelike(r[0]) and textlike(r[1]) and numberlike(r[2]) for r in rows)
 
@@ -290,6 +297,13 @@ LAYOUTS: tuple[Layout, ...] = (
         "ymd", ",", shape=_abn_amro, written="tab, no header, YYYYMMDD, -12,34",
         notes="no header: account, currency, date, balance before, balance after, value date, "
         "amount, description",
+    ),
+    Layout(
+        "ASN Bank", "ASN Bank", "NL", "checking", _cells(19),
+        {"date": "Column 1", "account": "Column 2", "payee": "Column 4", "currency": "Column 10",
+         "amount": "Column 11", "bank_id": "Column 16", "description": "Column 18"},
+        "dmy", ".", shape=_asn, written="comma, no header, DD-MM-YYYY, -12.34",
+        notes="the purpose in single quotes; the balance column is the one before the row",
     ),
     Layout(
         "ING Netherlands", "ING", "NL", "checking",

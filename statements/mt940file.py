@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import date
 
-from statements.amounts import COMMA, quoted
+from statements.amounts import COMMA, POINT, quoted
 from statements.details import Details, read_details
 from statements.parsed import (
     End,
@@ -35,7 +35,7 @@ _CONTROL = "\x00\x01\x02\x03\x04\x1a \t"
 _BALANCE = re.compile(r"([CD])(\d{6})([A-Z]{3})?(\d.*)")
 _ENTRY = re.compile(
     r"(?P<value>\d{6})(?P<entry>\d{4})?(?P<mark>RC|RD|C|D)(?P<funds>[A-Z])?"
-    r"(?P<amount>\d[\d,]*)(?P<rest>.*)"
+    r"(?P<amount>\d[\d,.]*)(?P<rest>.*)"
 )
 _BIC = re.compile(r"[A-Z]{6}[A-Z0-9]{2}(?:[A-Z0-9]{3})?")
 _SENDER = re.compile(r"\{2:O94[02]\d{10}([A-Z]{6}[A-Z0-9]{2})")
@@ -190,7 +190,7 @@ def _balance(statement: _Statement, item: _Field, not_imported: list[str]) -> No
         if found is None:
             raise ValueError(f"{quoted(value)} is not a balance")
         mark, _day, code, amount = found.groups()
-        minor = COMMA.minor(amount.strip(), code or parsed.currency)
+        minor = _amount(amount.strip(), code or parsed.currency)
     except ValueError as err:
         not_imported.append(f"the balance :{item.tag}: of line {item.line}: {err}")
         return
@@ -200,6 +200,14 @@ def _balance(statement: _Statement, item: _Field, not_imported: list[str]) -> No
         parsed.opening_minor = signed
     elif item.tag.startswith("62"):
         parsed.closing_minor, statement.has_closing = signed, True
+
+
+def _amount(text: str, currency: str | None) -> int:
+    """An amount in minor units: SWIFT's decimal comma, or the point some banks write
+    instead (`300.00`, `115351.`), never read as a grouping mark."""
+    if "," not in text and text.count(".") == 1:
+        return POINT.minor(text.removesuffix("."), currency)
+    return COMMA.minor(text, currency)
 
 
 def _entry(item: _Field, number: int, currency: str | None, dated_only: bool) -> ParsedRow:
@@ -221,7 +229,7 @@ def _entry(item: _Field, number: int, currency: str | None, dated_only: bool) ->
         row.posted_on = _day(found.group("value"), found.group("entry"))
         if dated_only:
             return row
-        minor = COMMA.minor(found.group("amount"), currency)
+        minor = _amount(found.group("amount"), currency)
     except ValueError as err:
         row.reason = f"{where}: {err}"
         return row

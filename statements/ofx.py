@@ -189,6 +189,9 @@ def _scan(
                 while stack:
                     ended = stack.pop()
                     if ended == "STMTTRN" and row is not None and statement is not None:
+                        if statement.parsed.currency is None:  # no CURDEF: the row's, or ours
+                            named = row.get("CURRENCY.CURSYM", "").upper()[:3]
+                            statement.parsed.currency = named or currency
                         # The first pass needs only each row's date and bank id.
                         yield (
                             _dated(row, number)

@@ -18,8 +18,8 @@ def looks_binary(data: bytes) -> bool:
 
 def as_utf8(data: bytes) -> bytes:
     """UTF-16 text (with its mark, or without one: every other byte of its first part NUL) as
-    UTF-8, so every reader sees one encoding of it; NUL bytes that pad a file's end dropped;
-    other bytes as they are."""
+    UTF-8, so every reader sees one encoding of it; NUL bytes that pad a file's end dropped
+    (a lone one too, in a file that is not UTF-16); other bytes as they are."""
     data = data.rstrip(b"\x00") if data.endswith(b"\x00\x00") else data
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
         return _decode(data, "utf-16").encode("utf-8")
@@ -30,7 +30,7 @@ def as_utf8(data: bytes) -> bytes:
             return _decode(data, "utf-16-le").encode("utf-8")
         if even > 0.4 * len(head) / 2 and odd == 0:
             return _decode(data, "utf-16-be").encode("utf-8")
-    return data
+    return data.rstrip(b"\x00") if data.endswith(b"\x00") else data
 
 
 def decode(data: bytes) -> str:

@@ -89,6 +89,8 @@ def create_draft(
         saved=SavedMappings(saved),
     )
     parsed = read_untrusted(upload.data, upload.filename, options)
+    for statement in parsed.statements:  # a file that does not say it: the caller's currency
+        statement.currency = statement.currency or options.currency
     total = sum(st.span()[2] for st in parsed.statements)
     with db.transaction() as s:
         accounts = _accounts(s, user_id, parsed, account, upload, earlier)

@@ -54,3 +54,18 @@ def test_a_committed_statement_sets_the_balance_it_states(importer: Importer) ->
     assert importer.get(f"/api/accounts/{account_id}").json["balance"] == "1099.20"
     importer.delete(draft["id"])
     assert importer.get(f"/api/accounts/{account_id}").json["balance"] == "0.00"
+
+
+def test_a_file_that_names_no_currency_is_committed_in_the_one_sent(importer: Importer) -> None:
+    data = (
+        b"OFXHEADER:100\nDATA:OFXSGML\nVERSION:102\n\n<OFX><BANKMSGSRSV1><STMTTRNRS><STMTRS>"
+        b"<CURDEF></CURDEF><BANKACCTFROM><ACCTID>55501234</ACCTID></BANKACCTFROM><BANKTRANLIST>"
+        b"<STMTTRN><TRNTYPE>DEBIT</TRNTYPE><DTPOSTED>20240302</DTPOSTED><TRNAMT>-8.40</TRNAMT>"
+        b"<NAME>Kiosk</NAME></STMTTRN></BANKTRANLIST></STMTRS></STMTTRNRS></BANKMSGSRSV1></OFX>"
+    )
+    draft = importer.upload("export.ofx", data, currency="EUR").json
+    committed = importer.commit(draft["id"])
+    assert committed.status_code == 200, committed.json
+    account_id = committed.json["accounts"][0]["account_id"]
+    account = importer.get(f"/api/accounts/{account_id}").json
+    assert (account["currency"], account["balance"]) == ("EUR", "-8.40")

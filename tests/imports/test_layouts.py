@@ -120,6 +120,9 @@ EXPECTED: dict[str, Expected] = {
         "/TRTP/SEPA OVERBOEKING/IBAN/NL20INGB0001234567/BIC/INGBNL2A/NAME/ACME BV/REMI/Salaris "
         "oktober/EREF/NOTPROVIDED", "6789", ("1000.00", "3445.48"),
     ),
+    "asn_bank.csv": Expected(
+        "ASN Bank", "EUR", ("-750.00", "-2.10", "2600.00"), "Jansen Verhuur", "6789"
+    ),
     "ing_nl.csv": Expected(
         "ING Netherlands", "EUR", ("-45.20", "2500.00"), "Albert Heijn 1234", "6789",
         ("500.00", "2954.80"),

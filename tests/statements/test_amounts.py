@@ -70,6 +70,18 @@ def test_the_style_is_guessed_from_the_values() -> None:
     assert NumberStyle.guess(["12", "7"]) is None
 
 
+def test_thousands_grouped_by_spaces_are_guessed_with_a_decimal_comma() -> None:
+    style = NumberStyle.guess(["-1 250,00", "3,20"])
+    assert style is not None
+    assert [style.parse(v, "CZK") for v in ("-1 250,00", "3,20", "12 345 678,9")] == [
+        -125000,
+        320,
+        1234567890,
+    ]
+    dotted = NumberStyle.guess(["1.250,00", "3 200,00"])  # dots group: spaces are not read
+    assert dotted is not None and dotted.parse("1.250,00", "EUR") == 125000
+
+
 @pytest.mark.parametrize(
     "locale, text, day",
     [
