@@ -113,6 +113,14 @@ class _Statement:
     balance_error: str | None = None
 
 
+def _name_currency(statement: _Statement, row: dict[str, str], currency: str | None) -> None:
+    """A statement with no CURDEF is in its first row's currency (CURSYM), else the one the
+    caller sent."""
+    if statement.parsed.currency is None:
+        named = row.get("CURRENCY.CURSYM", "").upper()[:3]
+        statement.parsed.currency = named or currency
+
+
 def _scan(
     text: str, resume: Resume, found: _File, currency: str | None, full: bool = False
 ) -> Iterator[ParsedRow | End]:
@@ -169,6 +177,7 @@ def _scan(
             if plain is not None:
                 while plain is not None:
                     fields, pos = plain
+                    _name_currency(statement, fields, currency)
                     yield (
                         _dated(fields, number)
                         if dated_only
@@ -189,9 +198,7 @@ def _scan(
                 while stack:
                     ended = stack.pop()
                     if ended == "STMTTRN" and row is not None and statement is not None:
-                        if statement.parsed.currency is None:  # no CURDEF: the row's, or ours
-                            named = row.get("CURRENCY.CURSYM", "").upper()[:3]
-                            statement.parsed.currency = named or currency
+                        _name_currency(statement, row, currency)
                         # The first pass needs only each row's date and bank id.
                         yield (
                             _dated(row, number)
