@@ -114,6 +114,9 @@ def app(request: pytest.FixtureRequest) -> Iterator[Any]:
     the module's (its database emptied after each test)."""
     if request.node.get_closest_marker("shared_app"):
         shared: SharedApp = request.getfixturevalue("shared_app")
+        # The teardown of `db_url` (`SharedApp.reset`) follows every test of the app, one that
+        # asks for no `db` too: it may have left rows, replaced settings or a turn running.
+        request.getfixturevalue("db_url")
         yield shared.app()
         return
     from app import create_app
