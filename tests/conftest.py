@@ -114,6 +114,9 @@ def app(request: pytest.FixtureRequest) -> Iterator[Any]:
     the module's (its database emptied after each test)."""
     if request.node.get_closest_marker("shared_app"):
         shared: SharedApp = request.getfixturevalue("shared_app")
+        # The teardown of `db_url` (`SharedApp.reset`) follows every test of the app, one that
+        # asks for no `db` too: it may have left rows, replaced settings or a turn running.
+        request.getfixturevalue("db_url")
         yield shared.app()
         return
     from app import create_app
@@ -130,8 +133,9 @@ def close_app(application: Any) -> None:
 
 
 class SharedApp:
-    """One app for the tests of a module marked `shared_app`, which need no settings of their
-    own (`app_config` is not read): building an app per test cost about a tenth of a second.
+    """One app for the tests of a module marked `shared_app`, which all take the same settings
+    (`app_config` is not read; the module's `shared_config` is added to the test settings):
+    building an app per test cost about a tenth of a second.
 
     Each test starts on a database as a fresh one is: every table is emptied after a test
     (but the row of the running engine's worker). An app a test left unfit to share (a turn
@@ -139,11 +143,11 @@ class SharedApp:
     is closed, and the next test gets a new one.
     """
 
-    def __init__(self, template: Path, folder: Path) -> None:
+    def __init__(self, template: Path, folder: Path, overrides: dict[str, Any]) -> None:
         path = folder / "shared.db"
         shutil.copy(template, path)
         self.path, self.url = path, f"sqlite:///{path}"
-        self.config = app_settings(self.url, folder)
+        self.config = {**app_settings(self.url, folder), **overrides}
         self._app: Any = None
         self._settings: Any = None
 
@@ -176,11 +180,27 @@ class SharedApp:
 
 
 @pytest.fixture(scope="module")
+def shared_config() -> dict[str, Any]:
+    """Settings a `shared_app` module's app takes on top of the test settings; a module whose
+    tests all need the same ones overrides this (an `app_config` of its own would be ignored)."""
+    return {}
+
+
+@pytest.fixture(scope="module")
 def shared_app(
-    migrated_template: Path, tmp_path_factory: pytest.TempPathFactory
+    request: pytest.FixtureRequest,
+    migrated_template: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+    shared_config: dict[str, Any],
 ) -> Iterator[SharedApp]:
     """The app shared by the tests of a module marked `shared_app`."""
-    shared = SharedApp(migrated_template, tmp_path_factory.mktemp("shared"))
+    if "app_config" in vars(request.module):
+        pytest.fail(
+            f"{request.module.__name__} is marked shared_app, which reads no app_config: "
+            "give its settings as a module-scoped `shared_config` fixture",
+            pytrace=False,
+        )
+    shared = SharedApp(migrated_template, tmp_path_factory.mktemp("shared"), shared_config)
     yield shared
     shared.close()
 

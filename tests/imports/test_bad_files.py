@@ -13,6 +13,9 @@ from models import Account, ImportRow, StatementImport, Transaction
 from models.db import Database
 from tests.imports.conftest import SAMPLES, Importer
 
+# One app for the module's tests, its database emptied after each (tests/conftest.py).
+pytestmark = pytest.mark.shared_app
+
 CAMT = (SAMPLES / "statement.camt.xml").read_bytes()
 LAUGHS = b"""<?xml version="1.0"?>
 <!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;">
@@ -150,10 +153,10 @@ def test_unreadable_rows_are_invalid_with_why_and_cannot_be_included(importer: I
     assert importer.commit(draft["id"]).json["added"] == 1
 
 
-@pytest.fixture
-def app_config(app_config: dict[str, Any]) -> dict[str, Any]:
+@pytest.fixture(scope="module")
+def shared_config() -> dict[str, Any]:
     """Small limits: an oversized file is cheap to send, and the API's limit is below it."""
-    return {**app_config, "IMPORT_MAX_BYTES": 8192, "MAX_REQUEST_BYTES": 1024}
+    return {"IMPORT_MAX_BYTES": 8192, "MAX_REQUEST_BYTES": 1024}
 
 
 @pytest.mark.usefixtures("nothing_stored")

@@ -18,6 +18,9 @@ from services.imports.duplicates import Existing, Matcher
 from statements.parsed import ParsedRow
 from tests.imports.conftest import Importer
 
+# One app for the module's tests, its database emptied after each (tests/conftest.py).
+pytestmark = pytest.mark.shared_app
+
 ROWS = 25
 SMALL = 4
 

@@ -9,6 +9,9 @@ import pytest
 
 from tests.imports.conftest import Importer
 
+# One app for the module's tests, its database emptied after each (tests/conftest.py).
+pytestmark = pytest.mark.shared_app
+
 # An MT940 whose only balance is no balance: 422, the account's number in the file.
 BROKEN_MT940 = b":20:STARTUMS\n:25:DE00SECRETIBAN\n:60F:CSECRETBALANCE\n"
 

@@ -5,7 +5,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
 from tests.imports.conftest import SAMPLES, Importer
+
+# One app for the module's tests, its database emptied after each (tests/conftest.py).
+pytestmark = pytest.mark.shared_app
 
 
 def test_a_statement_is_imported_and_committed_from_the_shell(app: Any, importer: Importer) -> None:

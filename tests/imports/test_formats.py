@@ -9,6 +9,9 @@ import pytest
 
 from tests.imports.conftest import SAMPLES, Importer
 
+# One app for the module's tests, its database emptied after each (tests/conftest.py).
+pytestmark = pytest.mark.shared_app
+
 # Per sample file: the form fields it is sent with, its rows as the draft shows them, and each
 # account's reconciliation (basis, closing balance, difference), or null where none is stated.
 EXPECTED: dict[str, dict[str, Any]] = json.loads((SAMPLES / "expected.json").read_text())

@@ -15,6 +15,9 @@ from models import Account, ImportRow, StatementImport, Transaction
 from models.db import Database
 from tests.imports.conftest import SAMPLES, Importer
 
+# One app for the module's tests, its database emptied after each (tests/conftest.py).
+pytestmark = pytest.mark.shared_app
+
 HEAD = (
     b"OFXHEADER:100\nDATA:OFXSGML\nVERSION:102\n\n<OFX><BANKMSGSRSV1><STMTTRNRS><STMTRS>"
     b"<CURDEF>EUR<BANKACCTFROM><BANKID>1<ACCTID>12345</BANKACCTFROM><BANKTRANLIST>"
@@ -52,11 +55,11 @@ DOCTYPE = (
 )
 
 
-@pytest.fixture
-def app_config(app_config: dict[str, Any]) -> dict[str, Any]:
+@pytest.fixture(scope="module")
+def shared_config() -> dict[str, Any]:
     """A file is read within 10 s (the issue's bound) or stopped: a slower read would answer
     `reader_limit`, not the code each test expects."""
-    return {**app_config, "IMPORT_READ_WALL_SECONDS": 10}
+    return {"IMPORT_READ_WALL_SECONDS": 10}
 
 
 @pytest.fixture

@@ -15,6 +15,9 @@ import pytest
 from statements.layouts import LAYOUTS
 from tests.imports.conftest import Importer
 
+# One app for the module's tests, its database emptied after each (tests/conftest.py).
+pytestmark = pytest.mark.shared_app
+
 LAYOUT_FILES = Path(__file__).resolve().parent / "layouts"
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "imports.md"
 

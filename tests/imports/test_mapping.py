@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.imports.conftest import SAMPLES, Importer
+
+# One app for the module's tests, its database emptied after each (tests/conftest.py).
+pytestmark = pytest.mark.shared_app
 
 MAPPING = {"date": "Posted", "payee": "What", "amount": "Value"}
 

@@ -3,7 +3,12 @@ chained, a new account opening at the statement's own opening, sums past 64 bits
 
 from __future__ import annotations
 
+import pytest
+
 from tests.imports.conftest import Importer
+
+# One app for the module's tests, its database emptied after each (tests/conftest.py).
+pytestmark = pytest.mark.shared_app
 
 STATEMENT = """:20:STMT{n}
 :25:10020030/1234567890

@@ -40,6 +40,9 @@ TREE = {
 # What werkzeug answers (routing, Flask's own body limit), adapted by routes/error_handler.py.
 WERKZEUG = {(405, "method_not_allowed"), (413, "request_entity_too_large")}
 
+# One app for the module's tests, its database emptied after each (tests/conftest.py).
+pytestmark = pytest.mark.shared_app
+
 
 def _files(*names: str) -> Iterator[Path]:
     for name in names:
@@ -177,16 +180,22 @@ RAISED = [
 ]  # fmt: skip
 
 
+# The errors the test route raises, the next one last.
+PENDING: list[APIError] = []
+
+
+def _raise_pending() -> str:
+    raise PENDING.pop()
+
+
 @pytest.fixture
 def raising(app: Flask) -> Iterator[list[APIError]]:
-    """A route that raises the error put in the list."""
-    pending: list[APIError] = []
-
-    @app.get("/raise")
-    def _raise() -> str:
-        raise pending.pop()
-
-    yield pending
+    """A route that raises the error put in the list (added once to the module's app, before
+    its first request, as Flask requires)."""
+    if "raise_pending" not in app.view_functions:
+        app.add_url_rule("/raise", "raise_pending", _raise_pending)
+    yield PENDING
+    PENDING.clear()
 
 
 @pytest.mark.parametrize(("error", "status", "code", "message", "details"), RAISED)

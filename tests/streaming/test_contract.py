@@ -7,8 +7,13 @@ import re
 from pathlib import Path
 from typing import Any, get_args
 
+import pytest
+
 from streaming.wire import protocol
 from streaming.wire.events import EVENT_TYPES, PAYLOADS, EventName
+
+# One app for the module's tests, its database emptied after each (tests/conftest.py).
+pytestmark = pytest.mark.shared_app
 
 DOCS = Path(__file__).parents[2] / "docs" / "protocol.md"
 

@@ -13,6 +13,9 @@ from streaming.wire import protocol
 from streaming.wire.protocol import KEEPALIVE, decode_stream, encode_event
 from streaming.wire.sse import SSEDecoder
 
+# One app for the module's tests, its database emptied after each (tests/conftest.py).
+pytestmark = pytest.mark.shared_app
+
 
 def test_exact_wire_format() -> None:
     raw = encode_event(3, protocol.BLOCK_DELTA, {"index": 0, "text": "hé"})
