@@ -110,6 +110,10 @@ def _read(
         raise unparsable(
             f"it is not well-formed XML (line {line}).", line=line, column=column
         ) from err
+    except LookupError as err:  # the XML declaration names an encoding nobody knows
+        raise unparsable(
+            "its XML declaration names an encoding that is not known.", line=1
+        ) from err
     return reader.statements
 
 

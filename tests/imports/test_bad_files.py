@@ -85,6 +85,16 @@ def test_broken_xml_says_the_line(importer: Importer) -> None:
 
 
 @pytest.mark.usefixtures("nothing_stored")
+def test_an_xml_declaration_naming_an_unknown_encoding_is_422_not_a_crash(
+    importer: Importer,
+) -> None:
+    declared = CAMT.replace(b'encoding="UTF-8"', b'encoding="UTF-DBIT8"', 1)
+    assert declared != CAMT
+    details = refused(importer.upload("odd.xml", declared), 422, "unparsable_file")
+    assert details["line"] == 1
+
+
+@pytest.mark.usefixtures("nothing_stored")
 @pytest.mark.parametrize(
     "name, data",
     [
