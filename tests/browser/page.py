@@ -49,6 +49,8 @@ class ChatPage:
 
     def __init__(self, driver: Any, screenshots: Path) -> None:
         self.driver, self.screenshots = driver, screenshots
+        # The browser's own width, before any size is emulated (`reset()` waits for it back).
+        self.own_width = int(driver.execute_script("return innerWidth"))
 
     def js(self, script: str, *args: Any) -> Any:
         return self.driver.execute_script(script, *args)
@@ -118,9 +120,12 @@ class ChatPage:
         )
 
     def reset(self) -> None:
-        """Back to the browser's own size and colour scheme."""
+        """Back to the browser's own size and colour scheme (once the page has its width
+        back: the renderer learns of it a moment after the command returns, and until then
+        a phone's layout, its chat list hidden, is still what a key or a click meets)."""
         self.driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
         self.driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
+        self.wait(lambda: self.js("return innerWidth") == self.own_width, what="its own size")
 
     def click(self, css: str) -> None:
         """Click the first element matching `css`."""
