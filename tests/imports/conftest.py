@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import io
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.live import LiveServer
 
 SAMPLES = Path(__file__).resolve().parent / "samples"
 # A CSV with a NUL past the part binary detection reads, and an amount no column holds.
@@ -64,6 +67,14 @@ class Importer:
         reply = self.get("/api/transactions?limit=100&sort=date_asc")
         assert reply.status_code == 200, reply.json
         return list(reply.json["transactions"])
+
+
+@pytest.fixture
+def live(app: Any, user: tuple[int, str]) -> Iterator[LiveServer]:
+    """The app on a loopback port, with alice's token."""
+    server = LiveServer(app, user[1])
+    yield server
+    server.close()
 
 
 @pytest.fixture

@@ -4,22 +4,11 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Iterator
 from typing import Any
-
-import pytest
 
 from tests.helpers import text_of
 from tests.imports.conftest import SAMPLES
 from tests.live import LiveServer
-
-
-@pytest.fixture
-def live(app: Any, user: tuple[int, str]) -> Iterator[LiveServer]:
-    """The app on a loopback port, with alice's token."""
-    server = LiveServer(app, user[1])
-    yield server
-    server.close()
 
 
 def events(raw: bytes) -> list[tuple[int, str, dict[str, Any]]]:

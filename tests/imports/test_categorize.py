@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -18,14 +17,6 @@ STATEMENT = (
     b"2026-10-04,Sunrise Supermarket,-30.00\n"
     b"2026-10-05,Mystery Shop,-5.00\n"
 )
-
-
-@pytest.fixture
-def live(app: Any, user: tuple[int, str]) -> Iterator[LiveServer]:
-    """The app on a loopback port, with alice's token."""
-    server = LiveServer(app, user[1])
-    yield server
-    server.close()
 
 
 @pytest.fixture

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -26,14 +25,6 @@ UPLOADS = 8
 def app_config(app_config: dict[str, Any]) -> dict[str, Any]:
     """Room for the 8 uploads at once: one user may run all of them."""
     return {**app_config, "IMPORT_CONCURRENCY": UPLOADS, "IMPORT_PROCESS_CONCURRENCY": UPLOADS}
-
-
-@pytest.fixture
-def live(app: Any, user: tuple[int, str]) -> Iterator[LiveServer]:
-    """The app on a loopback port, with alice's token."""
-    server = LiveServer(app, user[1])
-    yield server
-    server.close()
 
 
 def test_eight_hostile_uploads_leave_another_user_answered_within_a_second(

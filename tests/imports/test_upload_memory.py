@@ -22,6 +22,7 @@ from services.imports.files import file_digest
 from services.imports.reader import StatementReader
 from statements.parsed import ParsedFile
 from statements.read import ReadOptions, read_statement
+from tests.conftest import close_app
 from tests.imports.conftest import SAMPLES
 from tests.imports.test_upload_limits import multipart
 from tests.live import LiveServer
@@ -56,9 +57,8 @@ def post(client: Any, token: str, body: bytes, kind: str) -> Any:
 
 @pytest.fixture
 def app_config(app_config: dict[str, Any]) -> dict[str, Any]:
-    """Uploads of up to 16 MiB; a body deadline of a second (a slow upload's pieces come a
-    quarter of it apart: a loaded machine's stall of half a second cut one at 0.5 s)."""
-    return {**app_config, "IMPORT_MAX_BYTES": 16 * MIB, "BODY_TIMEOUT": 1.0}
+    """Uploads of up to 16 MiB."""
+    return {**app_config, "IMPORT_MAX_BYTES": 16 * MIB}
 
 
 def test_an_upload_of_8_mib_does_not_raise_the_workers_memory_by_its_size(
@@ -106,16 +106,24 @@ def test_a_file_part_spooled_elsewhere_is_copied_to_disk_a_chunk_at_a_time() -> 
 
 
 @pytest.fixture
-def live(app: Any, user: tuple[int, str]) -> Iterator[LiveServer]:
+def slow_link(app_config: dict[str, Any], user: tuple[int, str]) -> Iterator[LiveServer]:
+    """The app with every timing at 0.15 of its default, at their real ratios: a body deadline
+    of 1.5 s (a slow upload's pieces come a quarter of it apart; a loaded machine's stall of
+    half a second cut one at a deadline of 0.5 s)."""
+    from app import create_app
+
+    app = create_app({**app_config, "TIME_SCALE": 0.15})
     server = LiveServer(app, user[1])
     yield server
     server.close()
+    close_app(app)
 
 
 def test_a_slow_upload_that_keeps_sending_outlasts_the_body_deadline(
-    app: Any, live: LiveServer
+    slow_link: LiveServer,
 ) -> None:
-    deadline = app.config["SETTINGS"].timings.body_timeout
+    live = slow_link
+    deadline = live.app.config["SETTINGS"].timings.body_timeout
     body, kind = multipart("german.csv", (SAMPLES / "german.csv").read_bytes(), account_name="Giro")
     pieces, gap = 10, deadline / 4
     assert pieces * gap > 2 * deadline  # the whole body comes well past the deadline
