@@ -54,9 +54,11 @@ def question(k: int, script: list[Turn], pad: int = 0) -> str:
     with about `pad` characters of a pasted statement before the number."""
     text = script[k % len(script)].question
     if pad:
+        # Each line is over 20 characters: pad // 20 + 1 of them hold the `pad` kept (building
+        # `pad` lines to keep a thirtieth of them cost 2 s of CPU a 40-turn conversation).
         lines = (
             f"2025-{1 + d % 12:02d}-{1 + d % 28:02d} purchase {k}.{d} {d % 97}.50;"
-            for d in range(pad)
+            for d in range(pad // 20 + 1)
         )
         pasted = " ".join(lines)[:pad]
         text = f"{text} Here is my statement: {pasted}"
