@@ -122,7 +122,7 @@ class Handler(BaseHTTPRequestHandler):
         except ValueError:
             body = None
         betas = betas_of(self.headers)
-        problem = _problem(body)
+        problem, events = _answer(body)
         if problem is None:
             problem = _bound(body, betas)
         if problem:
@@ -131,9 +131,11 @@ class Handler(BaseHTTPRequestHandler):
             self._json(400, error_body("invalid_request_error", "req_fault_bad", problem))
             return
         index, fault = up._admit(body, betas)
-        self._serve(fault, body, f"req_fault_{index:04d}_{digest(body).hex()[:12]}")
+        self._serve(fault, body, events, f"req_fault_{index:04d}_{digest(body).hex()[:12]}")
 
-    def _serve(self, fault: Fault, body: dict[str, Any], request_id: str) -> None:
+    def _serve(
+        self, fault: Fault, body: dict[str, Any], events: list[bytes], request_id: str
+    ) -> None:
         if isinstance(fault, Status):
             headers = {"x-should-retry": "true"} if _retryable(fault.code) else {}
             if fault.retry_after is not None:
@@ -144,7 +146,6 @@ class Handler(BaseHTTPRequestHandler):
         if isinstance(fault, Transcript):
             self._stream(request_id, split_events(fault.data()), delay=fault.delay)
             return
-        events = expected_reply(body)
         if isinstance(fault, Normal):
             self._stream(request_id, events, delay=fault.delay)
         elif isinstance(fault, CutToolAtMaxTokens):
@@ -213,19 +214,20 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
 
-def _problem(body: Any) -> str | None:
+def _answer(body: Any) -> tuple[str | None, list[bytes]]:
+    """What is wrong with a request, or nothing and the events of its normal reply (the demo
+    model answers every request once: the check is the answer)."""
     if not isinstance(body, dict):
-        return "The request body is not a JSON object."
+        return "The request body is not a JSON object.", []
     if body.get("stream") is not True:
-        return "FaultyUpstream only serves streaming requests (`stream: true`)."
+        return "FaultyUpstream only serves streaming requests (`stream: true`).", []
     messages = body.get("messages")
     if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
-        return "`messages` must be a list of message objects."
+        return "`messages` must be a list of message objects.", []
     try:
-        expected_reply(body)
+        return None, expected_reply(body)
     except Exception as exc:
-        return f"The demo model cannot answer this request: {exc!r}"
-    return None
+        return f"The demo model cannot answer this request: {exc!r}", []
 
 
 def _bound(body: dict[str, Any], betas: set[str]) -> str | None:
