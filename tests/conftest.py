@@ -14,12 +14,16 @@ import pytest
 from models import Base
 from models.db import Database
 from models.migrate import upgrade
+from tests.routing import compile_builders_once
 
 # The suite runs many turns at once for one test user (soaks, clusters in subprocesses that
 # inherit this environment); the limit's own tests set it explicitly.
 os.environ.setdefault("USER_MAX_CONCURRENT_TURNS", "1000")
 os.environ.setdefault("RATE_LIMIT", "off")
 os.environ.setdefault("SESSION_RATE_LIMIT", "off")
+# The suite builds thousands of apps from the same rules: werkzeug compiles each rule's URL
+# builders once (tests/routing.py).
+compile_builders_once()
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 TRANSCRIPTS = SHARED / "transcripts"

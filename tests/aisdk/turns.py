@@ -9,17 +9,33 @@ interleave freely and they end in start order, as the engine's accumulator order
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from hypothesis import strategies as st
 
 Event = tuple[str, dict[str, Any]]
+T = TypeVar("T")
 TURN = "turn_t1"
 QUESTION_ID = "msg_q"
 
 _text = st.text(st.characters(blacklist_categories=["Cs"]), min_size=1, max_size=6)
 _fragments = st.lists(_text, max_size=4)
+# A strategy per distinct list of options, made once: hypothesis builds and validates a new
+# strategy object at every `st.sampled_from(...)`, which was most of drawing a turn (a draw
+# from the one made once is the same draw).
+_SAMPLED: dict[tuple[Any, ...], st.SearchStrategy[Any]] = {}
+
+
+def _sampled(options: Sequence[T]) -> st.SearchStrategy[T]:
+    key = tuple(options)
+    strategy = _SAMPLED.get(key)
+    if strategy is None:
+        strategy = _SAMPLED[key] = st.sampled_from(key)
+    return strategy
+
+
 _inputs = st.dictionaries(st.sampled_from(["a", "b", "ü"]), st.integers() | _text, max_size=3)
 
 
@@ -49,7 +65,7 @@ class Block:
 def blocks(draw: st.DrawFn, tag: str) -> list[Block]:
     """Draw a message's blocks; `tag` keeps tool ids unique across the turn."""
     out: list[Block] = []
-    kinds = draw(st.lists(st.sampled_from(_KINDS), max_size=5))
+    kinds = draw(_kinds)
     for n, kind in enumerate(kinds):
         out += _block(draw, kind, f"{tag}_{n}")
     return out
@@ -61,6 +77,7 @@ _citations = st.fixed_dictionaries(
     optional={"source": st.sampled_from(["txn:1", "txn:2", "txns:category=Rent"]), "title": _text},
 )
 _KINDS = ["text", "text", "thinking", "redacted_thinking", "tool_use", "server", "mystery"]
+_kinds = st.lists(st.sampled_from(_KINDS), max_size=5)
 
 
 def _block(draw: st.DrawFn, kind: str, ident: str) -> list[Block]:
@@ -75,7 +92,7 @@ def _block(draw: st.DrawFn, kind: str, ident: str) -> list[Block]:
         end = {"citations": cited}
         return [Block("text", {"type": "text", "text": ""}, deltas, {**final, **end}, end)]
     if kind == "thinking":
-        parts, sig = draw(_fragments), draw(st.sampled_from(["", "sig"]))
+        parts, sig = draw(_fragments), draw(_sampled(["", "sig"]))
         deltas = [{"type": "thinking_delta", "thinking": t} for t in parts]
         final = {"type": "thinking", "thinking": "".join(parts), "signature": sig}
         if sig:
@@ -91,7 +108,7 @@ def _block(draw: st.DrawFn, kind: str, ident: str) -> list[Block]:
         return [Block("mystery", {"type": "mystery"}, deltas, {"type": "mystery", "x": "y"})]
     server = kind == "server"
     kind = "server_tool_use" if server else "tool_use"
-    name = "web_search" if server else draw(st.sampled_from(["get_transactions", "compare"]))
+    name = "web_search" if server else draw(_sampled(["get_transactions", "compare"]))
     tool_input = draw(_inputs)
     raw = json.dumps(tool_input, ensure_ascii=False)
     cuts = sorted(draw(st.lists(st.integers(0, len(raw)), max_size=3)))
@@ -153,7 +170,7 @@ def _emit_message(
         choices += [("delta", i) for i in range(ended, started) if sent[i] < len(spec[i].deltas)]
         if ended < started and sent[ended] == len(spec[ended].deltas):
             choices.append(("end", ended))
-        action, i = draw(st.sampled_from(choices))
+        action, i = draw(_sampled(choices))
         head = {"message_id": message_id, "block_id": f"{message_id}.{i}", "index": i}
         block = spec[i]
         if action == "start":
@@ -199,9 +216,9 @@ def turns(draw: st.DrawFn) -> Turn:
             resend = mid if draw(st.booleans()) else None
             if resend is None and not any(row["id"] == mid for row in turn.rows):
                 turn.rows.append(_row(mid, [], None, "discarded"))
-        ending = draw(st.sampled_from(["complete", "complete", "complete", "cut", "none"]))
+        ending = draw(_sampled(["complete", "complete", "complete", "cut", "none"]))
         if ending == "none":
-            status = draw(st.sampled_from(["failed", "cancelled"]))
+            status = draw(_sampled(["failed", "cancelled"]))
             if resend is not None:
                 turn.rows.append(_row(resend, [], None, "discarded"))
             break
@@ -213,7 +230,7 @@ def turns(draw: st.DrawFn) -> Turn:
         turn.rows.append(_row(mid, content, partial or None, done))
         tools = [b for b in content if b["type"] == "tool_use"]
         if ending == "cut":
-            status = draw(st.sampled_from(["failed", "cancelled"]))
+            status = draw(_sampled(["failed", "cancelled"]))
             break
         if not tools:
             status = "completed"

@@ -7,10 +7,13 @@ title), `type` (a key of every stored block), a letter in every title, and a mis
 
 from __future__ import annotations
 
+import shutil
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import ExitStack
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import httpx2
@@ -22,7 +25,7 @@ from models.db import Database
 from models.searchable import search_text, search_title
 from services.search import SearchBudget, SearchGate, search_sessions
 from tests.backends import migrated_postgres
-from tests.conftest import make_user
+from tests.conftest import app_settings, close_app, make_user
 from tests.live import LiveServer
 
 SESSIONS = 20_000
@@ -77,25 +80,32 @@ def seed(db: Database, user_id: int, count: int, prefix: str = "a") -> dict[str,
     return expected
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def backend(request: pytest.FixtureRequest, app_config: dict[str, Any]) -> Iterator[Any]:
-    """The app on a migrated SQLite file, or on a fresh PostgreSQL database."""
+@pytest.fixture(scope="module", params=["sqlite", "postgres"])
+def backend(
+    request: pytest.FixtureRequest,
+    migrated_template: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[Any]:
+    """The app on a migrated SQLite file, or on a fresh PostgreSQL database: one per module
+    and backend, as the tests that take it only read."""
     from app import create_app
 
-    if request.param == "sqlite":
-        app = create_app(app_config)
+    folder = tmp_path_factory.mktemp("search")
+    with ExitStack() as stack:
+        if request.param == "sqlite":
+            shutil.copy(migrated_template, folder / "search.db")
+            url = f"sqlite:///{folder / 'search.db'}"
+        else:
+            url = stack.enter_context(migrated_postgres())
+        app = create_app(app_settings(url, folder))
         yield app
-    else:
-        with migrated_postgres() as url:
-            app = create_app({**app_config, "DATABASE_URL": url})
-            yield app
-    app.extensions["engine"].close()
-    app.extensions["db"].dispose()
+        close_app(app)
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def seeded(backend: Any) -> tuple[Any, dict[str, str], dict[str, set[str]], Database, int]:
-    """Alice with 20,000 sessions, Mallory with matching ones of her own."""
+    """Alice with 20,000 sessions, Mallory with matching ones of her own: seeded once per
+    backend, for tests that only read them."""
     db = backend.extensions["db"]
     alice, token = make_user(db, "alice")
     mallory, _ = make_user(db, "mallory")

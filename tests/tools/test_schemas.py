@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from typing import Any
@@ -219,11 +220,24 @@ def test_each_field_alone_agrees(name: str) -> None:
 @given(data=st.data())
 def test_random_combinations_agree(name: str, data: st.DataObject) -> None:
     tool = TOOLS[name]
-    value = data.draw(st.dictionaries(st.sampled_from(_keys(tool)), st.sampled_from(TRICKY)))
+    value = data.draw(_inputs_of(name))
     if data.draw(st.booleans()):
         value = {**BASELINES.get(name, {}), **value}
-    schema = tool.definition()["input_schema"]
+    schema = _input_schema(name)
     assert json_schema_accepts(schema, value) == marshmallow_accepts(tool, value), value
+
+
+# Made once per tool, not at each of the 300 examples: the strategy (hypothesis builds and
+# validates a new one at every `st.sampled_from(...)`) and the tool's JSON Schema, derived
+# from its marshmallow schema as `Tool.definition()` derives it (the test reads it only).
+@functools.cache
+def _inputs_of(name: str) -> st.SearchStrategy[dict[str, Any]]:
+    return st.dictionaries(st.sampled_from(_keys(TOOLS[name])), st.sampled_from(TRICKY))
+
+
+@functools.cache
+def _input_schema(name: str) -> dict[str, Any]:
+    return TOOLS[name].definition()["input_schema"]
 
 
 @pytest.mark.parametrize(
