@@ -36,8 +36,9 @@ FAST := not slow and not cluster and not browser and not node
 TEST_WORKERS ?= 2
 # `make test` runs the fast tests on the workers first, then the browser, Node and slow tests
 # (on the workers too, a module to a worker: a long conversation is set up once per module),
-# then the cluster tests one at a time: each runs gunicorn clusters that must not starve each
-# other. Every phase runs; any failure fails `make test`.
+# then the cluster tests on the workers too, a test at a time to a worker, the longest first
+# (tests/cluster/conftest.py); `make test` runs a shorter cluster soak than `make soak`.
+# Every phase runs; any failure fails `make test`.
 HEAVY := not ($(FAST)) and not cluster
 PORT ?= 5000
 WORKERS ?= 1
@@ -98,7 +99,8 @@ test: $(VENV)/.installed-dev $(AISDK)/node_modules/.package-lock.json \
 	@failed=0; \
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) -m "$(FAST)" || failed=1; \
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadscope -m "$(HEAVY)" || failed=1; \
-	$(BIN)/python -m pytest -q -p no:xdist -m cluster || failed=1; \
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --maxschedchunk 1 -m cluster tests/cluster \
+		|| failed=1; \
 	exit $$failed
 
 test-fast: $(VENV)/.installed-dev
@@ -115,7 +117,8 @@ bench: $(VENV)/.installed
 	$(BIN)/python -m bench.caching
 
 soak: $(VENV)/.installed-dev
-	$(BIN)/python -m pytest -q -s tests/faults/test_soak.py tests/cluster/test_soak.py
+	CLUSTER_SOAK_SESSIONS=120 $(BIN)/python -m pytest -q -s tests/faults/test_soak.py \
+		tests/cluster/test_soak.py
 
 clean:
 	rm -rf $(VENV) instance .pytest_cache .hypothesis .mypy_cache $(AISDK)/node_modules \

@@ -39,7 +39,7 @@ def test_an_app_connected_through_one_worker_works_and_ends_on_both(
         env = {**deployment.env, "SSL_CERT_FILE": str(docs.ca), "CIMD_ALLOW_LOOPBACK": "on"}
         url = docs.client_document("/claude.json", "Claude (cluster)")
         cluster = Cluster(env, workers=2, log=deployment.log)
-        cluster.start(timeout=90)  # a loaded machine boots two workers slowly
+        cluster.start()
         try:
             app = App(f"{cluster.url}/mcp", deployment.token, client_metadata_url=url)
 

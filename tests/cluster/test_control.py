@@ -55,7 +55,11 @@ def set_budget_runs(deployment: Deployment) -> list[Any]:
 def test_an_approval_survives_kill_9_and_two_tabs_run_the_tool_once(
     deployment: Deployment,
 ) -> None:
-    with Cluster(deployment.env, workers=2, log=deployment.log) as cluster:
+    # Every timing at half its default, not a quarter: the two tabs' decisions reach workers
+    # that just replaced the killed ones, and at a quarter (a database connect or lock wait of
+    # about a second) one got 503 storage_unavailable while another cluster shared the CPU.
+    env = {**deployment.env, "TIME_SCALE": "0.5"}
+    with Cluster(env, workers=2, log=deployment.log) as cluster:
         paused, request = pause(cluster, deployment.token)
         before = set(cluster.worker_pids())
         for pid in before:  # every worker dies while the request waits

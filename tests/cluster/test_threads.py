@@ -23,7 +23,11 @@ def test_a_worker_running_100_turns_has_at_most_8_more_threads_than_idle(
     single: Deployment,
 ) -> None:
     db = single.db
-    with Cluster(single.env, workers=1, log=single.log) as cluster:
+    # The demo model at a fifth of its test pace (0.05 s between events): every turn must
+    # still run when they are counted, and on a loaded machine starting 100 took long enough
+    # at 0.05 s that a quarter had ended.
+    env = {**single.env, "DEMO_EVENT_DELAY": "0.25"}
+    with Cluster(env, workers=1, log=single.log) as cluster:
         [pid] = cluster.worker_pids()
         http = cluster.client(single.token)
         assert http.get("/healthz").status_code == 200
