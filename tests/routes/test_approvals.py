@@ -23,8 +23,9 @@ RAISE = "Raise my groceries budget to 400"
 
 @pytest.fixture
 def app_config(app_config: dict[str, Any]) -> dict[str, Any]:
-    """Every timing at 1/10, for every test here (approvals are swept every 3 s): at 1/20 a
-    loaded 2-core machine once ended the first turn `completed` instead of paused."""
+    """Every timing at 1/10, for every test here (approvals are swept every 3 s, a tool has
+    2 s): at 1/20 a loaded 2-core machine once ended the first turn `completed` instead of
+    paused, most likely a tool's 1 s running out (`tool_timeout`) and the model answering."""
     return {**app_config, "TIME_SCALE": 0.1}
 
 
