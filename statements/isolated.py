@@ -8,14 +8,15 @@ Which process runs what:
 - The zygote: multiprocessing's forkserver, started once per worker process on its first
   read (it imports `statements/` once: about a second), forks one child per read (about
   20 ms on an idle machine).
-- The child (`_child`): lowers its priority (`os.nice`), sets RLIMIT_CPU and RLIMIT_AS, reads
-  the file in one pass (its rows handed to a RowSink as they are read, no second pass), and
-  sends the statements back as plain data (their rows packed as they were read, CHUNK_ROWS
-  rows a pickled chunk, no stream) with the CPU seconds it took, or the APIError the reader
-  raised, or which limit it met. It is killed at the wall-clock
-  deadline or when the caller's client is gone; the kernel ends it at the CPU limit
-  (SIGXCPU), and an allocation past the memory limit fails in it (MemoryError). The child
-  logs nothing: what the caller logs of a failed read is one line, without the file.
+- The child (`_child`): lowers its priority (`os.nice`), sets RLIMIT_CPU (its allowance
+  past the CPU it took to start) and RLIMIT_AS, reads the file in one pass (its rows handed
+  to a RowSink as they are read, no second pass), and sends the statements back as plain
+  data (their rows packed as they were read, CHUNK_ROWS rows a pickled chunk, no stream)
+  with the CPU seconds it took, or the APIError the reader raised, or which limit it met.
+  It is killed at the wall-clock deadline or when the caller's client is gone; the kernel
+  ends it at the CPU limit (SIGXCPU), and an allocation past the memory limit fails in it
+  (MemoryError). The child logs nothing: what the caller logs of a failed read is one line,
+  without the file.
 
 Whatever the child does, the caller gets the ParsedFile or an APIError: 415/422 as the reader
 raised it, or 422 `reader_limit` (which limit: cpu, memory, time) or `reader_crashed`.
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
 import multiprocessing
 import os
 import pickle
@@ -183,7 +185,11 @@ def _child(
     with contextlib.suppress(OSError):
         os.nice(limits.nice)
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_seconds, limits.cpu_seconds + 1))
+    # RLIMIT_CPU counts the process's CPU so far (what it took to unpickle its arguments and
+    # import the reader's module), so the read's own allowance is added to that.
+    started = resource.getrusage(resource.RUSAGE_SELF)
+    cpu = math.ceil(started.ru_utime + started.ru_stime) + limits.cpu_seconds
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
     resource.setrlimit(resource.RLIMIT_AS, (limits.memory_bytes, limits.memory_bytes))
     try:
         with open(path, "rb") as file:

@@ -10,7 +10,7 @@ from flask import Response
 from app import host
 from streaming.hosting import Hosted
 from tests.cluster.audited_app import create_app
-from tests.statements.test_isolated import doze
+from tests.statements.readers import doze
 
 WORKER_HEADER = "X-Worker-Pid"
 

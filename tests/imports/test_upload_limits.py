@@ -15,7 +15,7 @@ from tests.conftest import make_user
 from tests.imports.conftest import SAMPLES, Importer
 from tests.live import LiveServer
 from tests.rawhttp import Client
-from tests.statements.test_isolated import doze
+from tests.statements.readers import doze
 from tests.waits import wait_until
 
 

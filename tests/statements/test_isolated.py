@@ -2,14 +2,11 @@
 they were raised, and each limit (CPU, memory, wall clock), a crash and a client gone as a
 422 (or the read stopped) while this process goes on.
 
-The readers below stand in for a reader gone wrong; the child process imports this module
-by name to find them, so they are module-level functions."""
+The readers in tests/statements/readers.py stand in for a reader gone wrong; the child process
+imports their module by name to find them."""
 
 from __future__ import annotations
 
-import os
-import signal
-import time
 from pathlib import Path
 
 import pytest
@@ -19,37 +16,10 @@ from statements.isolated import ReadLimits, read_isolated
 from statements.parsed import ParsedFile
 from statements.read import ReadOptions, SavedMappings, read_statement
 from tests.imports.conftest import SAMPLES
+from tests.statements import readers, slow_start
+from tests.statements.readers import burn, crash, doze, fail, hoard
 
 SMALL = ReadLimits(cpu_seconds=1, memory_bytes=256 * 1024 * 1024, wall_seconds=30.0)
-
-
-def burn(data: bytes, filename: str, options: ReadOptions) -> ParsedFile:
-    """A reader that never ends, on the CPU."""
-    while True:
-        pass
-
-
-def hoard(data: bytes, filename: str, options: ReadOptions) -> ParsedFile:
-    """A reader that asks for more memory than it may have."""
-    kept = [bytearray(64 * 1024 * 1024) for _ in range(64)]
-    raise AssertionError(f"allocated {len(kept)} blocks")
-
-
-def doze(data: bytes, filename: str, options: ReadOptions) -> ParsedFile:
-    """A reader that waits, using no CPU."""
-    time.sleep(600)
-    raise AssertionError("woke up")
-
-
-def crash(data: bytes, filename: str, options: ReadOptions) -> ParsedFile:
-    """A reader that dies as a C library's bug would."""
-    os.kill(os.getpid(), signal.SIGSEGV)
-    raise AssertionError("survived")
-
-
-def fail(data: bytes, filename: str, options: ReadOptions) -> ParsedFile:
-    """A reader with a bug, whose message quotes the file."""
-    raise ValueError(data.decode())
 
 
 def write(tmp_path: Path, data: bytes, name: str = "file") -> str:
@@ -143,6 +113,17 @@ def test_a_reader_that_crashes_is_a_422_and_this_process_goes_on(tmp_path: Path)
         assert "secret" not in crashed.value.message
 
 
+def test_the_cpu_limit_counts_from_the_read_not_from_the_import_of_its_reader(
+    tmp_path: Path,
+) -> None:
+    # The child spends STARTUP_CPU seconds (more than SMALL's one) importing the reader's
+    # module before it reads: that is not the read's CPU, and the reader's own error comes back.
+    assert SMALL.cpu_seconds < readers.STARTUP_CPU
+    with pytest.raises(Unprocessable) as crashed:
+        read_isolated(write(tmp_path, b"x"), "x.csv", ReadOptions(), SMALL, read=slow_start.fail)
+    assert crashed.value.code == "reader_crashed"
+
+
 def test_a_read_whose_client_left_is_stopped(tmp_path: Path) -> None:
     with pytest.raises(APIError) as stopped:
         read_isolated(
@@ -157,6 +138,7 @@ def test_a_failed_read_logs_one_line_without_the_file(
     with pytest.raises(Unprocessable):
         read_isolated(write(tmp_path, b"IBAN DE00SECRET"), "x.csv", ReadOptions(), SMALL, read=fail)
     assert "DE00SECRET" not in capfd.readouterr().err
+    where = f"{readers.__file__}:{fail.__code__.co_firstlineno + 2}"
     assert [r.getMessage() for r in caplog.records] == [
-        f"a statement reader failed: ValueError at {__file__}:{fail.__code__.co_firstlineno + 2}"
+        f"a statement reader failed: ValueError at {where}"
     ]
