@@ -202,7 +202,8 @@ def test_approve_runs_the_action_and_the_card_survives_reload(serve: Any, page: 
     card = pending_card(page)
     assert card["rows"] == [["limit", "600.00 USD", "→ 400.00 USD"]]
     assert "Groceries" in card["summary"] and card["buttons"] == ["Approve", "Decline…"]
-    assert turns(page)[0]["status"] == "awaiting_approval"
+    # The card is drawn at the approval's event; the turn's status comes after it, at turn_end.
+    page.wait(lambda: turns(page)[0]["status"] == "awaiting_approval", what="the turn to pause")
     assert (
         page.js("return [...document.querySelectorAll('.tool-state')].at(-1).textContent")
         == "awaiting your approval"
