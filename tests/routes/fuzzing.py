@@ -14,6 +14,7 @@ import shutil
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -217,6 +218,14 @@ def audited(live: LiveServer, user: tuple[int, str]) -> Iterator[Audit]:
     audit = Audit(live)
     yield audit
     audit.close()
+
+
+@dataclass(frozen=True)
+class Fuzzed:
+    """A module's live server and the document it serves (the `fuzzed` fixture)."""
+
+    live: LiveServer
+    schema: Any
 
 
 @contextmanager

@@ -7,38 +7,22 @@ refused), none is a 5xx, and one answered 4xx writes nothing (`fuzzing.py`).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-from typing import Any
-
 import pytest
 from schemathesis import GenerationMode
 
-from tests.live import LiveServer
-from tests.routes.fuzzing import Audit, fuzz, load, serving
+from tests.routes.fuzzing import Audit, Fuzzed, fuzz
 
 # The operations in parts, a test each, so that the module counts as large and the heavy
 # phase (`--dist loadscope`, larger modules first) starts it early, not in its tail.
 PARTS = 4
 
 
-@pytest.fixture(scope="module")
-def live(migrated_template: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
-    with serving(migrated_template, tmp_path_factory.mktemp("fuzz")) as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
-def schema(live: LiveServer) -> Any:
-    return load(live)
-
-
 @pytest.mark.slow  # hundreds of generated requests each
 @pytest.mark.parametrize("part", range(PARTS))
-def test_negative_requests_conform_and_never_fail(live: LiveServer, schema: Any, part: int) -> None:
-    audit = Audit(live)
+def test_negative_requests_conform_and_never_fail(fuzzed: Fuzzed, part: int) -> None:
+    audit = Audit(fuzzed.live)
     try:
-        fuzz(schema, audit, GenerationMode.NEGATIVE, part, PARTS)
+        fuzz(fuzzed.schema, audit, GenerationMode.NEGATIVE, part, PARTS)
         audit.report(least=1000 // PARTS, succeeding=False)
     finally:
         audit.close()
