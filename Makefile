@@ -41,7 +41,7 @@ TEST_WORKERS ?= 2
 # `make test` runs the fast tests on the workers first, then the browser, Node and slow tests
 # (on the workers too, a module to a worker: a long conversation is set up once per module),
 # then the cluster tests on the workers too, a test at a time to a worker, the longest first
-# (tests/cluster/conftest.py); `make test` runs a shorter cluster soak than `make soak`.
+# (tests/cluster/conftest.py); `make test` runs shorter soaks than `make soak`.
 # Every phase runs; any failure fails `make test`.
 HEAVY := not ($(FAST)) and not cluster
 PORT ?= 5000
@@ -127,8 +127,8 @@ bench: $(VENV)/.installed
 	$(BIN)/python -m bench.caching
 
 soak: $(VENV)/.installed-dev
-	CLUSTER_SOAK_SESSIONS=120 $(BIN)/python -m pytest -q -s tests/faults/test_soak.py \
-		tests/cluster/test_soak.py
+	CLUSTER_SOAK_SESSIONS=120 FAULTS_SOAK_TURNS=200 $(BIN)/python -m pytest -q -s \
+		tests/faults/test_soak.py tests/cluster/test_soak.py
 
 clean:
 	rm -rf $(VENV) instance .pytest_cache .hypothesis .mypy_cache $(AISDK)/node_modules \

@@ -1,11 +1,14 @@
-"""Soak: 200 multi-round turns under random upstream faults and client reconnects.
+"""Soak: multi-round turns under random upstream faults and client reconnects.
 
 Prints `turns, faults injected, reconnects, lost, duplicated, invalid histories`; the last
-three must be 0. `make soak` runs it alone with its output shown.
+three must be 0. `make soak` runs it alone with its output shown, 200 turns; `make test` runs
+100 (FAULTS_SOAK_TURNS), each fault kind half as often: every kind still served, a tenth of
+the turns under one.
 """
 
 from __future__ import annotations
 
+import os
 import random
 import threading
 from collections import Counter
@@ -33,8 +36,8 @@ from tests.live import LiveServer, decode, events_only
 # A soak: minutes of turns under random faults.
 pytestmark = pytest.mark.slow
 
-TURNS = 200
-PER_KIND = 12
+TURNS = int(os.environ.get("FAULTS_SOAK_TURNS", "100"))
+PER_KIND = TURNS * 12 // 200  # each kind of fault: 12 times in 200 turns, at any length
 QUESTIONS = [
     "What did I spend on groceries last month?",
     "Am I over budget anywhere?",
@@ -141,7 +144,7 @@ def test_soak_loses_and_duplicates_nothing(rig: Rig, capsys: pytest.CaptureFixtu
     assert max(rig.executed.values(), default=0) == 1, "a tool ran twice for one tool_use id"
     assert set(rig.executed) <= run_ids, "a tool ran with no run stored"
     assert all(
-        served[k] >= 10
+        served[k] >= PER_KIND * 10 // 12
         for k in ("Status", "ErrorAfter", "ResetAfter", "StallAfter", "CutToolAtMaxTokens")
     )
     assert statuses["completed"] >= TURNS * 0.8
