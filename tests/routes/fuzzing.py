@@ -39,6 +39,9 @@ from tests.conftest import app_settings, close_app, make_user
 from tests.live import LiveServer
 
 EXAMPLES = 40  # per operation and mode: about 60 operations x 40 = 2,400 requests a mode
+# The operations of a mode in parts, a test each, so that its module counts as large and the
+# heavy phase (`--dist loadscope`, larger modules first) starts it early, not in its tail.
+PARTS = 4
 REFUSABLE = {
     ("POST", "/api/ui/chat"),
     ("POST", "/api/tokens"),
@@ -258,6 +261,17 @@ def load(live: LiveServer) -> Any:
     acceptance = schema.config.checks.positive_data_acceptance
     acceptance.expected_statuses = [*acceptance.expected_statuses, "416"]  # a copy: shared default
     return schema
+
+
+def fuzz_part(fuzzed: Fuzzed, mode: GenerationMode, part: int) -> None:
+    """Fuzz the `part`th of PARTS of the operations in `mode` with an audit of its own, and
+    report it: at least 1000 / PARTS requests, and (valid requests) some succeeding."""
+    audit = Audit(fuzzed.live)
+    try:
+        fuzz(fuzzed.schema, audit, mode, part, PARTS)
+        audit.report(least=1000 // PARTS, succeeding=mode == GenerationMode.POSITIVE)
+    finally:
+        audit.close()
 
 
 def fuzz(schema: Any, audit: Audit, mode: GenerationMode, part: int, parts: int) -> None:
