@@ -87,13 +87,30 @@ def display_of(body: dict[str, Any]) -> str:
     return display if display in ("summarized", "omitted", "updates") else "omitted"
 
 
+# A tool named with one of these verbs changes the user's records (and waits for their
+# approval): the note asks for it rather than saying it looks something up.
+CHANGES = ("set", "categorize")
+
+
 def progress_note(tools: list[str], results: int) -> str:
     """What the model says it does next, between its tool calls."""
-    wanted = ", ".join(_label(name) for name in tools)
+    lookups = [_label(name) for name in tools if _doing(name) is None]
+    doings = [d for d in map(_doing, tools) if d]
+    what = " and ".join(([f"looking up {', '.join(lookups)}"] if lookups else []) + doings)
     if not results:
-        return f"Looking up {wanted}."
+        return f"{what[:1].upper()}{what[1:]}."
     got = f"{results} result{'s' if results != 1 else ''}"
-    return f"Read {got}; now looking up {wanted}."
+    return f"Read {got}; now {what}."
+
+
+def _doing(tool: str) -> str | None:
+    """What the note says of a call that looks nothing up; None for a look-up."""
+    verb, _, rest = tool.partition("_")
+    if tool == "chart":
+        return "drawing a chart"
+    if verb in CHANGES:
+        return f"asking to {verb} {rest.replace('_', ' ')}"
+    return None
 
 
 def _label(tool: str) -> str:

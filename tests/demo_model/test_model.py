@@ -7,7 +7,7 @@ from datetime import date
 from typing import Any
 
 from demo_data import seed_finance
-from demo_model.brain import LABEL, respond
+from demo_model.brain import LABEL, progress_note, respond
 from models.db import Database
 from services.sessions import create_session
 from streaming.wire.protocol import decode_stream
@@ -186,3 +186,14 @@ def test_a_follow_up_through_the_engine_reuses_the_stored_history(app: Any, db: 
         assert "**Groceries** in " in text and f"({start} to {end})" in text
         assert f"- USD: **{money(groceries['spent'], 'USD')}**" in text
         assert SIGNATURE not in text
+
+
+def test_a_progress_note_asks_for_a_change_and_looks_up_the_rest() -> None:
+    assert progress_note(["get_transactions", "get_cash_flow"], 0) == (
+        "Looking up transactions, cash flow."
+    )
+    assert progress_note(["set_budget"], 2) == "Read 2 results; now asking to set budget."
+    assert progress_note(["get_budget_status", "chart"], 1) == (
+        "Read 1 result; now looking up budget status and drawing a chart."
+    )
+    assert progress_note(["categorize_transactions"], 0) == "Asking to categorize transactions."
