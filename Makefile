@@ -35,13 +35,18 @@ DEV_HEADER := \# GENERATED from uv.lock by `make lock` (uv export): do not edit 
 # it busy (332 s).
 FAST := not slow and not cluster and not browser and not node
 FAST_WORKERS ?= 3
-# The other phases' workers: their tests keep 2 cores busy on 2 workers (a third gained
-# nothing, 456 s and 450 s, and left a latency bound no room).
+# The browser, Node and slow tests' workers: they keep 2 cores three-quarters busy on 2 workers
+# (a third gained nothing on a slower machine, 456 s and 450 s, and left a latency bound no
+# room).
 TEST_WORKERS ?= 2
+# The cluster tests' workers: they wait on their own scaled timers (outages, stale workers, the
+# demo model's pace): on 2 quiet cores, 289 s on 2 workers, 208 to 218 s on 3 (a fifth of the
+# CPU still idle), 204 s on 4 (the soak alone takes 164 s then); decision 0021.
+CLUSTER_WORKERS ?= 3
 # `make test` runs the fast tests on the workers first, then the browser, Node and slow tests
 # (on the workers too, a module to a worker: a long conversation is set up once per module),
-# then the cluster tests on the workers too, a test at a time to a worker, the longest first
-# (tests/cluster/conftest.py); `make test` runs shorter soaks than `make soak`.
+# then the cluster tests on CLUSTER_WORKERS workers, a test at a time to a worker, the longest
+# first (tests/cluster/conftest.py); `make test` runs shorter soaks than `make soak`.
 # Every phase runs; any failure fails `make test`.
 HEAVY := not ($(FAST)) and not cluster
 PORT ?= 5000
@@ -109,7 +114,7 @@ test: $(VENV)/.installed-dev $(AISDK)/node_modules/.package-lock.json \
 	@failed=0; \
 	$(BIN)/python -m pytest -q -n $(FAST_WORKERS) -m "$(FAST)" || failed=1; \
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadscope -m "$(HEAVY)" || failed=1; \
-	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --maxschedchunk 1 -m cluster tests/cluster \
+	$(BIN)/python -m pytest -q -n $(CLUSTER_WORKERS) --maxschedchunk 1 -m cluster tests/cluster \
 		|| failed=1; \
 	exit $$failed
 

@@ -18,11 +18,12 @@ from models.migrate import upgrade
 from tests.backends import migrated_postgres, redis_or_skip
 from tests.conftest import make_user
 
-# `make test` runs the cluster tests on two pytest-xdist workers, handing each worker the next
-# test when it is done (`--maxschedchunk 1`): the longest go first, so that neither worker is
-# left running a long one alone at the end. The modules by their tests' length, longest first
-# (measured two at a time at load 7 to 15: the soak 323 s, the outages 83 to 121 s each, the
-# rest 32 to 130 s); a module not named here runs after them.
+# `make test` runs the cluster tests on CLUSTER_WORKERS (3) pytest-xdist workers, handing each
+# worker the next test when it is done (`--maxschedchunk 1`): the longest go first, so that no
+# worker is left running a long one alone at the end. The modules by their tests' length,
+# longest first (measured two at a time at load 7 to 15: the soak 323 s, the outages 83 to 121 s
+# each, the rest 32 to 130 s; three at a time on a quiet machine: the soak 138 to 154 s, the
+# rest 5 to 63 s); a module not named here runs after them.
 LONGEST_FIRST = (
     "test_soak.py",
     "test_outages.py",
