@@ -94,9 +94,10 @@ CHANGES = ("set", "categorize")
 
 def progress_note(tools: list[str], results: int) -> str:
     """What the model says it does next, between its tool calls."""
-    lookups = [_label(name) for name in tools if _doing(name) is None]
-    doings = [d for d in map(_doing, tools) if d]
-    what = " and ".join(([f"looking up {', '.join(lookups)}"] if lookups else []) + doings)
+    doings = [(name, _doing(name)) for name in tools]
+    lookups = [_label(name) for name, doing in doings if doing is None]
+    others = [doing for _, doing in doings if doing]
+    what = " and ".join(([f"looking up {', '.join(lookups)}"] if lookups else []) + others)
     if not results:
         return f"{what[:1].upper()}{what[1:]}."
     got = f"{results} result{'s' if results != 1 else ''}"
@@ -105,9 +106,9 @@ def progress_note(tools: list[str], results: int) -> str:
 
 def _doing(tool: str) -> str | None:
     """What the note says of a call that looks nothing up; None for a look-up."""
-    verb, _, rest = tool.partition("_")
     if tool == "chart":
         return "drawing a chart"
+    verb, _, rest = tool.partition("_")
     if verb in CHANGES:
         return f"asking to {verb} {rest.replace('_', ' ')}"
     return None
